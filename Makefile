@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# vnet: one entry point.  make | make check | make bench | make demo | make install
+#
+# BPF objects are built by clang, linked with `bpftool gen object` and turned
+# into skeletons by `bpftool gen skeleton` under $(OUT) (never committed); the
+# skeletons embed the objects in the binaries.
+
+OUT        ?= build
+CC         ?= gcc
+CLANG      ?= clang
+BPFTOOL    ?= bpftool
+PREFIX     ?= /usr/local
+ARCH_INC   := /usr/include/$(shell $(CC) -dumpmachine)
+
+WARN       := -Wall -Wextra -Werror
+CFLAGS     ?= -O2 -g
+CFLAGS     += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser/lib -I$(OUT)
+LDLIBS     += -lbpf -lelf -lz
+BPF_CFLAGS := -g -O2 $(WARN) -target bpf -D__BPF__ -I$(ARCH_INC) -Iinclude -Ibpf
+
+BPF_HDRS   := $(wildcard bpf/*.h) include/vnet/abi.h
+VNET_BPF   := maps xdp_classify tc_classify
+BENCH_BPF  := bench_empty
+
+LIB_SRCS   := $(wildcard user/lib/*.c)
+LIB_OBJS   := $(LIB_SRCS:%.c=$(OUT)/%.o)
+CLI_SRCS   := $(wildcard cli/*.c)
+CLI_OBJS   := $(CLI_SRCS:%.c=$(OUT)/%.o)
+LIBVNET    := $(OUT)/libvnet.a
+SKELS      := $(OUT)/vnet.skel.h $(OUT)/bench_empty.skel.h
+
+VNETCTL    := $(OUT)/vnetctl
+SELFTESTS  := $(OUT)/selftests/test_classify $(OUT)/selftests/tapwrite
+BENCHES    := $(OUT)/bench/bench_tap
+
+.PHONY: all check test bench demo install clean deps
+all: $(VNETCTL) $(SELFTESTS) $(BENCHES)
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/vnet.bpf.o: $(VNET_BPF:%=$(OUT)/bpf/%.bpf.o)
+	$(BPFTOOL) gen object $@ $^
+
+$(OUT)/bench_empty.bpf.o: $(OUT)/bpf/bench_empty.bpf.o
+	cp $< $@
+
+$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+	$(BPFTOOL) gen skeleton $< name $(subst .skel.h,,$(notdir $@)) > $@.tmp && mv $@.tmp $@
+
+$(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h cli/*.h selftests/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIBVNET): $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+$(VNETCTL): $(CLI_OBJS) $(LIBVNET)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(OUT)/selftests/%: $(OUT)/selftests/%.o $(LIBVNET)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(OUT)/bench/bench_tap: $(OUT)/bench/bench_tap.o $(LIBVNET)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -luring
+
+# The test command of the README and of .ci/run.
+check: all
+	selftests/run.sh
+
+test: check
+
+bench: all
+	bench/run.sh
+
+demo: all
+	scripts/demo.sh
+
+install: $(VNETCTL)
+	install -D -m 0755 $(VNETCTL) $(DESTDIR)$(PREFIX)/sbin/vnetctl
+	install -D -m 0644 docs/vnetctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/vnetctl.8
+
+# Debian 12 packages needed to build, test and benchmark.
+deps:
+	scripts/install-deps.sh
+
+clean:
+	rm -rf $(OUT)

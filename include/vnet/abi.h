@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * vnet BPF <-> userspace ABI.
+ *
+ * This header is the only definition of every structure shared between the
+ * BPF programs (bpf/) and userspace (user/, cli/, selftests/).  It is included
+ * by both sides: fixed-width types, explicit padding, no pointers.  Userspace
+ * checks the sizes with _Static_assert at the bottom of this file.
+ *
+ * Map layout (all pinned under /sys/fs/bpf/vnet/<ifname>/):
+ *
+ *   stats   PERCPU_ARRAY  key = vnet_key(dir, queue)   value = vnet_class_stats
+ *   queues  ARRAY, BPF_F_MMAPABLE, key = vnet_key(dir, queue)
+ *                                                      value = vnet_queue_state
+ *   config  ARRAY, BPF_F_MMAPABLE, key = queue          value = vnet_config
+ *   info    ARRAY, 1 entry                              value = vnet_info
+ *
+ * Directions are named from the guest's point of view, the same words as the
+ * guest's `ethtool -C eth0`: VNET_DIR_TX is what the guest transmits (frames
+ * written into the tap by vhost/QEMU/vnetd, seen by XDP or tc ingress on the
+ * tap), VNET_DIR_RX is what the guest receives (frames leaving the tap
+ * towards the guest, seen by tc egress).
+ */
+#ifndef VNET_ABI_H
+#define VNET_ABI_H
+
+#include <linux/types.h>
+
+#define VNET_ABI_VERSION 1
+
+/* tun supports at most 256 queues (MAX_TAP_QUEUES). */
+#define VNET_MAX_QUEUES 256
+
+enum vnet_dir {
+	VNET_DIR_TX = 0, /* guest -> host (into the tap) */
+	VNET_DIR_RX = 1, /* host -> guest (out of the tap) */
+	VNET_DIR_MAX = 2,
+};
+
+/*
+ * Frame classes.  Exactly one per frame:
+ *  URGENT    TCP with payload and PSH clear: the guest's TCP (TSQ) is waiting
+ *            for this completion.
+ *  PUSH      TCP with payload and PSH set.
+ *  ACK       TCP without payload (pure ACK, SYN, FIN, RST).
+ *  OTHER     everything else that parses: ARP, UDP, ICMP, non-first IP
+ *            fragments, unknown ethertypes.
+ *  MALFORMED truncated or inconsistent headers.
+ */
+enum vnet_class {
+	VNET_CLASS_URGENT = 0,
+	VNET_CLASS_PUSH = 1,
+	VNET_CLASS_ACK = 2,
+	VNET_CLASS_OTHER = 3,
+	VNET_CLASS_MALFORMED = 4,
+	VNET_CLASS_MAX = 5,
+};
+
+static inline __u32 vnet_key(__u32 dir, __u32 queue)
+{
+	return dir * VNET_MAX_QUEUES + (queue & (VNET_MAX_QUEUES - 1));
+}
+
+struct vnet_counter {
+	__u64 packets;
+	__u64 bytes;
+};
+
+/*
+ * Per CPU, per (direction, queue): one counter per class.  Named members so
+ * that `bpftool map dump` prints the class names; the members are laid out
+ * exactly as an array indexed by enum vnet_class (checked below).
+ */
+struct vnet_class_stats {
+	struct vnet_counter urgent;
+	struct vnet_counter push;
+	struct vnet_counter ack;
+	struct vnet_counter other;
+	struct vnet_counter malformed;
+};
+
+/*
+ * Per (direction, queue) state shared by the classifier and a userspace
+ * datapath.  The map is BPF_F_MMAPABLE: vnetd maps it and reads these fields
+ * with plain loads (no syscall per packet or per batch).  Counters are
+ * updated with atomic adds by BPF; userspace must only read them.
+ *
+ * One entry is 128 bytes (two cache lines) so that queues do not share
+ * cache lines.
+ */
+struct vnet_queue_state {
+	/* classifier: written by BPF, read by userspace */
+	__u64 urgent;         /* running count of urgent frames */
+	__u64 push;           /* running count of push frames */
+	__u64 last_urgent_ns; /* bpf_ktime_get_ns() of the last urgent frame */
+	__u64 last_push_ns;   /* bpf_ktime_get_ns() of the last push frame */
+	__u64 first_seen_ns;  /* when this queue first carried a frame; 0 = never */
+	__u64 policy_ns;      /* last time the adaptive policy ran */
+	/* adaptive batching policy (see docs/policy.md) */
+	__u64 win_start_ns;   /* start of the current sampling window */
+	__u32 win_packets;    /* frames in the current window */
+	__u32 win_urgent;     /* urgent frames in the current window */
+	__u32 win_push;       /* push frames in the current window */
+	__u32 win_bytes_kb;   /* bytes / 1024 in the current window */
+	__u32 avg_rate;       /* EWMA of frames per millisecond (x16) */
+	__u32 avg_size;       /* EWMA of bytes per frame */
+	__u32 avg_push_pct;   /* EWMA share of push frames, percent (x16) */
+	__u32 avg_urgent_pct; /* EWMA share of urgent frames, percent (x16) */
+	__u32 rec_frames;     /* recommended coalescing: frames */
+	__u32 rec_usecs;      /* recommended coalescing: microseconds */
+	__u32 rec_profile;    /* index into the policy profile table */
+	__u32 rec_gen;        /* bumped each time rec_* changes */
+	__u64 __reserved[3];
+};
+
+/* enum vnet_config.flags */
+#define VNET_CFG_ADAPTIVE_TX (1u << 0)
+#define VNET_CFG_ADAPTIVE_RX (1u << 1)
+
+/*
+ * Per queue configuration: coalescing in the guest NIC's words (virtio
+ * NOTF_COAL, `ethtool -C eth0` inside the guest) and the tap's own
+ * host-view rx-frames (`ethtool -C tapX rx-frames`).  Written by vnetctl,
+ * read by BPF (adaptive policy) and by vnetd (plain loads, mmapable).
+ */
+struct vnet_config {
+	__u32 tx_frames;     /* guest TX completion notifications: frames */
+	__u32 tx_usecs;      /* ... and microseconds; 0 in either = no coalescing */
+	__u32 rx_frames;     /* guest RX notifications: frames */
+	__u32 rx_usecs;      /* ... and microseconds */
+	__u32 tap_rx_frames; /* tap's own rx-frames: guest-TX batch into the tap */
+	__u32 flags;         /* VNET_CFG_* */
+	__u32 min_frames;    /* adaptive policy bounds */
+	__u32 max_frames;
+	__u32 min_usecs;
+	__u32 max_usecs;
+	__u32 gen;           /* bumped by every writer; readers may cache */
+	__u32 __pad;
+};
+
+/* struct vnet_info.tx_hook */
+#define VNET_HOOK_XDP 1
+#define VNET_HOOK_TC 2
+
+/* One entry: what was attached where.  Written by vnetctl attach. */
+struct vnet_info {
+	__u32 abi_version;
+	__u32 ifindex;
+	__u64 netns_cookie; /* inode of the network namespace the tap lives in */
+	__u32 tx_hook;      /* VNET_HOOK_* used for the guest-TX direction */
+	__u32 xdp_mode;     /* XDP_FLAGS_* the XDP program was attached with */
+	__u64 attached_ns;  /* CLOCK_REALTIME seconds of the attach */
+};
+
+#ifndef __BPF__
+_Static_assert(sizeof(struct vnet_counter) == 16, "vnet_counter");
+_Static_assert(sizeof(struct vnet_class_stats) ==
+		       VNET_CLASS_MAX * sizeof(struct vnet_counter),
+	       "vnet_class_stats must be an array of counters by class");
+_Static_assert(sizeof(struct vnet_queue_state) == 128, "vnet_queue_state");
+_Static_assert(sizeof(struct vnet_config) == 48, "vnet_config");
+_Static_assert(sizeof(struct vnet_info) == 32, "vnet_info");
+#endif
+
+#endif /* VNET_ABI_H */
