@@ -16,10 +16,10 @@ WARN       := -Wall -Wextra -Werror
 CFLAGS     ?= -O2 -g
 CFLAGS     += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser/lib -I$(OUT)
 LDLIBS     += -lbpf -lelf -lz
-BPF_CFLAGS := -g -O2 $(WARN) -target bpf -D__BPF__ -I$(ARCH_INC) -Iinclude -Ibpf
+BPF_CFLAGS := -g -O2 $(WARN) -Wno-unused-parameter -target bpf -D__BPF__ -I$(ARCH_INC) -Iinclude -Ibpf
 
 BPF_HDRS   := $(wildcard bpf/*.h) include/vnet/abi.h
-VNET_BPF   := maps xdp_classify tc_classify
+VNET_BPF   := maps xdp_classify tc_classify tp_xmit
 BENCH_BPF  := bench_empty
 
 LIB_SRCS   := $(wildcard user/lib/*.c)

@@ -2,13 +2,28 @@
 /*
  * tc (clsact) on the tap.  Egress: frames going to the guest.  Ingress: the
  * alternative hook for frames the guest transmits (see docs/design.md for
- * the measurement that chose between XDP and tc ingress).  Classifies and
- * counts; always TC_ACT_OK.
+ * the measurement that chose between XDP and tc ingress).
+ *
+ * The classifier never drops.  It returns TC_ACT_UNSPEC (TCX_NEXT): "no
+ * verdict, let the next program decide", which the kernel turns into
+ * TC_ACT_OK when no other program is attached.  Returning TC_ACT_OK would end
+ * the chain and silently bypass any program attached after vnet's.
  */
 #include "parse.h"
 #include "account.h"
 
-#define TC_ACT_OK 0
+#define TC_ACT_UNSPEC (-1)
+
+/*
+ * tc egress runs before the kernel picks the tap queue (netdev_core_pick_tx
+ * comes after sch_handle_egress), so the queue a frame goes to is unknown
+ * here.  With rx_count_at_xmit set (vnetctl attach does, when the kernel
+ * lets it attach tp_xmit.bpf.c), egress only classifies and leaves the
+ * class in the skb's tc_classid for the program on the net_dev_start_xmit tracepoint, which sees
+ * the queue tun chose and does the counting.  Unset (unit tests, kernels
+ * without BTF for tun), egress counts at skb->queue_mapping.
+ */
+const volatile __u32 rx_count_at_xmit = 0;
 
 static __always_inline int vnet_tc_classify(struct __sk_buff *skb)
 {
@@ -33,8 +48,11 @@ int vnet_tc_rx(struct __sk_buff *skb)
 {
 	int class = vnet_tc_classify(skb);
 
-	vnet_account(VNET_DIR_RX, skb->queue_mapping, class, skb->len);
-	return TC_ACT_OK;
+	if (rx_count_at_xmit)
+		skb->tc_classid = VNET_CLASSID_MARK | (__u32)class;
+	else
+		vnet_account(VNET_DIR_RX, skb->queue_mapping, class, skb->len);
+	return TC_ACT_UNSPEC;
 }
 
 /* from the guest: the skb's queue mapping holds the recorded rx queue + 1 */
@@ -45,7 +63,7 @@ int vnet_tc_tx(struct __sk_buff *skb)
 	__u32 q = skb->queue_mapping;
 
 	vnet_account(VNET_DIR_TX, q ? q - 1 : 0, class, skb->len);
-	return TC_ACT_OK;
+	return TC_ACT_UNSPEC;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

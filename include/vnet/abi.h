@@ -56,6 +56,13 @@ enum vnet_class {
 	VNET_CLASS_MAX = 5,
 };
 
+/*
+ * tc egress -> tun_net_xmit hand-over of a frame's class in the 16-bit
+ * qdisc_skb_cb tc_classid: VNET_CLASSID_MARK | class.
+ */
+#define VNET_CLASSID_MARK 0x7a50
+#define VNET_CLASSID_MASK 0xfff8
+
 static inline __u32 vnet_key(__u32 dir, __u32 queue)
 {
 	return dir * VNET_MAX_QUEUES + (queue & (VNET_MAX_QUEUES - 1));
@@ -150,7 +157,13 @@ struct vnet_info {
 	__u32 tx_hook;      /* VNET_HOOK_* used for the guest-TX direction */
 	__u32 xdp_mode;     /* XDP_FLAGS_* the XDP program was attached with */
 	__u64 attached_ns;  /* CLOCK_REALTIME seconds of the attach */
+	__u32 rx_queue_src; /* VNET_RXQ_*: where guest-RX queues come from */
+	__u32 __pad;
 };
+
+/* struct vnet_info.rx_queue_src */
+#define VNET_RXQ_XMIT 1 /* net_dev_start_xmit tracepoint: the queue tun picked */
+#define VNET_RXQ_TC 2   /* tc egress queue_mapping: before the pick */
 
 #ifndef __BPF__
 _Static_assert(sizeof(struct vnet_counter) == 16, "vnet_counter");
@@ -159,7 +172,7 @@ _Static_assert(sizeof(struct vnet_class_stats) ==
 	       "vnet_class_stats must be an array of counters by class");
 _Static_assert(sizeof(struct vnet_queue_state) == 128, "vnet_queue_state");
 _Static_assert(sizeof(struct vnet_config) == 48, "vnet_config");
-_Static_assert(sizeof(struct vnet_info) == 32, "vnet_info");
+_Static_assert(sizeof(struct vnet_info) == 40, "vnet_info");
 #endif
 
 #endif /* VNET_ABI_H */

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The net_dev_start_xmit tracepoint (BTF-typed): frames going to the guest,
+ * after the kernel chose the tap queue and just before tun_net_xmit().
+ * tc egress (tc_classify.bpf.c) classified the frame and left the class in
+ * the skb's tc_classid; here it is counted at the queue tun picked
+ * (skb->queue_mapping), which no tc hook can see: tc egress runs before queue
+ * selection, and tun's own steering and filter programs need the tap's file
+ * descriptor, which QEMU owns in attach mode.  A tracepoint rather than
+ * fentry: it needs no function tracer (CONFIG_FUNCTION_TRACER) and is a
+ * stable hook.  It fires for every device, so the first thing it does is
+ * compare the device.
+ *
+ * The kernel types are declared locally with CO-RE relocations, so the
+ * object does not depend on the build machine's kernel.
+ */
+#include "maps.h"
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "account.h"
+
+struct ns_common___vnet {
+	unsigned int inum;
+} __attribute__((preserve_access_index));
+
+struct net___vnet {
+	struct ns_common___vnet ns;
+} __attribute__((preserve_access_index));
+
+typedef struct {
+	struct net___vnet *net;
+} possible_net_t___vnet;
+
+struct net_device___vnet {
+	int ifindex;
+	possible_net_t___vnet nd_net;
+} __attribute__((preserve_access_index));
+
+struct sk_buff___vnet {
+	unsigned int len;
+	__u16 queue_mapping;
+	char cb[48];
+} __attribute__((preserve_access_index));
+
+/* the tap this instance counts for (set by vnetctl attach before load) */
+const volatile __u32 target_ifindex = 0;
+const volatile __u32 target_netns = 0;
+
+/* struct qdisc_skb_cb: pkt_len (4), slave_dev_queue_mapping (2), tc_classid */
+#define VNET_QDISC_CB_CLASSID_OFF 6
+
+SEC("tp_btf/net_dev_start_xmit")
+int BPF_PROG(vnet_xmit_rx, struct sk_buff___vnet *skb,
+	     struct net_device___vnet *dev)
+{
+	__u16 classid = 0;
+	int class;
+
+	if (BPF_CORE_READ(dev, ifindex) != (int)target_ifindex)
+		return 0;
+	if (target_netns &&
+	    BPF_CORE_READ(dev, nd_net.net, ns.inum) != target_netns)
+		return 0;
+	bpf_probe_read_kernel(&classid, sizeof(classid),
+			      (char *)skb + bpf_core_field_offset(skb->cb) +
+				      VNET_QDISC_CB_CLASSID_OFF);
+	/* no mark: the frame bypassed tc egress, or a qdisc reused the cb */
+	class = (classid & VNET_CLASSID_MASK) == VNET_CLASSID_MARK ?
+			classid & ~VNET_CLASSID_MASK :
+			VNET_CLASS_OTHER;
+	vnet_account(VNET_DIR_RX, BPF_CORE_READ(skb, queue_mapping), class,
+		     BPF_CORE_READ(skb, len));
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* vnetctl attach | detach | gc */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "vnetctl.h"
+
+int do_attach(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "force", no_argument, NULL, 'f' },
+		{ "tx-hook", required_argument, NULL, 't' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct vnet_attach_opts ao = { .tx_hook = VNET_HOOK_XDP };
+	struct vnet_err err = {};
+	const char *dev;
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "ft:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'f':
+			ao.force = true;
+			break;
+		case 't':
+			if (!strcmp(optarg, "xdp"))
+				ao.tx_hook = VNET_HOOK_XDP;
+			else if (!strcmp(optarg, "tc"))
+				ao.tx_hook = VNET_HOOK_TC;
+			else
+				return cli_usage("attach", "invalid --tx-hook '%s': expected xdp or tc",
+						 optarg);
+			break;
+		default:
+			return cli_usage("attach", "unknown option");
+		}
+	}
+	if (optind != argc - 1)
+		return cli_usage("attach", optind >= argc ?
+					   "missing device name" :
+					   "too many arguments");
+	dev = argv[optind];
+
+	ret = vnet_attach(dev, &ao, &err);
+	if (ret == -EALREADY) {
+		fprintf(stderr, "%s\n", err.msg);
+		return 0;
+	}
+	if (ret)
+		return cli_error("%s", err.msg);
+	fprintf(stderr, "%s: attached (guest tx: %s, guest rx: tc egress); pinned in %s/%s\n",
+		dev, ao.tx_hook == VNET_HOOK_XDP ? "xdp" : "tc ingress",
+		VNET_PIN_ROOT, dev);
+	return 0;
+}
+
+int do_detach(int argc, char **argv)
+{
+	struct vnet_err err = {};
+
+	if (argc != 2)
+		return cli_usage("detach", argc < 2 ? "missing device name" :
+						      "too many arguments");
+	if (vnet_detach(argv[1], &err))
+		return cli_error("%s", err.msg);
+	fprintf(stderr, "%s: detached; pins removed\n", argv[1]);
+	return 0;
+}
+
+int do_gc(int argc, char **argv)
+{
+	char removed[256][IF_NAMESIZE];
+	struct vnet_err err = {};
+	int n, i;
+
+	(void)argv;
+	if (argc != 1)
+		return cli_usage("gc", "too many arguments");
+	n = vnet_gc(removed, 256, &err);
+	if (n < 0)
+		return cli_error("%s", err.msg);
+	out_arr_open(NULL);
+	for (i = 0; i < n && i < 256; i++) {
+		out_str(NULL, "%s: device gone; pins removed\n", removed[i]);
+	}
+	out_arr_close();
+	if (!n)
+		out_text("nothing to collect\n");
+	out_doc_end();
+	return 0;
+}

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * vnetctl: the operator's command line for vnet.
+ *
+ *   vnetctl [OPTIONS] COMMAND [ARGS]
+ *
+ * Commands live in a {name, handler, synopsis, help} table; unambiguous
+ * prefixes are accepted; --help and `help COMMAND` come from the same table.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/libbpf.h>
+
+#include "vnetctl.h"
+
+#define VNET_VERSION "0.1.0"
+
+const char *prog_name = "vnetctl";
+static bool debug;
+
+static int do_help(int argc, char **argv);
+
+static const struct cmd cmds[] = {
+	{ "attach", do_attach, "DEV [--force] [--tx-hook xdp|tc]",
+	  "Load vnet's classifier and attach it to tap DEV: XDP (or tc ingress\n"
+	  "with --tx-hook tc) for frames the guest transmits, tc egress for frames\n"
+	  "going to the guest.  Maps and links are pinned under\n"
+	  "/sys/fs/bpf/vnet/DEV/ (mode 0700), so the attachment outlives the\n"
+	  "command.  Attaching twice is a no-op.  A foreign XDP program on DEV is\n"
+	  "refused unless --force, which replaces it.\n"
+	  "  --force          replace a foreign XDP program\n"
+	  "  --tx-hook HOOK   xdp (default) or tc: the hook for guest-TX frames\n" },
+	{ "detach", do_detach, "DEV",
+	  "Detach vnet's programs from DEV and remove its pins.  When DEV is gone,\n"
+	  "only the pins are removed.\n" },
+	{ "status", do_status, "[DEV]",
+	  "Show what is attached where: ifindex, whether the device is still\n"
+	  "there, hooks with program and link ids, XDP mode, queues seen.\n" },
+	{ "stats", do_stats, "DEV [--queue N] [--watch SECONDS [--count N]]",
+	  "Per queue and direction (tx = from the guest, rx = to the guest),\n"
+	  "packets and bytes of each class: urgent (TCP payload, no PSH), push\n"
+	  "(TCP payload with PSH), ack (TCP without payload), other, malformed.\n"
+	  "  --queue N        only queue N (0-255)\n"
+	  "  --watch SECONDS  print again every SECONDS with rates (pps, bit/s)\n"
+	  "  --count N        with --watch: stop after N reports\n" },
+	{ "gc", do_gc, "",
+	  "Remove the pins of devices that no longer exist.\n" },
+	{ "help", do_help, "[COMMAND]", "Show help for COMMAND.\n" },
+	{ NULL, NULL, NULL, NULL },
+};
+
+static void usage(FILE *f)
+{
+	const struct cmd *c;
+
+	fprintf(f,
+		"Usage: %s [OPTIONS] COMMAND [ARGS]\n"
+		"\n"
+		"Commands:\n",
+		prog_name);
+	for (c = cmds; c->name; c++)
+		fprintf(f, "  %-8s %s\n", c->name, c->synopsis);
+	fprintf(f,
+		"\n"
+		"Options:\n"
+		"  -j, --json          JSON output\n"
+		"  -p, --pretty        indented JSON (implies -j)\n"
+		"  -n, --netns NAME    the device is in network namespace NAME\n"
+		"  -d, --debug         print libbpf's messages (verifier log)\n"
+		"  -h, --help          this help\n"
+		"  -V, --version       version\n"
+		"\n"
+		"'%s help COMMAND' explains a command; see vnetctl(8).\n",
+		prog_name);
+}
+
+static const struct cmd *find_cmd(const char *name, bool *ambiguous)
+{
+	const struct cmd *c, *found = NULL;
+	size_t n = strlen(name);
+
+	*ambiguous = false;
+	for (c = cmds; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	for (c = cmds; c->name; c++) {
+		if (n && !strncmp(c->name, name, n)) {
+			if (found)
+				*ambiguous = true;
+			found = c;
+		}
+	}
+	return *ambiguous ? NULL : found;
+}
+
+static void cmd_help(FILE *f, const struct cmd *c)
+{
+	fprintf(f, "Usage: %s %s %s\n\n%s", prog_name, c->name, c->synopsis,
+		c->help);
+}
+
+static int do_help(int argc, char **argv)
+{
+	const struct cmd *c;
+	bool amb;
+
+	if (argc < 2) {
+		usage(stdout);
+		return 0;
+	}
+	c = find_cmd(argv[1], &amb);
+	if (!c) {
+		fprintf(stderr, "Error: %s command '%s'; try '%s --help'\n",
+			amb ? "ambiguous" : "unknown", argv[1], prog_name);
+		return EXIT_USAGE;
+	}
+	cmd_help(stdout, c);
+	return 0;
+}
+
+int cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("Error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+int cli_usage(const char *cmd, const char *fmt, ...)
+{
+	bool amb;
+	const struct cmd *c = find_cmd(cmd, &amb);
+	va_list ap;
+
+	fputs("Error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	if (c)
+		fprintf(stderr, "Usage: %s %s %s\n", prog_name, c->name,
+			c->synopsis);
+	return EXIT_USAGE;
+}
+
+bool cli_parse_u32(const char *cmd, const char *opt, const char *s,
+		   unsigned int min, unsigned int max, unsigned int *out)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (!*s || *end || errno || s[0] == '-' || v < min || v > max) {
+		cli_usage(cmd, "invalid value '%s' for %s: expected an integer in [%u, %u]",
+			  s, opt, min, max);
+		return false;
+	}
+	*out = (unsigned int)v;
+	return true;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt,
+			va_list ap)
+{
+	if (!debug && level != LIBBPF_WARN)
+		return 0;
+	if (!debug)
+		return 0; /* warnings are turned into our own errors */
+	return vfprintf(stderr, fmt, ap);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "pretty", no_argument, NULL, 'p' },
+		{ "netns", required_argument, NULL, 'n' },
+		{ "debug", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *netns = NULL;
+	const struct cmd *c;
+	struct vnet_err err = {};
+	bool amb;
+	int opt;
+
+	/* '+': stop at the command; its own options are parsed by it */
+	while ((opt = getopt_long(argc, argv, "+jpn:dhV", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			out_json = true;
+			break;
+		case 'p':
+			out_json = out_pretty = true;
+			break;
+		case 'n':
+			netns = optarg;
+			break;
+		case 'd':
+			debug = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("%s %s (vnet ABI %d)\n", prog_name, VNET_VERSION,
+			       VNET_ABI_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "Error: no command given\n");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	c = find_cmd(argv[optind], &amb);
+	if (!c) {
+		fprintf(stderr, "Error: %s command '%s'; try '%s --help'\n",
+			amb ? "ambiguous" : "unknown", argv[optind], prog_name);
+		return EXIT_USAGE;
+	}
+	libbpf_set_print(libbpf_print);
+	if (netns && vnet_netns_enter(netns, &err))
+		return cli_error("%s", err.msg);
+
+	argc -= optind;
+	argv += optind;
+	optind = 1; /* commands run their own getopt_long */
+	/* `vnetctl attach --help` */
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			cmd_help(stdout, c);
+			return 0;
+		}
+	}
+	return c->fn(argc, argv);
+}

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* vnetctl status [DEV] */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <linux/if_link.h>
+
+#include "vnetctl.h"
+
+static const char *xdp_mode(__u32 mode)
+{
+	switch (mode) {
+	case XDP_ATTACHED_DRV:
+		return "native";
+	case XDP_ATTACHED_SKB:
+		return "generic";
+	case XDP_ATTACHED_HW:
+		return "offload";
+	default:
+		return "unknown";
+	}
+}
+
+static void print_hook(const char *key, const char *label,
+		       const struct vnet_hook_status *h, const char *mode)
+{
+	if (!h->prog_id) {
+		out_null(key, NULL);
+		return;
+	}
+	out_text("  %-12s", label);
+	out_obj_open(key);
+	out_u64("prog_id", "prog %llu", h->prog_id);
+	if (h->link_id)
+		out_u64("link_id", " link %llu", h->link_id);
+	else
+		out_null("link_id", " (legacy clsact filter, no link)");
+	if (mode)
+		out_str("mode", " mode %s", mode);
+	out_obj_close();
+	out_text("\n");
+}
+
+static void print_queues(const char *key, const __u64 *bits)
+{
+	int q, n = 0;
+
+	out_arr_open(key);
+	for (q = 0; q < VNET_MAX_QUEUES; q++) {
+		if (!(bits[q / 64] & (1ull << (q % 64))))
+			continue;
+		out_u64(NULL, n++ ? ",%llu" : " %llu", q);
+	}
+	out_arr_close();
+	if (!n)
+		out_text(" none");
+}
+
+static void print_status(const struct vnet_status *st)
+{
+	char dir[PATH_MAX];
+
+	vnet_pin_path(dir, sizeof(dir), st->ifname, NULL);
+	out_obj_open(NULL);
+	out_str("ifname", "%s:", st->ifname);
+	out_u64("ifindex", " ifindex %llu", st->info.ifindex);
+	out_bool("present", NULL, st->present);
+	out_text(st->present ? ", present\n" :
+			       ", GONE (device removed; run 'vnetctl gc' or 'vnetctl detach %s')\n",
+		 st->ifname);
+	out_str("pin_dir", "  pins        %s\n", dir);
+	out_str("tx_hook", "  tx hook     %s\n",
+		st->info.tx_hook == VNET_HOOK_TC ? "tc" : "xdp");
+	print_hook("xdp", "xdp", &st->xdp,
+		   st->xdp.prog_id ? xdp_mode(st->xdp_mode) : NULL);
+	print_hook("tc_ingress", "tc ingress", &st->tc_ingress, NULL);
+	print_hook("tc_egress", "tc egress", &st->tc_egress, NULL);
+	print_hook("xmit", "tun xmit", &st->xmit, NULL);
+	out_str("rx_queue_source", "  rx queues   %s\n",
+		st->info.rx_queue_src == VNET_RXQ_XMIT ?
+			"net_dev_start_xmit (the queue tun picked)" :
+			"tc egress queue_mapping (before tun picks a queue)");
+	out_text("  queues seen");
+	out_obj_open("queues_seen");
+	out_text(" tx:");
+	print_queues("tx", st->seen[VNET_DIR_TX]);
+	out_text("  rx:");
+	print_queues("rx", st->seen[VNET_DIR_RX]);
+	out_obj_close();
+	out_text("\n");
+	out_obj_close();
+}
+
+int do_status(int argc, char **argv)
+{
+	static char names[1024][IF_NAMESIZE];
+	struct vnet_err err = {};
+	struct vnet_status st;
+	int n, i, ret = 0;
+
+	if (argc > 2)
+		return cli_usage("status", "too many arguments");
+	if (argc == 2) {
+		if (vnet_status(argv[1], &st, &err))
+			return cli_error("%s", err.msg);
+		out_arr_open(NULL);
+		print_status(&st);
+		out_arr_close();
+		out_doc_end();
+		return 0;
+	}
+	n = vnet_list(names, 1024);
+	if (n < 0)
+		return cli_error("cannot read %s: %s", VNET_PIN_ROOT,
+				 strerror(-n));
+	out_arr_open(NULL);
+	for (i = 0; i < n; i++) {
+		if (vnet_status(names[i], &st, &err)) {
+			ret = cli_error("%s", err.msg);
+			continue;
+		}
+		print_status(&st);
+	}
+	out_arr_close();
+	if (!n)
+		out_text("vnet is not attached to any device\n");
+	out_doc_end();
+	return ret;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+#ifndef VNETCTL_H
+#define VNETCTL_H
+
+#include <stdbool.h>
+#include "libvnet.h"
+#include "out.h"
+
+#define EXIT_USAGE 2
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *synopsis; /* arguments after the name */
+	const char *help;     /* what it does, options */
+};
+
+extern const char *prog_name;
+
+/* "Error: ..." on stderr; returns 1 (the error exit code) */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* usage error for CMD: message, then its synopsis; returns 2 */
+int cli_usage(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* parse an unsigned decimal in [min, max]; false (with a message) if not */
+bool cli_parse_u32(const char *cmd, const char *opt, const char *s,
+		   unsigned int min, unsigned int max, unsigned int *out);
+
+int do_attach(int argc, char **argv);
+int do_detach(int argc, char **argv);
+int do_status(int argc, char **argv);
+int do_stats(int argc, char **argv);
+int do_gc(int argc, char **argv);
+
+#endif

@@ -1,0 +1,320 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# Helpers for vnet's shell selftests, in the style of the kernel's
+# tools/testing/selftests/net/lib.sh.  Source it; it sets `set -u` and an
+# EXIT trap that removes every network namespace and every vnet attachment
+# the test created.
+#
+#   ns_create CASE          creates netns vnet-t-CASE-$$, sets $NS
+#   tap_create NS DEV       persistent multi-queue vnet_hdr tap, up, no IPv6
+#   tap_addr NS DEV         192.0.2.1/24 on DEV, 192.0.2.2 = the guest
+#   case_cleanup            undo everything the current case created
+#   pass NAME | fail NAME REASON | skip NAME REASON
+#   busywait TIMEOUT_MS CMD...     poll CMD until it succeeds
+#   run CMD...              $RUN_RC, $RUN_OUT, $RUN_ERR (stdout, stderr)
+#   vnet_stat JSON DIR QUEUE CLASS [packets|bytes]  from `vnetctl -j stats`
+#   map_stat DEV DIR QUEUE CLASS [packets|bytes]    bpftool, summed over CPUs
+
+set -u
+
+VNET_SELFTESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+VNET_ROOT=$(cd "$VNET_SELFTESTS/.." && pwd)
+OUT=${OUT:-$VNET_ROOT/build}
+VNETCTL=${VNETCTL:-$OUT/vnetctl}
+TAPWRITE=${TAPWRITE:-$OUT/selftests/tapwrite}
+PIN_ROOT=/sys/fs/bpf/vnet
+VNET_MAX_QUEUES=256
+VNET_DIR_TX=0
+VNET_DIR_RX=1
+
+# Guest side of every test (see selftests/tapwrite.c).
+HOST_IP=192.0.2.1
+GUEST_IP=192.0.2.2
+GUEST_MAC=02:00:00:00:00:02
+
+KSFT_PASS=0
+KSFT_FAIL=0
+KSFT_SKIP=0
+
+# namespaces and "NS DEV" taps created by the current case / ever
+_case_ns=()
+_case_taps=()
+_all_ns=()
+_all_taps=()
+
+VNET_TMP=$(mktemp -d /tmp/vnet-selftest.XXXXXX)
+
+# --- results ---------------------------------------------------------------
+
+pass()
+{
+	echo "PASS: $1"
+	KSFT_PASS=$((KSFT_PASS + 1))
+}
+
+# fail NAME REASON...: the reason is printed on one line
+fail()
+{
+	local name=$1
+
+	shift
+	echo "FAIL: $name: $(echo "$*" | tr '\n' ' ' | sed 's/ *$//')"
+	KSFT_FAIL=$((KSFT_FAIL + 1))
+}
+
+skip()
+{
+	local name=$1
+
+	shift
+	echo "SKIP: $name: $*"
+	KSFT_SKIP=$((KSFT_SKIP + 1))
+}
+
+# check NAME REASON CMD...: pass if CMD succeeds, else fail with REASON
+check()
+{
+	local name=$1 reason=$2
+
+	shift 2
+	if "$@"; then
+		pass "$name"
+	else
+		fail "$name" "$reason"
+	fi
+}
+
+# expect DESC EXPECTED ACTUAL: collect a mismatch for `report`
+_mismatch=""
+expect()
+{
+	[ "$2" = "$3" ] || _mismatch+="$1: expected $2, got $3; "
+}
+
+# report NAME [CONTEXT]: pass NAME if every expect since the last report
+# held, else fail NAME listing the mismatches (and CONTEXT)
+report()
+{
+	if [ -z "$_mismatch" ]; then
+		pass "$1"
+	else
+		fail "$1" "${_mismatch% } ${2:-}"
+	fi
+	_mismatch=""
+}
+
+# exit status for the test program: 1 if anything failed
+ksft_exit()
+{
+	[ "$KSFT_FAIL" -eq 0 ]
+}
+
+# --- prerequisites -----------------------------------------------------------
+
+# require_root NAME: true if root, else prints a SKIP line for NAME
+require_root()
+{
+	if [ "$(id -u)" -ne 0 ]; then
+		skip "$1" "needs root"
+		return 1
+	fi
+}
+
+# require_cmd NAME CMD...: true if every CMD is in $PATH or executable
+require_cmd()
+{
+	local name=$1 c
+
+	shift
+	for c in "$@"; do
+		if ! command -v "$c" >/dev/null 2>&1 && ! [ -x "$c" ]; then
+			skip "$name" "$c not found"
+			return 1
+		fi
+	done
+}
+
+# --- polling and commands ------------------------------------------------------
+
+now_ms()
+{
+	echo $(($(date +%s%N) / 1000000))
+}
+
+# busywait TIMEOUT_MS CMD...: run CMD every 50 ms until it succeeds (0) or
+# TIMEOUT_MS passes (1).  CMD runs at least once.
+busywait()
+{
+	local timeout=$1 deadline
+
+	shift
+	deadline=$(($(now_ms) + timeout))
+	while :; do
+		"$@" && return 0
+		[ "$(now_ms)" -ge "$deadline" ] && return 1
+		sleep 0.05
+	done
+}
+
+# run CMD...: runs CMD; sets RUN_RC, RUN_OUT (stdout) and RUN_ERR (stderr)
+run()
+{
+	"$@" >"$VNET_TMP/out" 2>"$VNET_TMP/err"
+	RUN_RC=$?
+	RUN_OUT=$(cat "$VNET_TMP/out")
+	RUN_ERR=$(cat "$VNET_TMP/err")
+	return 0
+}
+
+# vnetctl ARGS...: the binary under test
+vnetctl()
+{
+	"$VNETCTL" "$@"
+}
+
+# what run printed, for a failure message
+run_said()
+{
+	echo "rc=$RUN_RC stdout='$(echo "$RUN_OUT" | head -c 400)' stderr='$(echo "$RUN_ERR" | head -c 400)'"
+}
+
+# --- JSON ----------------------------------------------------------------------
+
+# json JSON FILTER [jq args...]: jq -r FILTER on JSON; fails if JSON does not
+# parse or the filter errors
+json()
+{
+	local doc=$1 filter=$2
+
+	shift 2
+	printf '%s' "$doc" | jq -r "$@" "$filter" 2>/dev/null
+}
+
+# json_ok JSON: JSON is one valid JSON document
+json_ok()
+{
+	printf '%s' "$1" | jq -e . >/dev/null 2>&1
+}
+
+# vnet_stat JSON DIR QUEUE CLASS [packets|bytes]: a counter from the output
+# of `vnetctl -j stats DEV`; 0 when the queue is not listed
+vnet_stat()
+{
+	json "$1" '[.queues[] | select(.dir == $d and .queue == $q) | .[$c][$f]] | add // 0' \
+		--arg d "$2" --argjson q "$3" --arg c "$4" --arg f "${5:-packets}"
+}
+
+# map_dump DEV: `bpftool -j map dump` of DEV's pinned stats map
+map_dump()
+{
+	bpftool -j map dump pinned "$PIN_ROOT/$1/stats"
+}
+
+# map_stat DUMP DIR QUEUE CLASS [packets|bytes]: counter at key
+# vnet_key(dir, queue) = dir * 256 + queue of a map_dump, summed over CPUs
+map_stat()
+{
+	local dir=$VNET_DIR_TX
+
+	[ "$2" = rx ] && dir=$VNET_DIR_RX
+	json "$1" '[.[] | .formatted // . | select(.key == $k) | .values[].value[$c][$f]] | add // 0' \
+		--argjson k $((dir * VNET_MAX_QUEUES + $3)) --arg c "$4" \
+		--arg f "${5:-packets}"
+}
+
+# --- namespaces and taps -------------------------------------------------------
+
+# rand_tap: a unique tap name (pins are global: /sys/fs/bpf/vnet/DEV)
+rand_tap()
+{
+	echo "vt$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')"
+}
+
+# ns_create CASE: creates netns vnet-t-CASE-$$ with lo up and sets NS
+ns_create()
+{
+	NS="vnet-t-$1-$$"
+	ip netns add "$NS" || return 1
+	_case_ns+=("$NS")
+	_all_ns+=("$NS")
+	ip -n "$NS" link set lo up
+}
+
+# tap_create NS DEV: a persistent multi-queue tap with a virtio_net_hdr
+# (what libvirt creates for vhost-net), IPv6 off so that the host sends
+# nothing on its own, link up.  Queues appear as tapwrite opens them.
+tap_create()
+{
+	local ns=$1 dev=$2
+
+	ip -n "$ns" tuntap add dev "$dev" mode tap multi_queue vnet_hdr ||
+		return 1
+	_case_taps+=("$ns $dev")
+	_all_taps+=("$ns $dev")
+	ip netns exec "$ns" sysctl -qw "net.ipv6.conf.$dev.disable_ipv6=1" \
+		>/dev/null 2>&1
+	ip -n "$ns" link set "$dev" up
+}
+
+# tap_addr NS DEV: the host end of the guest link: 192.0.2.1/24 on DEV and a
+# permanent neighbour entry for the guest (no ARP on the wire)
+tap_addr()
+{
+	ip -n "$1" addr add "$HOST_IP/24" dev "$2" &&
+		ip -n "$1" neigh replace "$GUEST_IP" lladdr "$GUEST_MAC" \
+			dev "$2" nud permanent
+}
+
+# pins_exist DEV / pins_gone DEV
+pins_exist()
+{
+	[ -d "$PIN_ROOT/$1" ]
+}
+
+pins_gone()
+{
+	! [ -e "$PIN_ROOT/$1" ]
+}
+
+_cleanup_taps()
+{
+	local t ns dev
+
+	for t in "$@"; do
+		ns=${t% *}
+		dev=${t#* }
+		"$VNETCTL" -n "$ns" detach "$dev" >/dev/null 2>&1
+		# the device may be gone with its netns already
+		[ -e "$PIN_ROOT/$dev" ] && "$VNETCTL" detach "$dev" >/dev/null 2>&1
+		# last resort, so that a broken detach leaks no pins
+		[ -n "$dev" ] && [ -e "$PIN_ROOT/$dev" ] && rm -rf "${PIN_ROOT:?}/$dev"
+	done
+}
+
+_cleanup_ns()
+{
+	local ns
+
+	for ns in "$@"; do
+		ip netns del "$ns" >/dev/null 2>&1
+	done
+}
+
+# case_cleanup: detach and delete what the current case created
+case_cleanup()
+{
+	_cleanup_taps ${_case_taps[@]+"${_case_taps[@]}"}
+	_cleanup_ns ${_case_ns[@]+"${_case_ns[@]}"}
+	_case_taps=()
+	_case_ns=()
+}
+
+_cleanup_all()
+{
+	_cleanup_taps ${_all_taps[@]+"${_all_taps[@]}"}
+	_cleanup_ns ${_all_ns[@]+"${_all_ns[@]}"}
+	rm -rf "$VNET_TMP"
+}
+
+trap _cleanup_all EXIT
+trap 'exit 130' INT TERM

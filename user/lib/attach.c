@@ -1,0 +1,720 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Attach mode: load the classifier, attach it to a tap, pin maps and links
+ * under /sys/fs/bpf/vnet/<ifname>/ so that the attachment outlives the
+ * command, and take it all down again.
+ *
+ * Hooks: the guest-TX direction uses XDP (default) or tc ingress; the
+ * guest-RX direction uses tc egress.  tc programs are attached with tcx
+ * links (kernel >= 6.6); on older kernels they fall back to a clsact filter
+ * (no link; the program is pinned instead).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <limits.h>
+#include <net/if.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <linux/if_link.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "libvnet.h"
+#include "vnet.skel.h"
+
+/* libbpf 1.1's uapi copy predates tcx (kernel 6.6) */
+#define VNET_BPF_TCX_INGRESS 46
+#define VNET_BPF_TCX_EGRESS 47
+#define VNET_TC_LEGACY_HANDLE 0x766e /* "vn" */
+#define VNET_TC_LEGACY_PRIO 0x766e
+
+static const char *const vnet_map_names[] = { "stats", "queues", "config",
+					      "info" };
+
+static int pin_dir_make(const char *ifname, struct vnet_err *err)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	if (mkdir(VNET_PIN_ROOT, 0700) && errno != EEXIST)
+		goto fail;
+	ret = vnet_pin_path(path, sizeof(path), ifname, NULL);
+	if (ret)
+		return ret;
+	if (mkdir(path, 0700) && errno != EEXIST)
+		goto fail;
+	chmod(path, 0700);
+	return 0;
+fail:
+	ret = -errno;
+	vnet_err_set(err, "cannot create %s/%s: %s", VNET_PIN_ROOT, ifname,
+		     strerror(errno));
+	return ret;
+}
+
+static int pin_fd(int fd, const char *ifname, const char *name,
+		  struct vnet_err *err)
+{
+	char path[PATH_MAX];
+	int ret;
+
+	ret = vnet_pin_path(path, sizeof(path), ifname, name);
+	if (ret)
+		return ret;
+	if (bpf_obj_pin(fd, path)) {
+		ret = -errno;
+		vnet_err_set(err, "cannot pin %s: %s", path, strerror(errno));
+		return ret;
+	}
+	return 0;
+}
+
+static int pin_get(const char *ifname, const char *name)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (vnet_pin_path(path, sizeof(path), ifname, name))
+		return -ENAMETOOLONG;
+	fd = bpf_obj_get(path);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Everything under the pin dir goes: maps, links, programs. */
+static int pin_dir_remove(const char *ifname)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 256];
+	struct dirent *de;
+	DIR *d;
+	int ret = 0;
+
+	if (vnet_pin_path(dir, sizeof(dir), ifname, NULL))
+		return -ENAMETOOLONG;
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (unlink(path) && errno != ENOENT)
+			ret = -errno;
+	}
+	closedir(d);
+	if (rmdir(dir) && errno != ENOENT)
+		ret = -errno;
+	return ret;
+}
+
+static int link_info(int fd, struct bpf_link_info *info)
+{
+	__u32 len = sizeof(*info);
+
+	memset(info, 0, len);
+	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
+}
+
+static void hook_status(const char *ifname, const char *pin,
+			struct vnet_hook_status *hs)
+{
+	struct bpf_link_info info;
+	int fd = pin_get(ifname, pin);
+
+	memset(hs, 0, sizeof(*hs));
+	if (fd < 0)
+		return;
+	if (!link_info(fd, &info)) {
+		hs->prog_id = info.prog_id;
+		hs->link_id = info.id;
+		/* xdp and tcx link info both start with the ifindex */
+		hs->ifindex = info.xdp.ifindex;
+	}
+	close(fd);
+}
+
+/* Legacy (pre-tcx) tc attachment: a pinned program, present iff pinned. */
+static void legacy_tc_status(const char *ifname, const char *pin,
+			     __u32 ifindex, struct vnet_hook_status *hs)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = pin_get(ifname, pin);
+
+	if (fd < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+		hs->prog_id = info.id;
+		hs->ifindex = ifindex;
+	}
+	close(fd);
+}
+
+int vnet_status(const char *ifname, struct vnet_status *st,
+		struct vnet_err *err)
+{
+	size_t qsize = sizeof(struct vnet_queue_state) * VNET_DIR_MAX *
+		       VNET_MAX_QUEUES;
+	const struct vnet_queue_state *qs;
+	char dir[PATH_MAX];
+	struct stat sb;
+	__u32 key = 0;
+	int fd, i;
+
+	memset(st, 0, sizeof(*st));
+	snprintf(st->ifname, sizeof(st->ifname), "%s", ifname);
+	if (vnet_pin_path(dir, sizeof(dir), ifname, NULL))
+		return -ENAMETOOLONG;
+	if (stat(dir, &sb)) {
+		vnet_err_set(err, "%s: vnet is not attached (no pins in %s)",
+			     ifname, dir);
+		return -ENOENT;
+	}
+
+	fd = pin_get(ifname, "info");
+	if (fd >= 0) {
+		bpf_map_lookup_elem(fd, &key, &st->info);
+		close(fd);
+	}
+	hook_status(ifname, VNET_PIN_LINK_XDP, &st->xdp);
+	hook_status(ifname, VNET_PIN_LINK_TC_INGRESS, &st->tc_ingress);
+	hook_status(ifname, VNET_PIN_LINK_TC_EGRESS, &st->tc_egress);
+	hook_status(ifname, VNET_PIN_LINK_XMIT, &st->xmit);
+	if (!st->tc_egress.prog_id)
+		legacy_tc_status(ifname, VNET_PIN_PROG_TC_EGRESS,
+				 st->info.ifindex, &st->tc_egress);
+	if (!st->tc_ingress.prog_id)
+		legacy_tc_status(ifname, VNET_PIN_PROG_TC_INGRESS,
+				 st->info.ifindex, &st->tc_ingress);
+	st->xdp_mode = st->info.xdp_mode;
+	/* a link loses its device when the device goes away */
+	st->present = st->xdp.ifindex || st->tc_ingress.ifindex ||
+		      st->tc_egress.ifindex;
+	if (st->present && !st->tc_egress.link_id) {
+		/* legacy tc only: ask the kernel whether the ifindex lives */
+		char name[IF_NAMESIZE];
+
+		st->present = if_indextoname(st->info.ifindex, name) &&
+			      !strcmp(name, ifname);
+	}
+
+	fd = pin_get(ifname, "queues");
+	if (fd >= 0) {
+		qs = mmap(NULL, qsize, PROT_READ, MAP_SHARED, fd, 0);
+		if (qs != MAP_FAILED) {
+			for (i = 0; i < VNET_DIR_MAX * VNET_MAX_QUEUES; i++)
+				if (qs[i].first_seen_ns)
+					st->seen[i / VNET_MAX_QUEUES]
+						[(i % VNET_MAX_QUEUES) / 64] |=
+						1ull << (i % 64);
+			munmap((void *)qs, qsize);
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+int vnet_list(char (*names)[IF_NAMESIZE], int max)
+{
+	struct dirent *de;
+	DIR *d = opendir(VNET_PIN_ROOT);
+	int n = 0;
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d)) && n < max) {
+		if (de->d_name[0] == '.' || strlen(de->d_name) >= IF_NAMESIZE)
+			continue;
+		snprintf(names[n++], IF_NAMESIZE, "%.15s", de->d_name);
+	}
+	closedir(d);
+	qsort(names, n, IF_NAMESIZE, name_cmp);
+	return n;
+}
+
+/* Who holds bpf link LINK_ID open?  Fills "pid N (comm)" or "". */
+static void link_holder(__u32 link_id, char *buf, size_t len)
+{
+	char path[512], line[256], comm[64];
+	struct dirent *p, *f;
+	DIR *proc, *fds;
+	FILE *fp;
+	__u32 id;
+
+	buf[0] = '\0';
+	proc = opendir("/proc");
+	if (!proc)
+		return;
+	while (!buf[0] && (p = readdir(proc))) {
+		if (p->d_name[0] < '0' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.16s/fdinfo", p->d_name);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		while (!buf[0] && (f = readdir(fds))) {
+			snprintf(path, sizeof(path), "/proc/%.16s/fdinfo/%.16s",
+				 p->d_name, f->d_name);
+			fp = fopen(path, "r");
+			if (!fp)
+				continue;
+			while (fgets(line, sizeof(line), fp)) {
+				if (sscanf(line, "link_id: %u", &id) != 1 ||
+				    id != link_id)
+					continue;
+				comm[0] = '\0';
+				snprintf(path, sizeof(path), "/proc/%.16s/comm",
+					 p->d_name);
+				FILE *c = fopen(path, "r");
+				if (c) {
+					if (fgets(comm, sizeof(comm), c))
+						comm[strcspn(comm, "\n")] = 0;
+					fclose(c);
+				}
+				snprintf(buf, len, "pid %d (%.32s)",
+					 atoi(p->d_name), comm);
+				break;
+			}
+			fclose(fp);
+		}
+		closedir(fds);
+	}
+	closedir(proc);
+}
+
+/* The XDP link on IFINDEX, if the program there was attached with one. */
+static __u32 xdp_link_of(int ifindex)
+{
+	struct bpf_link_info info;
+	__u32 id = 0;
+	int fd;
+
+	while (!bpf_link_get_next_id(id, &id)) {
+		fd = bpf_link_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (!link_info(fd, &info) && info.type == BPF_LINK_TYPE_XDP &&
+		    (int)info.xdp.ifindex == ifindex) {
+			close(fd);
+			return id;
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+static const char *xdp_mode_name(__u32 mode)
+{
+	switch (mode) {
+	case XDP_ATTACHED_DRV:
+		return "native";
+	case XDP_ATTACHED_SKB:
+		return "generic";
+	case XDP_ATTACHED_HW:
+		return "offload";
+	case XDP_ATTACHED_MULTI:
+		return "multi";
+	default:
+		return "none";
+	}
+}
+
+/*
+ * A foreign XDP program on the device: refuse (naming it), or with force
+ * take it off.
+ */
+static int foreign_xdp(const char *ifname, int ifindex, bool force,
+		       struct vnet_err *err)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct bpf_prog_info pinfo = {};
+	__u32 plen = sizeof(pinfo), link_id;
+	char holder[128] = "", how[256];
+	int fd, ret;
+
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return 0; /* cannot tell; the attach itself will say */
+	if (!q.prog_id)
+		return 0;
+	fd = bpf_prog_get_fd_by_id(q.prog_id);
+	if (fd >= 0) {
+		bpf_obj_get_info_by_fd(fd, &pinfo, &plen);
+		close(fd);
+	}
+	link_id = xdp_link_of(ifindex);
+	if (link_id)
+		link_holder(link_id, holder, sizeof(holder));
+	if (link_id)
+		snprintf(how, sizeof(how), "attached with bpf link %u%s%s",
+			 link_id, holder[0] ? " held by " : "", holder);
+	else
+		snprintf(how, sizeof(how),
+			 "attached through netlink, no process holds it");
+
+	if (!force) {
+		vnet_err_set(err, "%s: a foreign XDP program is attached: '%s' (prog id %u, %s mode, %s); detach it first or use 'vnetctl attach %s --force' to replace it",
+			     ifname, pinfo.name[0] ? pinfo.name : "?",
+			     q.prog_id, xdp_mode_name(q.attach_mode), how,
+			     ifname);
+		return -EBUSY;
+	}
+	if (link_id) {
+		fd = bpf_link_get_fd_by_id(link_id);
+		ret = fd < 0 ? -errno : bpf_link_detach(fd) ? -errno : 0;
+		if (fd >= 0)
+			close(fd);
+	} else {
+		__u32 flags = q.attach_mode == XDP_ATTACHED_SKB ?
+				      XDP_FLAGS_SKB_MODE :
+			      q.attach_mode == XDP_ATTACHED_HW ?
+				      XDP_FLAGS_HW_MODE :
+				      XDP_FLAGS_DRV_MODE;
+		ret = bpf_xdp_detach(ifindex, flags, NULL) ? -errno : 0;
+	}
+	if (ret)
+		vnet_err_set(err, "%s: cannot remove the foreign XDP program '%s' (id %u): %s",
+			     ifname, pinfo.name, q.prog_id, strerror(-ret));
+	return ret;
+}
+
+static int netns_cookie(__u64 *ino)
+{
+	struct stat sb;
+
+	if (stat("/proc/self/ns/net", &sb))
+		return -errno;
+	*ino = sb.st_ino;
+	return 0;
+}
+
+/* tc: a tcx link if the kernel has tcx, else a legacy clsact filter. */
+static int attach_tc(struct bpf_program *prog, int ifindex, bool ingress,
+		     const char *ifname, struct vnet_err *err)
+{
+	int fd, ret;
+
+	fd = bpf_link_create(bpf_program__fd(prog), ifindex,
+			     ingress ? VNET_BPF_TCX_INGRESS :
+				       VNET_BPF_TCX_EGRESS,
+			     NULL);
+	if (fd >= 0) {
+		ret = pin_fd(fd, ifname,
+			     ingress ? VNET_PIN_LINK_TC_INGRESS :
+				       VNET_PIN_LINK_TC_EGRESS,
+			     err);
+		close(fd);
+		return ret;
+	}
+	if (errno != EINVAL && errno != EOPNOTSUPP) {
+		ret = -errno;
+		vnet_err_set(err, "%s: cannot attach the tc %s program: %s",
+			     ifname, ingress ? "ingress" : "egress",
+			     strerror(errno));
+		return ret;
+	}
+
+	/* kernel without tcx: clsact + direct-action filter */
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+			    .attach_point = ingress ? BPF_TC_INGRESS :
+						      BPF_TC_EGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, topts,
+			    .handle = VNET_TC_LEGACY_HANDLE,
+			    .priority = VNET_TC_LEGACY_PRIO,
+			    .prog_fd = bpf_program__fd(prog),
+			    .flags = BPF_TC_F_REPLACE);
+	ret = bpf_tc_hook_create(&hook);
+	if (ret && ret != -EEXIST) {
+		vnet_err_set(err, "%s: the kernel has neither tcx nor a usable clsact qdisc (CONFIG_NET_SCH_INGRESS): %s",
+			     ifname, strerror(-ret));
+		return ret;
+	}
+	ret = bpf_tc_attach(&hook, &topts);
+	if (ret) {
+		vnet_err_set(err, "%s: cannot attach the tc %s filter: %s",
+			     ifname, ingress ? "ingress" : "egress",
+			     strerror(-ret));
+		return ret;
+	}
+	return pin_fd(bpf_program__fd(prog), ifname,
+		      ingress ? VNET_PIN_PROG_TC_INGRESS :
+				VNET_PIN_PROG_TC_EGRESS,
+		      err);
+}
+
+static void detach_legacy_tc(int ifindex, bool ingress)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+			    .attach_point = ingress ? BPF_TC_INGRESS :
+						      BPF_TC_EGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, topts,
+			    .handle = VNET_TC_LEGACY_HANDLE,
+			    .priority = VNET_TC_LEGACY_PRIO);
+
+	bpf_tc_detach(&hook, &topts);
+}
+
+static void config_defaults(int fd)
+{
+	struct vnet_config c = {
+		/* no coalescing until an operator asks for it */
+		.min_frames = 1,
+		.max_frames = 64,
+		.min_usecs = 0,
+		.max_usecs = 256,
+	};
+	__u32 q;
+
+	for (q = 0; q < VNET_MAX_QUEUES; q++)
+		bpf_map_update_elem(fd, &q, &c, BPF_ANY);
+}
+
+int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
+		struct vnet_err *err)
+{
+	int tx_hook = opts && opts->tx_hook ? opts->tx_hook : VNET_HOOK_XDP;
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	struct vnet_info info = {
+		.abi_version = VNET_ABI_VERSION,
+		.tx_hook = (__u32)tx_hook,
+	};
+	struct vnet_status st;
+	struct vnet *skel = NULL;
+	__u32 key = 0;
+	int ifindex, fd, ret;
+	size_t i;
+
+	if (tx_hook != VNET_HOOK_XDP && tx_hook != VNET_HOOK_TC) {
+		vnet_err_set(err, "unknown tx hook %d", tx_hook);
+		return -EINVAL;
+	}
+	ret = vnet_bpffs_ensure(err);
+	if (ret)
+		return ret;
+	ret = vnet_tap_check(ifname, &ifindex, err);
+	if (ret)
+		return ret;
+
+	if (!vnet_status(ifname, &st, NULL)) {
+		if (st.present && st.info.ifindex == (__u32)ifindex) {
+			vnet_err_set(err, "%s: already attached (pins in %s/%s); nothing to do",
+				     ifname, VNET_PIN_ROOT, ifname);
+			return -EALREADY;
+		}
+		/* pins of a device that went away (or whose name was reused) */
+		vnet_detach(ifname, NULL);
+	}
+
+	if (tx_hook == VNET_HOOK_XDP) {
+		ret = foreign_xdp(ifname, ifindex, opts && opts->force, err);
+		if (ret)
+			return ret;
+	}
+
+	netns_cookie(&info.netns_cookie);
+	/*
+	 * Guest-RX frames are counted at the net_dev_start_xmit tracepoint,
+	 * where the queue is known; a kernel that cannot attach there (no BTF)
+	 * gets tc egress counting at queue_mapping instead.
+	 */
+	for (int try = 0; try < 2; try++) {
+		bool xmit = try == 0;
+
+		skel = vnet__open();
+		if (!skel) {
+			ret = -errno;
+			vnet_err_set(err, "cannot open the embedded BPF object: %s",
+				     strerror(errno));
+			return ret;
+		}
+		bpf_program__set_autoload(skel->progs.vnet_xdp_tx,
+					  tx_hook == VNET_HOOK_XDP);
+		bpf_program__set_autoload(skel->progs.vnet_tc_tx,
+					  tx_hook == VNET_HOOK_TC);
+		bpf_program__set_autoload(skel->progs.vnet_xmit_rx, xmit);
+		skel->rodata->rx_count_at_xmit = xmit;
+		skel->rodata->target_ifindex = (__u32)ifindex;
+		skel->rodata->target_netns = (__u32)info.netns_cookie;
+		info.rx_queue_src = xmit ? VNET_RXQ_XMIT : VNET_RXQ_TC;
+		ret = vnet__load(skel);
+		if (!ret)
+			break;
+		vnet__destroy(skel);
+		skel = NULL;
+	}
+	if (ret) {
+		vnet_err_set(err, "cannot load the BPF programs: %s%s",
+			     strerror(-ret),
+			     ret == -EPERM ? " (vnetctl needs root: CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN)" :
+			     " (the kernel may lack BPF, XDP or BTF support; run with -d for the verifier's log)");
+		goto out;
+	}
+
+	ret = pin_dir_make(ifname, err);
+	if (ret)
+		goto out;
+	for (i = 0; i < sizeof(vnet_map_names) / sizeof(vnet_map_names[0]);
+	     i++) {
+		struct bpf_map *m = bpf_object__find_map_by_name(
+			skel->obj, vnet_map_names[i]);
+
+		ret = pin_fd(bpf_map__fd(m), ifname, vnet_map_names[i], err);
+		if (ret)
+			goto unwind;
+	}
+	config_defaults(bpf_map__fd(skel->maps.config));
+
+	if (tx_hook == VNET_HOOK_XDP) {
+		fd = bpf_link_create(bpf_program__fd(skel->progs.vnet_xdp_tx),
+				     ifindex, BPF_XDP, NULL);
+		if (fd < 0) {
+			ret = -errno;
+			vnet_err_set(err, "%s: cannot attach XDP: %s%s", ifname,
+				     strerror(errno),
+				     errno == EBUSY ? " (another XDP program is attached; use --force)" :
+				     errno == EINVAL ? " (the kernel may lack XDP links, Linux >= 5.9)" : "");
+			goto unwind;
+		}
+		ret = pin_fd(fd, ifname, VNET_PIN_LINK_XDP, err);
+		close(fd);
+		if (ret)
+			goto unwind;
+		if (!bpf_xdp_query(ifindex, 0, &q))
+			info.xdp_mode = q.attach_mode;
+	} else {
+		ret = attach_tc(skel->progs.vnet_tc_tx, ifindex, true, ifname,
+				err);
+		if (ret)
+			goto unwind;
+	}
+	if (info.rx_queue_src == VNET_RXQ_XMIT) {
+		fd = bpf_raw_tracepoint_open(NULL,
+				bpf_program__fd(skel->progs.vnet_xmit_rx));
+		if (fd < 0) {
+			ret = -errno;
+			vnet_err_set(err, "%s: cannot attach to the net_dev_start_xmit tracepoint: %s",
+				     ifname, strerror(errno));
+			goto unwind;
+		}
+		ret = pin_fd(fd, ifname, VNET_PIN_LINK_XMIT, err);
+		close(fd);
+		if (ret)
+			goto unwind;
+	}
+	ret = attach_tc(skel->progs.vnet_tc_rx, ifindex, false, ifname, err);
+	if (ret)
+		goto unwind;
+
+	info.ifindex = (__u32)ifindex;
+	info.attached_ns = (__u64)time(NULL);
+	bpf_map_update_elem(bpf_map__fd(skel->maps.info), &key, &info, BPF_ANY);
+	ret = 0;
+	goto out;
+
+unwind:
+	{
+		/* links close with their last reference: unpinning detaches */
+		int lfd = pin_get(ifname, VNET_PIN_PROG_TC_INGRESS);
+
+		if (lfd >= 0) {
+			detach_legacy_tc(ifindex, true);
+			close(lfd);
+		}
+		lfd = pin_get(ifname, VNET_PIN_PROG_TC_EGRESS);
+		if (lfd >= 0) {
+			detach_legacy_tc(ifindex, false);
+			close(lfd);
+		}
+		pin_dir_remove(ifname);
+	}
+out:
+	vnet__destroy(skel);
+	return ret;
+}
+
+static void detach_link_pin(const char *ifname, const char *pin)
+{
+	int fd = pin_get(ifname, pin);
+
+	if (fd < 0)
+		return;
+	bpf_link_detach(fd); /* fails harmlessly on a defunct link */
+	close(fd);
+}
+
+int vnet_detach(const char *ifname, struct vnet_err *err)
+{
+	struct vnet_info info = {};
+	char dir[PATH_MAX];
+	struct stat sb;
+	__u32 key = 0;
+	int fd, ret;
+
+	if (vnet_pin_path(dir, sizeof(dir), ifname, NULL))
+		return -ENAMETOOLONG;
+	if (stat(dir, &sb)) {
+		vnet_err_set(err, "%s: vnet is not attached (no pins in %s)",
+			     ifname, dir);
+		return -ENOENT;
+	}
+	fd = pin_get(ifname, "info");
+	if (fd >= 0) {
+		bpf_map_lookup_elem(fd, &key, &info);
+		close(fd);
+	}
+	detach_link_pin(ifname, VNET_PIN_LINK_XDP);
+	detach_link_pin(ifname, VNET_PIN_LINK_TC_INGRESS);
+	detach_link_pin(ifname, VNET_PIN_LINK_TC_EGRESS);
+	detach_link_pin(ifname, VNET_PIN_LINK_XMIT);
+	/* legacy clsact filters: only where the device is in this netns */
+	fd = pin_get(ifname, VNET_PIN_PROG_TC_INGRESS);
+	if (fd >= 0) {
+		detach_legacy_tc((int)info.ifindex, true);
+		close(fd);
+	}
+	fd = pin_get(ifname, VNET_PIN_PROG_TC_EGRESS);
+	if (fd >= 0) {
+		detach_legacy_tc((int)info.ifindex, false);
+		close(fd);
+	}
+	ret = pin_dir_remove(ifname);
+	if (ret)
+		vnet_err_set(err, "%s: cannot remove the pins in %s: %s",
+			     ifname, dir, strerror(-ret));
+	return ret;
+}
+
+int vnet_gc(char (*removed)[IF_NAMESIZE], int max, struct vnet_err *err)
+{
+	static char names[1024][IF_NAMESIZE];
+	struct vnet_status st;
+	int n, i, done = 0, ret;
+
+	n = vnet_list(names, 1024);
+	if (n < 0) {
+		vnet_err_set(err, "cannot read %s: %s", VNET_PIN_ROOT,
+			     strerror(-n));
+		return n;
+	}
+	for (i = 0; i < n; i++) {
+		if (vnet_status(names[i], &st, NULL) || st.present)
+			continue;
+		ret = vnet_detach(names[i], err);
+		if (ret)
+			return ret;
+		if (done < max)
+			snprintf(removed[done], IF_NAMESIZE, "%.15s",
+				 names[i]);
+		done++;
+	}
+	return done;
+}

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* Environment checks: errors, network namespaces, bpffs, the device. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/ethtool.h>
+#include <linux/sockios.h>
+
+#include "libvnet.h"
+
+#ifndef BPF_FS_MAGIC
+#define BPF_FS_MAGIC 0xcafe4a11
+#endif
+
+void vnet_err_set(struct vnet_err *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
+}
+
+const char *vnet_class_name(int cls)
+{
+	static const char *const names[VNET_CLASS_MAX] = {
+		[VNET_CLASS_URGENT] = "urgent", [VNET_CLASS_PUSH] = "push",
+		[VNET_CLASS_ACK] = "ack",       [VNET_CLASS_OTHER] = "other",
+		[VNET_CLASS_MALFORMED] = "malformed",
+	};
+
+	return cls >= 0 && cls < VNET_CLASS_MAX ? names[cls] : "?";
+}
+
+const char *vnet_dir_name(int dir)
+{
+	return dir == VNET_DIR_TX ? "tx" : dir == VNET_DIR_RX ? "rx" : "?";
+}
+
+int vnet_netns_enter(const char *name, struct vnet_err *err)
+{
+	char path[256];
+	int fd, ret = 0;
+
+	if (strchr(name, '/'))
+		snprintf(path, sizeof(path), "%s", name);
+	else
+		snprintf(path, sizeof(path), "/var/run/netns/%s", name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		vnet_err_set(err, "network namespace '%s': %s (%s); see 'ip netns list'",
+			     name, strerror(errno), path);
+		return ret;
+	}
+	if (setns(fd, CLONE_NEWNET)) {
+		ret = -errno;
+		vnet_err_set(err, "cannot enter network namespace '%s': %s%s", name,
+			     strerror(errno),
+			     errno == EPERM ? " (vnetctl needs root)" : "");
+	}
+	close(fd);
+	return ret;
+}
+
+static bool same_mount_ns_as_init(void)
+{
+	struct stat a, b;
+
+	if (stat("/proc/self/ns/mnt", &a) || stat("/proc/1/ns/mnt", &b))
+		return true; /* cannot tell: assume the usual case */
+	return a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+}
+
+int vnet_bpffs_ensure(struct vnet_err *err)
+{
+	struct statfs sfs;
+	int ret;
+
+	if (!statfs(VNET_BPFFS, &sfs) && sfs.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (!same_mount_ns_as_init()) {
+		/*
+		 * `ip netns exec` gives the command a private /sys: a bpffs
+		 * mounted there vanishes with the command, and so would the
+		 * attachment.  Refuse rather than pretend.
+		 */
+		vnet_err_set(err,
+			     "bpffs is not mounted at %s in this mount namespace (ip netns exec mounts a private /sys): pins made here would not outlive the command; run 'vnetctl -n NETNS ...' from the host's mount namespace instead",
+			     VNET_BPFFS);
+		return -ENOTSUP;
+	}
+	if (mount("bpf", VNET_BPFFS, "bpf", 0, "mode=0700")) {
+		ret = -errno;
+		if (errno == EPERM)
+			vnet_err_set(err, "bpffs is not mounted at %s and mounting it was refused: vnetctl needs root (CAP_SYS_ADMIN)",
+				     VNET_BPFFS);
+		else if (errno == ENODEV)
+			vnet_err_set(err, "the kernel lacks bpffs (CONFIG_BPF_SYSCALL): cannot pin programs and maps");
+		else
+			vnet_err_set(err, "bpffs is not mounted at %s and mounting it failed: %s; mount it with 'mount -t bpf bpf %s'",
+				     VNET_BPFFS, strerror(errno), VNET_BPFFS);
+		return ret;
+	}
+	return 0;
+}
+
+int vnet_pin_path(char *buf, size_t len, const char *ifname, const char *obj)
+{
+	int n;
+
+	if (obj)
+		n = snprintf(buf, len, "%s/%s/%s", VNET_PIN_ROOT, ifname, obj);
+	else
+		n = snprintf(buf, len, "%s/%s", VNET_PIN_ROOT, ifname);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int vnet_tap_check(const char *ifname, int *ifindex, struct vnet_err *err)
+{
+	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
+	struct ifreq ifr = {};
+	int fd, ret = 0;
+
+	if (!ifname[0] || strlen(ifname) >= IF_NAMESIZE || strchr(ifname, '/')) {
+		vnet_err_set(err, "'%s' is not a valid interface name", ifname);
+		return -EINVAL;
+	}
+	*ifindex = (int)if_nametoindex(ifname);
+	if (!*ifindex) {
+		vnet_err_set(err, "%s: no such network device in this network namespace (for a tap in another namespace use 'vnetctl -n NETNS ...')",
+			     ifname);
+		return -ENODEV;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		ret = -errno;
+		vnet_err_set(err, "socket: %s", strerror(errno));
+		return ret;
+	}
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	ifr.ifr_data = (void *)&info;
+	if (ioctl(fd, SIOCETHTOOL, &ifr)) {
+		ret = -errno;
+		vnet_err_set(err, "%s: cannot read driver info: %s", ifname,
+			     strerror(errno));
+		goto out;
+	}
+	if (strcmp(info.driver, "tun")) {
+		vnet_err_set(err, "%s: not a tap device (driver '%s'); vnet attaches to tun/tap devices created by QEMU, libvirt or 'ip tuntap add mode tap'",
+			     ifname, info.driver);
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
+	if (strcmp(info.bus_info, "tap")) {
+		vnet_err_set(err, "%s: not a tap device (a layer-3 tun device carries no Ethernet frames); vnet needs 'mode tap'",
+			     ifname);
+		ret = -EOPNOTSUPP;
+	}
+out:
+	close(fd);
+	return ret;
+}
