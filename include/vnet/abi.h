@@ -14,6 +14,8 @@
  *                                                      value = vnet_queue_state
  *   config  ARRAY, BPF_F_MMAPABLE, key = queue          value = vnet_config
  *   info    ARRAY, 1 entry                              value = vnet_info
+ *   dp_stats ARRAY, BPF_F_MMAPABLE, key = vnet_key(dir, queue)
+ *                                                      value = vnet_dp_stats
  *
  * Directions are named from the guest's point of view, the same words as the
  * guest's `ethtool -C eth0`: VNET_DIR_TX is what the guest transmits (frames
@@ -165,7 +167,38 @@ struct vnet_info {
 #define VNET_RXQ_XMIT 1 /* net_dev_start_xmit tracepoint: the queue tun picked */
 #define VNET_RXQ_TC 2   /* tc egress queue_mapping: before the pick */
 
+/* struct vnet_dp_stats.drops[] */
+enum vnet_drop {
+	VNET_DROP_NO_BUFFER = 0, /* guest RX ring had no buffer */
+	VNET_DROP_BAD_DESC = 1,  /* descriptor chain rejected */
+	VNET_DROP_TAP = 2,       /* tap read/write error */
+	VNET_DROP_TOO_BIG = 3,   /* frame larger than the buffers offered */
+	VNET_DROP_BROKEN = 4,    /* the device was marked broken */
+	VNET_DROP_MAX = 8,
+};
+
+/*
+ * Datapath counters of vnetd (the vhost-user backend), per (direction,
+ * queue).  Each queue is owned by one vnetd thread, which writes its entry
+ * through an mmap of the map with plain stores; readers (vnetctl, bpftool)
+ * see values that may lag by a batch.
+ */
+struct vnet_dp_stats {
+	__u64 kicks;             /* guest kicks (eventfd) received */
+	__u64 frames;            /* frames moved */
+	__u64 bytes;
+	__u64 batches;           /* bursts processed */
+	__u64 notify_sent;       /* call eventfd signals */
+	__u64 notify_suppressed; /* not sent: EVENT_IDX said the guest needs none */
+	__u64 notify_deferred;   /* held back by coalescing */
+	__u64 notify_urgent;     /* sent at once: urgent (tx) or PSH (rx) frame */
+	__u64 notify_timer;      /* sent by the coalescing timer (usecs expired) */
+	__u64 notify_frames;     /* sent because *-frames were pending */
+	__u64 drops[VNET_DROP_MAX];
+};
+
 #ifndef __BPF__
+_Static_assert(sizeof(struct vnet_dp_stats) == 144, "vnet_dp_stats");
 _Static_assert(sizeof(struct vnet_counter) == 16, "vnet_counter");
 _Static_assert(sizeof(struct vnet_class_stats) ==
 		       VNET_CLASS_MAX * sizeof(struct vnet_counter),

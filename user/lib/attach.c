@@ -35,7 +35,7 @@
 #define VNET_TC_LEGACY_PRIO 0x766e
 
 static const char *const vnet_map_names[] = { "stats", "queues", "config",
-					      "info" };
+					      "info", "dp_stats" };
 
 static int pin_dir_make(const char *ifname, struct vnet_err *err)
 {
