@@ -1,0 +1,34 @@
+#!/bin/sh
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# Installs everything vnet needs to build, test and benchmark on Debian 12
+# (run as root), then builds.  Idempotent: apt skips what is installed.
+set -eu
+
+PKGS="
+make gcc libc6-dev pkg-config
+clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+liburing-dev libmnl-dev
+iproute2 ethtool jq procps kmod
+"
+
+if [ "$(id -u)" != 0 ]; then
+	echo "Error: run as root (apt-get install, BPF and network namespaces need it)" >&2
+	exit 1
+fi
+
+missing=""
+for p in $PKGS; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	echo "bootstrap: installing:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+cd "$(dirname "$0")/.."
+make -j"$(nproc)" all

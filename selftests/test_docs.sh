@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# The man page, --help and `help COMMAND` must agree: every command in
+# --help has a section in vnetctl(8), and every long option a command's help
+# lists appears in that section.
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+VNETCTL=${VNETCTL:-$top/build/vnetctl}
+MAN=$top/docs/vnetctl.8
+
+check() { # name, condition-result, reason
+	if [ "$2" = 0 ]; then echo "PASS: $1"; else echo "FAIL: $1: $3"; fi
+}
+
+cmds=$("$VNETCTL" --help | awk '/^Commands:/{f=1;next} /^$/{f=0} f{print $1}')
+[ -n "$cmds" ]
+check "docs/help_lists_commands" $? "vnetctl --help lists no commands"
+
+for c in $cmds; do
+	grep -q "^\.SS $c\b" "$MAN"
+	check "docs/man_has_$c" $? "docs/vnetctl.8 has no '.SS $c' section"
+	"$VNETCTL" help "$c" >/dev/null
+	check "docs/help_$c" $? "'vnetctl help $c' failed"
+	# long options of the command, as its help prints them
+	section=$(awk -v c="$c" '/^\.SS /{f=($2==c)} f' "$MAN" | sed 's/\\-/-/g')
+	for o in $("$VNETCTL" help "$c" | grep -oE '^ +--[a-z-]+' | tr -d ' '); do
+		grep -qF -- "$o" <<<"$section"
+		check "docs/man_${c}_${o#--}" $? "docs/vnetctl.8 section '$c' does not document $o"
+	done
+done
+
+# global options of --help appear in the man page's OPTIONS
+for o in $("$VNETCTL" --help | grep -oE '^ +-[a-zA-Z], --[a-z-]+' | grep -oE -- '--[a-z-]+'); do
+	sed 's/\\-/-/g' "$MAN" | grep -qF -- "$o"
+	check "docs/man_option_${o#--}" $? "docs/vnetctl.8 does not document $o"
+done
+exit 0
