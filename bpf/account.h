@@ -5,7 +5,7 @@
 
 #include "maps.h"
 
-static __always_inline void vnet_account(__u32 dir, __u32 queue, int class,
+static __always_inline void vnet_account(__u32 dir, __u32 queue, __u32 class,
 					 __u32 len)
 {
 	__u32 key = vnet_key(dir, queue);
@@ -14,12 +14,15 @@ static __always_inline void vnet_account(__u32 dir, __u32 queue, int class,
 	struct vnet_counter *c;
 	__u64 now;
 
-	if (class < 0 || class >= VNET_CLASS_MAX)
+	if (class >= VNET_CLASS_MAX)
 		class = VNET_CLASS_MALFORMED;
 
 	s = bpf_map_lookup_elem(&stats, &key);
 	if (s) {
-		c = (struct vnet_counter *)s + class;
+		if (class == VNET_CLASS_MALFORMED)
+			c = &s->malformed;
+		else
+			c = (struct vnet_counter *)s + (class & 3);
 		c->packets++;
 		c->bytes += len;
 	}

@@ -67,7 +67,7 @@ static __always_inline void *vnet_hdr(void *data, void *data_end, __u32 off,
 static __always_inline int vnet_tcp_class(void *data, void *data_end,
 					  __u32 off, __u32 l4_len, int short_ret)
 {
-	__u8 *th;
+	__u8 *th, flags;
 	__u32 doff;
 
 	if (l4_len < VNET_TCP_MIN_HLEN)
@@ -75,12 +75,18 @@ static __always_inline int vnet_tcp_class(void *data, void *data_end,
 	th = vnet_hdr(data, data_end, off, VNET_TCP_MIN_HLEN);
 	if (!th)
 		return short_ret;
-	doff = (th[12] >> 4) * 4;
+	/*
+	 * Load both bytes right after the bounds check: left to itself the
+	 * compiler may sink the flags load and recompute the pointer, which
+	 * the verifier then no longer knows to be in bounds.
+	 */
+	doff = (*(volatile __u8 *)&th[12] >> 4) * 4;
+	flags = *(volatile __u8 *)&th[13];
 	if (doff < VNET_TCP_MIN_HLEN || doff > l4_len)
 		return VNET_CLASS_MALFORMED;
 	if (l4_len == doff)
 		return VNET_CLASS_ACK;
-	return (th[13] & VNET_TCP_FLAG_PSH) ? VNET_CLASS_PUSH : VNET_CLASS_URGENT;
+	return (flags & VNET_TCP_FLAG_PSH) ? VNET_CLASS_PUSH : VNET_CLASS_URGENT;
 }
 
 /* UDP and ICMP need no more than their fixed header to be "other". */
@@ -145,8 +151,16 @@ static __always_inline int vnet_parse_ipv6(void *data, void *data_end,
 	nexthdr = ip6[6];
 	off += VNET_IPV6_HLEN;
 
+	/* up to VNET_MAX_IPV6_EXT extension headers, then the L4 header */
 #pragma unroll
-	for (i = 0; i < VNET_MAX_IPV6_EXT; i++) {
+	for (i = 0; i < VNET_MAX_IPV6_EXT + 1; i++) {
+		if (i == VNET_MAX_IPV6_EXT && nexthdr != IPPROTO_TCP &&
+		    (nexthdr == VNET_IPPROTO_HOPOPTS ||
+		     nexthdr == VNET_IPPROTO_ROUTING ||
+		     nexthdr == VNET_IPPROTO_DSTOPTS ||
+		     nexthdr == VNET_IPPROTO_AH ||
+		     nexthdr == VNET_IPPROTO_FRAGMENT))
+			break;
 		switch (nexthdr) {
 		case VNET_IPPROTO_HOPOPTS:
 		case VNET_IPPROTO_ROUTING:
@@ -162,10 +176,11 @@ static __always_inline int vnet_parse_ipv6(void *data, void *data_end,
 				len = ((__u32)h[1] + 1) * 8;
 			break;
 		case VNET_IPPROTO_FRAGMENT:
+			if (ext + 8 > plen)
+				return VNET_CLASS_MALFORMED;
 			h = vnet_hdr(data, data_end, off, 8);
 			if (!h)
-				return ext + 8 > plen ? VNET_CLASS_MALFORMED :
-							short_ret;
+				return short_ret;
 			/* offset is the upper 13 bits of bytes 2-3 */
 			if ((((__u16)h[2] << 8) | h[3]) & 0xfff8)
 				return VNET_CLASS_OTHER;

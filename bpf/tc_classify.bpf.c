@@ -33,13 +33,23 @@ static __always_inline int vnet_tc_classify(struct __sk_buff *skb)
 
 	if (class != VNET_NEED_PULL)
 		return class;
-	/* headers outside the linear part (GSO, fragmented skb): pull once */
-	if (bpf_skb_pull_data(skb, skb->len < 256 ? skb->len : 256))
-		return VNET_CLASS_MALFORMED;
-	data = (void *)(long)skb->data;
-	data_end = (void *)(long)skb->data_end;
-	class = vnet_classify(data, data_end, skb->len);
-	return class == VNET_NEED_PULL ? VNET_CLASS_MALFORMED : class;
+	/*
+	 * Headers outside the linear part (GSO, paged skb): pull the usual
+	 * headers first, and everything the parser may walk only if that was
+	 * not enough (a long IPv6 extension header chain).
+	 */
+	for (int i = 0; i < 2; i++) {
+		__u32 want = i == 0 ? 256 : VNET_MAX_HDR_OFF + 64;
+
+		if (bpf_skb_pull_data(skb, skb->len < want ? skb->len : want))
+			return VNET_CLASS_MALFORMED;
+		data = (void *)(long)skb->data;
+		data_end = (void *)(long)skb->data_end;
+		class = vnet_classify(data, data_end, skb->len);
+		if (class != VNET_NEED_PULL)
+			return class;
+	}
+	return VNET_CLASS_MALFORMED;
 }
 
 /* to the guest */

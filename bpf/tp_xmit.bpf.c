@@ -17,6 +17,7 @@
 #include "maps.h"
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include "parse.h"
 #include "account.h"
 
 struct ns_common___vnet {
@@ -39,6 +40,8 @@ struct net_device___vnet {
 struct sk_buff___vnet {
 	unsigned int len;
 	__u16 queue_mapping;
+	__u16 transport_header;
+	unsigned char *head;
 	char cb[48];
 } __attribute__((preserve_access_index));
 
@@ -54,7 +57,7 @@ int BPF_PROG(vnet_xmit_rx, struct sk_buff___vnet *skb,
 	     struct net_device___vnet *dev)
 {
 	__u16 classid = 0;
-	int class;
+	__u32 class;
 
 	if (BPF_CORE_READ(dev, ifindex) != (int)target_ifindex)
 		return 0;
@@ -68,6 +71,22 @@ int BPF_PROG(vnet_xmit_rx, struct sk_buff___vnet *skb,
 	class = (classid & VNET_CLASSID_MASK) == VNET_CLASSID_MARK ?
 			classid & ~VNET_CLASSID_MASK :
 			VNET_CLASS_OTHER;
+	/*
+	 * A GSO frame segmented in software after tc egress (the tap lacks
+	 * TSO) arrives here as segments carrying the super-frame's class.
+	 * Every segment has payload, but TCP clears PSH on all but the last:
+	 * read the segment's own flags to tell urgent from push.
+	 */
+	if (class == VNET_CLASS_URGENT || class == VNET_CLASS_PUSH) {
+		__u16 th = BPF_CORE_READ(skb, transport_header);
+		unsigned char *head = BPF_CORE_READ(skb, head);
+		__u8 flags;
+
+		if (th != (__u16)~0U &&
+		    !bpf_probe_read_kernel(&flags, 1, head + th + 13))
+			class = (flags & VNET_TCP_FLAG_PSH) ? VNET_CLASS_PUSH :
+							      VNET_CLASS_URGENT;
+	}
 	vnet_account(VNET_DIR_RX, BPF_CORE_READ(skb, queue_mapping), class,
 		     BPF_CORE_READ(skb, len));
 	return 0;

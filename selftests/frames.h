@@ -109,8 +109,8 @@ struct frame_spec {
 	 * follows the IP headers directly.
 	 */
 	uint8_t proto;
-	uint16_t sport;			/* 0 = 40000 */
-	uint16_t dport;			/* 0 = 5201 */
+	uint16_t sport;			/* 0 = 40000; ICMP echo id, 0 = 1 */
+	uint16_t dport;			/* 0 = 5201; ICMP echo seq, 0 = 1 */
 	uint32_t seq;
 	uint32_t ack_seq;
 	uint8_t tcp_flags;		/* FRAME_TCP_* */

@@ -253,8 +253,8 @@ static inline bool test_have_root_bpf(char *why, size_t len)
 /* 0 is success; a negative value is an error, errno printed with it. */
 #define ASSERT_OK(res, name)                                                \
 	({                                                                  \
-		int ___errno = errno;                                       \
 		long long ___res = (long long)(res);                        \
+		int ___errno = errno; /* after res: the call sets it */     \
 		bool ___ok = ___res == 0;                                   \
 		if (!___ok)                                                 \
 			test__assert_fail(__FILE__, __LINE__, (name),       \
@@ -278,8 +278,8 @@ static inline bool test_have_root_bpf(char *why, size_t len)
 /* libbpf 1.x returns NULL and sets errno on error. */
 #define ASSERT_OK_PTR(ptr, name)                                            \
 	({                                                                  \
-		int ___errno = errno;                                       \
 		const void *___ptr = (ptr);                                 \
+		int ___errno = errno; /* after ptr: the call sets it */     \
 		bool ___ok = ___ptr &&                                      \
 			     (unsigned long)___ptr < (unsigned long)-4095;  \
 		if (!___ok)                                                 \
