@@ -239,7 +239,7 @@ int main(int argc, char **argv)
 
 	argc -= optind;
 	argv += optind;
-	optind = 1; /* commands run their own getopt_long */
+	optind = 0; /* 0, not 1: makes GNU getopt forget the "+" of the global parse */
 	/* `vnetctl attach --help` */
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
