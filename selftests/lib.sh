@@ -10,11 +10,16 @@
 #   tap_addr NS DEV         192.0.2.1/24 on DEV, 192.0.2.2 = the guest
 #   case_cleanup            undo everything the current case created
 #   pass NAME | fail NAME REASON | skip NAME REASON
+#   expect DESC EXPECTED ACTUAL ... report NAME   one PASS/FAIL per group
 #   busywait TIMEOUT_MS CMD...     poll CMD until it succeeds
 #   run CMD...              $RUN_RC, $RUN_OUT, $RUN_ERR (stdout, stderr)
+#   json DOC FILTER [ARGS]  jq -r; json_ok DOC; positive N
 #   vnet_stat JSON DIR QUEUE CLASS [packets|bytes]  from `vnetctl -j stats`
-#   map_stat DEV DIR QUEUE CLASS [packets|bytes]    bpftool, summed over CPUs
+#   map_stat DUMP DIR QUEUE CLASS [packets|bytes]   from `map_dump DEV`
+#                                   (bpftool), summed over CPUs
 
+# jq filters are single-quoted on purpose: $q, $c are jq variables
+# shellcheck disable=SC2016
 set -u
 
 VNET_SELFTESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -46,9 +51,15 @@ VNET_TMP=$(mktemp -d /tmp/vnet-selftest.XXXXXX)
 
 # --- results ---------------------------------------------------------------
 
+# test names are KSFT_PREFIX/NAME when the test sets KSFT_PREFIX
+_name()
+{
+	echo "${KSFT_PREFIX:+$KSFT_PREFIX/}$1"
+}
+
 pass()
 {
-	echo "PASS: $1"
+	echo "PASS: $(_name "$1")"
 	KSFT_PASS=$((KSFT_PASS + 1))
 }
 
@@ -58,7 +69,7 @@ fail()
 	local name=$1
 
 	shift
-	echo "FAIL: $name: $(echo "$*" | tr '\n' ' ' | sed 's/ *$//')"
+	echo "FAIL: $(_name "$name"): $(echo "$*" | tr '\n' ' ' | sed 's/ *$//')"
 	KSFT_FAIL=$((KSFT_FAIL + 1))
 }
 
@@ -67,7 +78,7 @@ skip()
 	local name=$1
 
 	shift
-	echo "SKIP: $name: $*"
+	echo "SKIP: $(_name "$name"): $*"
 	KSFT_SKIP=$((KSFT_SKIP + 1))
 }
 
@@ -166,10 +177,10 @@ run()
 	return 0
 }
 
-# vnetctl ARGS...: the binary under test
+# vnetctl ARGS...: the binary under test, bounded in time (rc 124 on timeout)
 vnetctl()
 {
-	"$VNETCTL" "$@"
+	timeout 30 "$VNETCTL" "$@"
 }
 
 # what run printed, for a failure message
@@ -179,6 +190,12 @@ run_said()
 }
 
 # --- JSON ----------------------------------------------------------------------
+
+# positive N: N is an integer > 0 (quietly false for empty, null, text)
+positive()
+{
+	[[ "${1:-}" =~ ^[0-9]+$ ]] && [ "$1" -gt 0 ]
+}
 
 # json JSON FILTER [jq args...]: jq -r FILTER on JSON; fails if JSON does not
 # parse or the filter errors

@@ -66,6 +66,7 @@
 #define GSO_MSS 1448
 #define DEF_SIZE 100
 #define DEF_GSO_SIZE (44 * GSO_MSS)
+#define GSO_MAX_SIZE (65535 - IP_LEN - TCP_LEN) /* IPv4 tot_len limit */
 #define DEF_TCP_BYTES 65536
 #define FRAME_MAX (VNET_HDR_LEN + 65536 + 256)
 #define RX_BUF (VNET_HDR_LEN + 128 * 1024)
@@ -187,7 +188,8 @@ static void open_queues(void)
 		ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE |
 				IFF_VNET_HDR;
 		if (ioctl(fds[i], TUNSETIFF, &ifr))
-			die("TUNSETIFF %s queue %d: %s (is it a persistent multi_queue vnet_hdr tap?)",
+			die("TUNSETIFF %s queue %d: %s (is it a persistent "
+			    "multi_queue vnet_hdr tap?)",
 			    dev, i, strerror(errno));
 		if (ioctl(fds[i], TUNSETVNETHDRSZ, &hdrsz))
 			die("TUNSETVNETHDRSZ: %s", strerror(errno));
@@ -388,7 +390,8 @@ static int write_frame(int q, struct frame *f)
 		if (n == (ssize_t)total)
 			return 0;
 		if (n >= 0) {
-			fprintf(stderr, "%s: short write on queue %d: %zd of %zu\n",
+			fprintf(stderr,
+				"%s: short write on queue %d: %zd of %zu\n",
 				prog, q, n, total);
 			return -EIO;
 		}
@@ -653,7 +656,8 @@ static int tcp_input(struct tcp_state *t, int q, const uint8_t *buf,
 	count_frame(&t->rx[q], p, len, vh->gso_type != VIRTIO_NET_HDR_GSO_NONE);
 
 	if (len >= ETH_LEN + 28 && get16(p + 12) == ETH_P_ARP &&
-	    get16(p + ETH_LEN + 6) == 1 && get32(p + ETH_LEN + 24) == GUEST_IP) {
+	    get16(p + ETH_LEN + 6) == 1 &&
+	    get32(p + ETH_LEN + 24) == GUEST_IP) {
 		arp_reply(t, p);
 		return 0;
 	}
@@ -780,6 +784,14 @@ static void host_io(struct tcp_state *t)
 	}
 }
 
+static void poll_queues(struct pollfd *pfd)
+{
+	int i;
+
+	for (i = 0; i < nq; i++)
+		pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+}
+
 static void print_counts(const char *name, struct counts *c)
 {
 	int q;
@@ -811,7 +823,7 @@ static int cmd_tcp(int queue, int port, long bytes)
 	struct pollfd pfd[MAX_QUEUES + 2];
 	double start = now_s(), syn_at = 0, done_at = 0, end;
 	const char *error = NULL;
-	int one = 1, i, n, err = 0;
+	int one = 1, n, err = 0;
 
 	t.queue = queue;
 	t.port = port;
@@ -859,8 +871,7 @@ static int cmd_tcp(int queue, int port, long bytes)
 		if (done_at && (t.fin_acked || now - done_at > 1.0))
 			break;
 
-		for (i = 0; i < nq; i++)
-			pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+		poll_queues(pfd);
 		pfd[nq] = (struct pollfd){ .fd = t.lfd, .events = POLLIN };
 		pfd[nq + 1] = (struct pollfd){
 			.fd = t.cfd,
@@ -881,8 +892,7 @@ static int cmd_tcp(int queue, int port, long bytes)
 	/* drain late frames for 200 ms so that every frame is counted */
 	end = now_s() + 0.2;
 	while (!t.reset && now_s() < end) {
-		for (i = 0; i < nq; i++)
-			pfd[i] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
+		poll_queues(pfd);
 		poll(pfd, nq, 20);
 		if (tcp_drain(&t) < 0)
 			break;
@@ -970,7 +980,7 @@ int main(int argc, char **argv)
 			i += 4;
 			if (i < argc && is_num(argv[i]))
 				g->size = parse_num(argv[i++], 0,
-						    c == C_GSO ? 65495 - TCP_LEN :
+						    c == C_GSO ? GSO_MAX_SIZE :
 								 9000,
 						    "size");
 		} else if (!strcmp(argv[i], "tcp")) {

@@ -8,9 +8,14 @@
 #
 #   selftests/test_attach.sh [CASE...]    (default: every case)
 
+# jq filters are single-quoted on purpose: $q, $c are jq variables
+# shellcheck disable=SC2016
+# shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"
 
-ALL_CASES="attach frames tcp reattach foreign gone cli watch"
+KSFT_PREFIX=attach
+
+ALL_CASES="attach frames tcp reattach foreign foreign_netns gone cli watch tchook"
 CLASSES="urgent push ack other malformed"
 NQ=2
 
@@ -23,7 +28,7 @@ new_case()
 
 attach()
 {
-	run vnetctl -n "$NS" attach "$DEV" "$@"
+	run vnetctl -n "$NS" attach "$DEV"
 	[ "$RUN_RC" -eq 0 ]
 }
 
@@ -44,11 +49,27 @@ ip_xdp_id()
 		sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -n1
 }
 
-# bpftool_net_xdp NS DEV: "id name" of the XDP program bpftool net lists
+# bpftool_net_xdp NS DEV: the id of the XDP program bpftool net lists on DEV
 bpftool_net_xdp()
 {
 	ip netns exec "$1" bpftool -j net 2>/dev/null |
-		jq -r --arg d "$2" '.[0].xdp[]? | select(.devname == $d) | "\(.id) \(.name // "")"' 2>/dev/null
+		jq -r --arg d "$2" '.[0].xdp[]? | select(.devname == $d) | .id' 2>/dev/null
+}
+
+# status_links STATUS_JSON: every link id a status document names
+status_links()
+{
+	json "$1" '[.. | objects | .link_id? | select(. != null and . > 0)] | .[]'
+}
+
+# links_alive ID...: the ids of those links that still exist
+links_alive()
+{
+	local id
+
+	for id in "$@"; do
+		link_exists "$id" && printf '%s ' "$id"
+	done
 }
 
 link_exists()
@@ -65,7 +86,7 @@ prog_name()
 
 case_attach()
 {
-	local st xdp_prog xdp_link tc_prog tc_link dump mode pin missing="" p
+	local st xdp_prog xdp_link tc_prog tc_link dump mode missing="" p
 
 	new_case attach || { fail attach_setup "cannot create netns/tap"; return; }
 	if ! attach; then
@@ -84,10 +105,10 @@ case_attach()
 	xdp_link=$(json "$st" '.[0].xdp.link_id // 0')
 	tc_prog=$(json "$st" '.[0].tc_egress.prog_id // 0')
 	tc_link=$(json "$st" '.[0].tc_egress.link_id // 0')
-	expect "xdp.prog_id > 0" yes "$([ "${xdp_prog:-0}" -gt 0 ] && echo yes || echo "no ($xdp_prog)")"
-	expect "xdp.link_id > 0" yes "$([ "${xdp_link:-0}" -gt 0 ] && echo yes || echo "no ($xdp_link)")"
-	expect "tc_egress.prog_id > 0" yes "$([ "${tc_prog:-0}" -gt 0 ] && echo yes || echo "no ($tc_prog)")"
-	expect "tc_egress.link_id > 0" yes "$([ "${tc_link:-0}" -gt 0 ] && echo yes || echo "no ($tc_link)")"
+	expect "xdp.prog_id > 0" yes "$(positive "$xdp_prog" && echo yes || echo "no ($xdp_prog)")"
+	expect "xdp.link_id > 0" yes "$(positive "$xdp_link" && echo yes || echo "no ($xdp_link)")"
+	expect "tc_egress.prog_id > 0" yes "$(positive "$tc_prog" && echo yes || echo "no ($tc_prog)")"
+	expect "tc_egress.link_id > 0" yes "$(positive "$tc_link" && echo yes || echo "no ($tc_link)")"
 	expect "xdp.mode" native "$(json "$st" '.[0].xdp.mode')"
 	expect "tc_ingress" null "$(json "$st" '.[0].tc_ingress')"
 	report attach_status "status: $st"
@@ -110,7 +131,7 @@ case_attach()
 
 	# vnetctl has exited: the attachment must still be there
 	expect "ip link xdp prog id" "$xdp_prog" "$(ip_xdp_id "$NS" "$DEV")"
-	expect "bpftool net xdp prog id" "$xdp_prog" "$(bpftool_net_xdp "$NS" "$DEV" | cut -d' ' -f1)"
+	expect "bpftool net xdp prog id" "$xdp_prog" "$(bpftool_net_xdp "$NS" "$DEV")"
 	expect "xdp link $xdp_link exists" yes "$(link_exists "$xdp_link" && echo yes || echo no)"
 	expect "tc egress link $tc_link exists" yes "$(link_exists "$tc_link" && echo yes || echo no)"
 	expect "tc egress link prog" "$tc_prog" "$(bpftool -j link show id "$tc_link" 2>/dev/null | jq -r '.prog_id' 2>/dev/null)"
@@ -176,23 +197,44 @@ case_frames()
 
 # --- 3: real TCP from the netns to the "guest" ------------------------------------
 
+# merge_tool_json DOC...: tapwrite tcp reports summed per queue, same shape
+merge_tool_json()
+{
+	printf '%s\n' "$@" | jq -s -c --argjson n "$NQ" '
+		def merge(k): [range(0; $n) as $q |
+			[.[] | .[k][] | select(.queue == $q) | del(.queue)] |
+			reduce .[] as $e ({};
+				reduce ($e | keys[]) as $key (.; .[$key] += $e[$key])) |
+			{queue: $q} + .];
+		{rx: merge("rx"), tx: merge("tx")}'
+}
+
+# Real TCP from the host to the "guest": one flow whose guest writes into
+# queue 0, then one into queue 1.  tun sends a flow's frames to the queue
+# the guest last wrote it from (automq; the SYN-ACK may go elsewhere: it is
+# sent before tun learns the flow), and vnet must count every frame the
+# guest reads at the queue fd it read it from.
 case_tcp()
 {
-	local out stats dump q c tool vn totals_t totals_v line
-	local port=$((20000 + RANDOM % 20000)) gq=1
+	local out stats dump q c tool vn totals_t totals_v line gq
+	local port=$((20000 + RANDOM % 20000)) outs=()
 
 	new_case tcp || { fail tcp_setup "cannot create netns/tap"; return; }
 	tap_addr "$NS" "$DEV" || { fail tcp_setup "cannot address $DEV"; case_cleanup; return; }
 	attach || { fail tcp_attach "$(run_said)"; case_cleanup; return; }
-	run "$TAPWRITE" -n "$NS" -d "$DEV" -q $NQ -t 20 tcp $gq "$port" 262144
-	out=$RUN_OUT
-	echo "# tapwrite tcp: $out"
-	if [ "$RUN_RC" -ne 0 ] || [ "$(json "$out" '.complete')" != true ]; then
-		fail tcp_transfer "$(run_said)"
-		case_cleanup
-		return
-	fi
+	for gq in 0 1; do
+		run "$TAPWRITE" -n "$NS" -d "$DEV" -q $NQ -t 20 tcp $gq $((port + gq)) 262144
+		echo "# tapwrite tcp (guest queue $gq): $RUN_OUT"
+		if [ "$RUN_RC" -ne 0 ] || [ "$(json "$RUN_OUT" '.complete')" != true ]; then
+			fail tcp_transfer "guest queue $gq: $(run_said)"
+			case_cleanup
+			return
+		fi
+		outs+=("$RUN_OUT")
+	done
 	pass tcp_transfer
+	out=$(merge_tool_json "${outs[@]}")
+	echo "# rx queue source: $(json "$(status_json)" '.[0].rx_queue_source // "not reported"')"
 	stats=$(stats_json)
 	dump=$(map_dump "$DEV" 2>/dev/null)
 	echo "# vnetctl -j stats: $stats"
@@ -219,7 +261,7 @@ case_tcp()
 	totals_v=$(json "$stats" '[.queues[] | select(.dir == "rx") | (.urgent, .push, .ack, .other, .malformed) | .bytes] | add // 0')
 	expect "rx bytes, all queues" "$totals_t" "$totals_v"
 	totals_t=$(json "$out" '[.rx[] | .push + .urgent] | add')
-	expect "host sent data frames" yes "$([ "${totals_t:-0}" -gt 0 ] && echo yes || echo no)"
+	expect "host sent data frames" yes "$(positive "$totals_t" && echo yes || echo no)"
 	report tcp_rx_totals
 
 	# per queue: the queue each frame came out of
@@ -236,7 +278,7 @@ case_tcp()
 	done
 	report tcp_rx_per_queue
 
-	# the guest's frames (SYN, ACKs, FIN) all went into queue $gq
+	# the guest's frames (SYN, ACKs, FIN)
 	for q in $(seq 0 $((NQ - 1))); do
 		for c in $CLASSES; do
 			tool=$(json "$out" '.tx[] | select(.queue == $q) | .[$c]' --argjson q "$q" --arg c "$c")
@@ -254,7 +296,7 @@ case_tcp()
 
 case_reattach()
 {
-	local st xdp_prog xdp_link tc_prog tc_link stats sent net
+	local st xdp_prog xdp_link tc_prog tc_link stats sent net links
 
 	new_case reattach || { fail reattach_setup "cannot create netns/tap"; return; }
 	attach || { fail reattach_attach "$(run_said)"; case_cleanup; return; }
@@ -263,6 +305,7 @@ case_reattach()
 	xdp_link=$(json "$st" '.[0].xdp.link_id // 0')
 	tc_prog=$(json "$st" '.[0].tc_egress.prog_id // 0')
 	tc_link=$(json "$st" '.[0].tc_egress.link_id // 0')
+	links=$(status_links "$st" | tr '\n' ' ')
 
 	run vnetctl -n "$NS" attach "$DEV"
 	expect "second attach exit" 0 "$RUN_RC"
@@ -284,6 +327,8 @@ case_reattach()
 	# bpftool 7.1 does not list tcx in `bpftool net`: check the links went
 	expect "xdp link $xdp_link gone" yes "$(link_exists "$xdp_link" && echo no || echo yes)"
 	expect "tc egress link $tc_link gone" yes "$(link_exists "$tc_link" && echo no || echo yes)"
+	# shellcheck disable=SC2086 # a list of ids
+	expect "links of the attachment ($links) still alive" "" "$(links_alive $links)"
 	expect "tc egress prog $tc_prog gone" yes "$(bpftool prog show id "$tc_prog" >/dev/null 2>&1 && echo no || echo yes)"
 	report reattach_detach "$(run_said)"
 
@@ -291,7 +336,7 @@ case_reattach()
 	expect "re-attach exit" 0 "$RUN_RC"
 	st=$(status_json)
 	expect present true "$(json "$st" '.[0].present')"
-	expect "xdp attached" yes "$([ "$(json "$st" '.[0].xdp.prog_id // 0')" -gt 0 ] && echo yes || echo no)"
+	expect "xdp attached" yes "$(positive "$(json "$st" '.[0].xdp.prog_id')" && echo yes || echo no)"
 	stats=$(stats_json)
 	expect "stats -j parses" yes "$(json_ok "$stats" && echo yes || echo no)"
 	expect "counters after re-attach (sum)" 0 "$(json "$stats" '[.queues[] | (.urgent, .push, .ack, .other, .malformed) | .packets] | add // 0')"
@@ -306,7 +351,7 @@ case_reattach()
 
 case_foreign()
 {
-	local obj=$OUT/bpf/bench_empty.bpf.o before st id net
+	local obj=$OUT/bpf/bench_empty.bpf.o before st id
 
 	new_case foreign || { fail foreign_setup "cannot create netns/tap"; return; }
 	if ! ip -n "$NS" link set dev "$DEV" xdp obj "$obj" sec xdp 2>"$VNET_TMP/ip.err"; then
@@ -315,6 +360,8 @@ case_foreign()
 		return
 	fi
 	before=$(ip_xdp_id "$NS" "$DEV")
+	expect "foreign program attached" empty_xdp "$(prog_name "$before")"
+	report foreign_setup
 
 	run vnetctl -n "$NS" attach "$DEV"
 	expect "attach exit" 1 "$RUN_RC"
@@ -331,10 +378,11 @@ case_foreign()
 	st=$(status_json)
 	id=$(json "$st" '.[0].xdp.prog_id // 0')
 	expect "status xdp prog is what ip link shows" "$id" "$(ip_xdp_id "$NS" "$DEV")"
-	expect "xdp prog replaced" yes "$([ "$id" != "$before" ] && [ "$id" -gt 0 ] && echo yes || echo no)"
-	net=$(bpftool_net_xdp "$NS" "$DEV")
-	expect "bpftool net no longer shows empty_xdp" no "$(grep -q empty_xdp <<<"$net" && echo yes || echo no)"
-	report foreign_force "$(run_said) bpftool net: $net"
+	expect "xdp prog replaced" yes "$([ "$id" != "$before" ] && positive "$id" && echo yes || echo no)"
+	expect "bpftool net xdp prog" "$id" "$(bpftool_net_xdp "$NS" "$DEV")"
+	expect "xdp prog name is not empty_xdp" yes "$([ "$(prog_name "$id")" != empty_xdp ] && echo yes || echo no)"
+	expect "empty_xdp (id $before) unloaded" yes "$(bpftool prog show id "$before" >/dev/null 2>&1 && echo no || echo yes)"
+	report foreign_force "$(run_said)"
 
 	# and it counts
 	"$TAPWRITE" -n "$NS" -d "$DEV" -q $NQ send 1 urgent 2 >/dev/null
@@ -343,11 +391,64 @@ case_foreign()
 	case_cleanup
 }
 
+# --- 5b: a foreign XDP program, and vnet on the same ifindex in another netns --
+
+# Every fresh netns numbers its first device 2, so taps in different
+# namespaces share ifindexes: --force must take the foreign program off
+# DEV, not an XDP link that has DEV's ifindex in another namespace.
+case_foreign_netns()
+{
+	local obj=$OUT/bpf/bench_empty.bpf.o ns_a dev_a st_a xdp_a link_a before st id
+	local idx_a idx_b
+
+	new_case fna || { fail foreign_netns_setup "cannot create netns/tap"; return; }
+	ns_a=$NS
+	dev_a=$DEV
+	attach || { fail foreign_netns_attach "$(run_said)"; return; }
+	st_a=$(status_json)
+	xdp_a=$(json "$st_a" '.[0].xdp.prog_id')
+	link_a=$(json "$st_a" '.[0].xdp.link_id')
+
+	new_case fnb || { fail foreign_netns_setup "cannot create netns/tap"; return; }
+	if ! ip -n "$NS" link set dev "$DEV" xdp obj "$obj" sec xdp 2>"$VNET_TMP/ip.err"; then
+		skip foreign_netns "ip link set xdp obj failed: $(head -c 200 "$VNET_TMP/ip.err")"
+		return
+	fi
+	before=$(ip_xdp_id "$NS" "$DEV")
+	idx_a=$(ip netns exec "$ns_a" cat "/sys/class/net/$dev_a/ifindex")
+	idx_b=$(ip netns exec "$NS" cat "/sys/class/net/$DEV/ifindex")
+	if [ "$idx_a" != "$idx_b" ]; then
+		skip foreign_netns "the two taps do not share an ifindex ($idx_a, $idx_b)"
+		return
+	fi
+
+	run vnetctl -n "$NS" attach "$DEV"
+	expect "attach exit" 1 "$RUN_RC"
+	expect "does not blame link $link_a of $dev_a (netns $ns_a)" no "$(grep -qw "link $link_a" <<<"$RUN_ERR" && echo yes || echo no)"
+	report foreign_netns_refused "$(run_said)"
+
+	run vnetctl -n "$NS" attach "$DEV" --force
+	expect "attach --force exit" 0 "$RUN_RC"
+	st=$(status_json)
+	id=$(json "$st" '.[0].xdp.prog_id // 0')
+	expect "$DEV: status xdp prog is what ip link shows" "$id" "$(ip_xdp_id "$NS" "$DEV")"
+	expect "$DEV: foreign prog $before replaced" yes "$([ "$id" != "$before" ] && positive "$id" && echo yes || echo no)"
+	expect "$dev_a (other netns): ip link xdp prog" "$xdp_a" "$(ip_xdp_id "$ns_a" "$dev_a")"
+	expect "$dev_a (other netns): xdp link $link_a" "$xdp_a" "$(bpftool -j link show id "$link_a" 2>/dev/null | jq -r '.prog_id' 2>/dev/null)"
+	report foreign_netns_force "$(run_said)"
+}
+
+# dev_gone DEV: vnetctl reports DEV as not present
+dev_gone()
+{
+	[ "$(vnetctl -j status "$1" 2>/dev/null | jq -r '.[0].present' 2>/dev/null)" = false ]
+}
+
 # --- 6: the device goes away --------------------------------------------------------------
 
 case_gone()
 {
-	local keep st
+	local keep st links
 
 	new_case gone || { fail gone_setup "cannot create netns/tap"; return; }
 	attach || { fail gone_attach "$(run_said)"; case_cleanup; return; }
@@ -355,7 +456,9 @@ case_gone()
 	keep=$(rand_tap)
 	tap_create "$NS" "$keep" && run vnetctl -n "$NS" attach "$keep"
 
+	links=$(status_links "$(status_json)" | tr '\n' ' ')
 	ip -n "$NS" link del "$DEV"
+	busywait 3000 dev_gone "$DEV"
 	st=$(vnetctl -j status "$DEV" 2>/dev/null)
 	expect "status -j parses" yes "$(json_ok "$st" && echo yes || echo no)"
 	expect "present (host netns view)" false "$(json "$st" '.[] | select(.ifname == $d) | .present' --arg d "$DEV")"
@@ -367,6 +470,8 @@ case_gone()
 	run vnetctl gc
 	expect "gc exit" 0 "$RUN_RC"
 	expect "pins of the gone device removed" yes "$(pins_gone "$DEV" && echo yes || echo no)"
+	# shellcheck disable=SC2086 # a list of ids
+	expect "links of the gone device ($links) still alive" "" "$(links_alive $links)"
 	expect "pins of the present tap $keep (other netns) kept" yes "$(pins_exist "$keep" && echo yes || echo no)"
 	st=$(vnetctl -n "$NS" -j status "$keep" 2>/dev/null)
 	expect "$keep still present" true "$(json "$st" '.[0].present')"
@@ -419,12 +524,12 @@ case_cli()
 	cli_expect cli_missing_argument 2 '' vnetctl attach
 	cli_expect cli_stats_missing_argument 2 '' vnetctl stats
 	cli_expect cli_extra_argument 2 '' vnetctl -n "$NS" attach "$DEV" extra
-	cli_expect cli_bad_tx_hook 2 '' vnetctl -n "$NS" attach "$DEV" --tx-hook bogus
+	cli_expect cli_bad_tx_hook 2 'bogus' vnetctl -n "$NS" attach "$DEV" --tx-hook bogus
 	attach || fail cli_attach "$(run_said)"
-	cli_expect cli_bad_queue_word 2 '' vnetctl -n "$NS" stats "$DEV" --queue abc
-	cli_expect cli_bad_queue_negative 2 '' vnetctl -n "$NS" stats "$DEV" --queue -1
-	cli_expect cli_bad_queue_range 2 '' vnetctl -n "$NS" stats "$DEV" --queue 256
-	cli_expect cli_bad_watch 2 '' vnetctl -n "$NS" stats "$DEV" --watch x
+	cli_expect cli_bad_queue_word 2 'abc' vnetctl -n "$NS" stats "$DEV" --queue abc
+	cli_expect cli_bad_queue_negative 2 "'-1'" vnetctl -n "$NS" stats "$DEV" --queue -1
+	cli_expect cli_bad_queue_range 2 '256' vnetctl -n "$NS" stats "$DEV" --queue 256
+	cli_expect cli_bad_watch 2 "'x'" vnetctl -n "$NS" stats "$DEV" --watch x
 	cli_expect cli_good_queue 0 '' vnetctl -n "$NS" -j stats "$DEV" --queue 1
 	cli_expect cli_help 0 'usage' vnetctl --help
 	cli_expect cli_help_short 0 'usage' vnetctl -h
@@ -497,13 +602,50 @@ case_watch()
 		json_ok "$l" || { bad+=" line $i does not parse;"; continue; }
 		[ "$(json "$l" '.interval_s // empty')" != "" ] || bad+=" line $i has no interval_s;"
 		[ "$(json "$l" '.ifname')" = "$DEV" ] || bad+=" line $i ifname;"
-		[ "$(json "$l" '[.queues[] | select(.rates.urgent.pps != null and .rates.urgent.bps != null)] | length')" -gt 0 ] ||
+		positive "$(json "$l" '[.queues[] | select(.rates.urgent.pps != null and .rates.urgent.bps != null)] | length')" ||
 			bad+=" line $i has no rates.urgent.pps/bps;"
 		pps=$(json "$l" '[.queues[] | select(.dir == "tx" and .queue == 0) | .rates.urgent.pps] | add // 0')
 		awk -v p="$pps" 'BEGIN { exit !(p > 0) }' || bad+=" line $i q0 tx urgent pps=$pps, want > 0;"
-	done <<<"$lines"
+	done < <(grep . <<<"$lines")
 	expect "problems" "" "$bad"
 	report watch_json "$(run_said)"
+	case_cleanup
+}
+
+# --- 9: --tx-hook tc ------------------------------------------------------------------
+
+case_tchook()
+{
+	local st sent missing="" p
+
+	new_case tchook || { fail tchook_setup "cannot create netns/tap"; return; }
+	run vnetctl -n "$NS" attach "$DEV" --tx-hook tc
+	if [ "$RUN_RC" -ne 0 ]; then
+		fail tchook_attach "$(run_said)"
+		case_cleanup
+		return
+	fi
+	st=$(status_json)
+	expect tx_hook tc "$(json "$st" '.[0].tx_hook')"
+	expect xdp null "$(json "$st" '.[0].xdp')"
+	expect "tc_ingress.link_id > 0" yes "$(positive "$(json "$st" '.[0].tc_ingress.link_id')" && echo yes || echo no)"
+	expect "tc_egress.link_id > 0" yes "$(positive "$(json "$st" '.[0].tc_egress.link_id')" && echo yes || echo no)"
+	expect "ip link xdp" "" "$(ip_xdp_id "$NS" "$DEV")"
+	for p in stats queues config info link_tc_ingress link_tc_egress; do
+		[ -e "$PIN_ROOT/$DEV/$p" ] || missing+=" $p"
+	done
+	expect "missing pins" "" "$missing"
+	expect "link_xdp pinned" no "$([ -e "$PIN_ROOT/$DEV/link_xdp" ] && echo yes || echo no)"
+	report tchook_status "status: $st"
+
+	sent=$("$TAPWRITE" -n "$NS" -d "$DEV" -q $NQ send 0 urgent 4 send 1 push 3 \
+		send 1 ack 2 send 0 other 1 send 1 malformed 1 send 1 gso 1)
+	check_counts tchook_counts "$sent" "$(stats_json)" "$(map_dump "$DEV" 2>/dev/null)"
+
+	run vnetctl -n "$NS" detach "$DEV"
+	expect "detach exit" 0 "$RUN_RC"
+	expect "pins gone" yes "$(pins_gone "$DEV" && echo yes || echo no)"
+	report tchook_detach "$(run_said)"
 	case_cleanup
 }
 
@@ -512,11 +654,14 @@ case_watch()
 require_root test_attach || exit 0
 require_cmd test_attach ip jq bpftool "$VNETCTL" "$TAPWRITE" || exit 0
 
-for c in ${@:-$ALL_CASES}; do
+# shellcheck disable=SC2086 # a list of words
+[ $# -gt 0 ] || set -- $ALL_CASES
+for c in "$@"; do
 	if ! declare -F "case_$c" >/dev/null; then
 		fail "$c" "no such case (cases: $ALL_CASES)"
 		continue
 	fi
 	"case_$c"
+	case_cleanup # in case the case returned early
 done
 ksft_exit

@@ -292,8 +292,12 @@ static void link_holder(__u32 link_id, char *buf, size_t len)
 	closedir(proc);
 }
 
-/* The XDP link on IFINDEX, if the program there was attached with one. */
-static __u32 xdp_link_of(int ifindex)
+/*
+ * The XDP link that holds PROG_ID on IFINDEX, if it was attached with one.
+ * ifindexes repeat across network namespaces (every new namespace numbers
+ * its first device 2), program ids do not: match both.
+ */
+static __u32 xdp_link_of(int ifindex, __u32 prog_id)
 {
 	struct bpf_link_info info;
 	__u32 id = 0;
@@ -304,7 +308,8 @@ static __u32 xdp_link_of(int ifindex)
 		if (fd < 0)
 			continue;
 		if (!link_info(fd, &info) && info.type == BPF_LINK_TYPE_XDP &&
-		    (int)info.xdp.ifindex == ifindex) {
+		    (int)info.xdp.ifindex == ifindex &&
+		    info.prog_id == prog_id) {
 			close(fd);
 			return id;
 		}
@@ -351,7 +356,7 @@ static int foreign_xdp(const char *ifname, int ifindex, bool force,
 		bpf_obj_get_info_by_fd(fd, &pinfo, &plen);
 		close(fd);
 	}
-	link_id = xdp_link_of(ifindex);
+	link_id = xdp_link_of(ifindex, q.prog_id);
 	if (link_id)
 		link_holder(link_id, holder, sizeof(holder));
 	if (link_id)
