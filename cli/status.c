@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* vnetctl status [DEV] */
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -111,8 +112,10 @@ int do_status(int argc, char **argv)
 	}
 	n = vnet_list(names, 1024);
 	if (n < 0)
-		return cli_error("cannot read %s: %s", VNET_PIN_ROOT,
-				 strerror(-n));
+		return cli_error("cannot read %s: %s%s", VNET_PIN_ROOT,
+				 strerror(-n),
+				 n == -EACCES || n == -EPERM ?
+					 " (vnetctl needs root)" : "");
 	out_arr_open(NULL);
 	for (i = 0; i < n; i++) {
 		if (vnet_status(names[i], &st, &err)) {

@@ -15,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 
 KSFT_PREFIX=attach
 
-ALL_CASES="attach frames tcp reattach foreign foreign_netns gone cli watch tchook"
+ALL_CASES="attach frames tcp reattach foreign foreign_netns gone cli env watch tchook"
 CLASSES="urgent push ack other malformed"
 NQ=2
 
@@ -569,6 +569,35 @@ case_cli()
 	cli_expect cli_status_plain 0 "$DEV" vnetctl -n "$NS" status "$DEV"
 	cli_expect cli_stats_plain 0 'push' vnetctl -n "$NS" stats "$DEV"
 	cli_expect cli_status_not_attached 1 '' vnetctl -n "$NS" stats vtnosuchdev0
+	case_cleanup
+}
+
+# --- errors from the environment: no permission, no bpffs ---------------------
+
+case_env()
+{
+	local nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+
+	new_case env || { fail env_setup "cannot create netns/tap"; return; }
+	attach || { fail env_attach "$(run_said)"; case_cleanup; return; }
+
+	# not root: every command says so, and nothing changes
+	cli_expect env_noroot_attach 1 'needs root' $nobody "$VNETCTL" -n "$NS" attach "$DEV"
+	cli_expect env_noroot_status 1 'needs root' $nobody "$VNETCTL" status "$DEV"
+	cli_expect env_noroot_status_all 1 'needs root' $nobody "$VNETCTL" status
+	cli_expect env_noroot_stats 1 'needs root' $nobody "$VNETCTL" stats "$DEV"
+	cli_expect env_noroot_detach 1 'needs root' $nobody "$VNETCTL" detach "$DEV"
+	expect "still attached" true "$(json "$(status_json)" '.[0].present')"
+	report env_noroot_changes_nothing "$(run_said)"
+
+	# a mount namespace without bpffs (what `ip netns exec` gives): refused
+	# with the fix, not a private bpffs that would vanish with the command
+	cli_expect env_no_bpffs 1 'bpffs is not mounted.*-n NETNS' \
+		unshare -m --propagation private sh -c \
+		"while umount /sys/fs/bpf 2>/dev/null; do :; done; exec $VNETCTL -n $NS attach $DEV"
+	cli_expect env_no_bpffs_status 1 'not attached|bpffs' \
+		unshare -m --propagation private sh -c \
+		"while umount /sys/fs/bpf 2>/dev/null; do :; done; exec $VNETCTL status $DEV"
 	case_cleanup
 }
 

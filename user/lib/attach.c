@@ -112,6 +112,24 @@ static int pin_dir_remove(const char *ifname)
 	return ret;
 }
 
+/* Why the pin directory of IFNAME cannot be seen (stat failed). */
+static int pins_missing(const char *ifname, const char *dir,
+			struct vnet_err *err)
+{
+	int ret = -errno;
+
+	if (errno == EACCES || errno == EPERM)
+		vnet_err_set(err, "%s: cannot read %s: permission denied (vnetctl needs root)",
+			     ifname, dir);
+	else if (errno == ENOENT)
+		vnet_err_set(err, "%s: vnet is not attached (no pins in %s)",
+			     ifname, dir);
+	else
+		vnet_err_set(err, "%s: cannot read %s: %s", ifname, dir,
+			     strerror(errno));
+	return ret;
+}
+
 static int link_info(int fd, struct bpf_link_info *info)
 {
 	__u32 len = sizeof(*info);
@@ -170,11 +188,8 @@ int vnet_status(const char *ifname, struct vnet_status *st,
 	snprintf(st->ifname, sizeof(st->ifname), "%s", ifname);
 	if (vnet_pin_path(dir, sizeof(dir), ifname, NULL))
 		return -ENAMETOOLONG;
-	if (stat(dir, &sb)) {
-		vnet_err_set(err, "%s: vnet is not attached (no pins in %s)",
-			     ifname, dir);
-		return -ENOENT;
-	}
+	if (stat(dir, &sb))
+		return pins_missing(ifname, dir, err);
 
 	fd = pin_get(ifname, "info");
 	if (fd >= 0) {
@@ -666,11 +681,8 @@ int vnet_detach(const char *ifname, struct vnet_err *err)
 
 	if (vnet_pin_path(dir, sizeof(dir), ifname, NULL))
 		return -ENAMETOOLONG;
-	if (stat(dir, &sb)) {
-		vnet_err_set(err, "%s: vnet is not attached (no pins in %s)",
-			     ifname, dir);
-		return -ENOENT;
-	}
+	if (stat(dir, &sb))
+		return pins_missing(ifname, dir, err);
 	fd = pin_get(ifname, "info");
 	if (fd >= 0) {
 		bpf_map_lookup_elem(fd, &key, &info);

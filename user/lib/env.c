@@ -75,13 +75,54 @@ int vnet_netns_enter(const char *name, struct vnet_err *err)
 	return ret;
 }
 
-static bool same_mount_ns_as_init(void)
+static int mnt_ns_of(pid_t pid, struct stat *sb)
 {
-	struct stat a, b;
+	char path[64];
 
-	if (stat("/proc/self/ns/mnt", &a) || stat("/proc/1/ns/mnt", &b))
-		return true; /* cannot tell: assume the usual case */
-	return a.st_ino == b.st_ino && a.st_dev == b.st_dev;
+	snprintf(path, sizeof(path), "/proc/%d/ns/mnt", (int)pid);
+	return stat(path, sb);
+}
+
+static pid_t parent_of(pid_t pid)
+{
+	char path[64], line[256];
+	pid_t ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "PPid: %d", &ppid) == 1)
+			break;
+	fclose(f);
+	return ppid;
+}
+
+/*
+ * Are we in a private mount namespace, one that PID 1 or one of our
+ * ancestors does not share (`ip netns exec`, `unshare -m`)?  PID 1's may be
+ * unreadable (containers, some VMs): then our ancestors tell.
+ */
+static bool private_mount_ns(void)
+{
+	struct stat self, other;
+	pid_t pid;
+	int hops;
+
+	if (mnt_ns_of(getpid(), &self))
+		return false; /* cannot tell: assume the usual case */
+	if (!mnt_ns_of(1, &other))
+		return self.st_ino != other.st_ino;
+	for (pid = getppid(), hops = 0; pid > 1 && hops < 64;
+	     pid = parent_of(pid), hops++) {
+		if (mnt_ns_of(pid, &other))
+			break;
+		if (other.st_ino != self.st_ino)
+			return true;
+	}
+	return false;
 }
 
 int vnet_bpffs_ensure(struct vnet_err *err)
@@ -91,7 +132,7 @@ int vnet_bpffs_ensure(struct vnet_err *err)
 
 	if (!statfs(VNET_BPFFS, &sfs) && sfs.f_type == BPF_FS_MAGIC)
 		return 0;
-	if (!same_mount_ns_as_init()) {
+	if (private_mount_ns()) {
 		/*
 		 * `ip netns exec` gives the command a private /sys: a bpffs
 		 * mounted there vanishes with the command, and so would the
