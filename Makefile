@@ -14,7 +14,7 @@ ARCH_INC   := /usr/include/$(shell $(CC) -dumpmachine)
 
 WARN       := -Wall -Wextra -Werror
 CFLAGS     ?= -O2 -g
-CFLAGS     += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser/lib -I$(OUT)
+CFLAGS     += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser/lib -Iuser/vhost -I$(OUT)
 LDLIBS     += -lbpf -lelf -lz
 BPF_CFLAGS := -g -O2 $(WARN) -Wno-unused-parameter -target bpf -D__BPF__ -I$(ARCH_INC) -Iinclude -Ibpf
 
@@ -33,6 +33,20 @@ VNETCTL    := $(OUT)/vnetctl
 SELFTESTS  := $(OUT)/selftests/test_classify $(OUT)/selftests/tapwrite
 BENCHES    := $(OUT)/bench/bench_tap
 
+# the vhost-user backend library (user/vhost/) and its unit test, built
+# with ASan/UBSan
+VHOST_SRCS := $(wildcard user/vhost/*.c)
+VHOST_OBJS := $(VHOST_SRCS:%.c=$(OUT)/%.o)
+LIBVHOST   := $(OUT)/libvhost.a
+SELFTESTS  += $(OUT)/selftests/vhost_unit $(OUT)/selftests/test_vhost_unit
+
+# the userspace virtio-net frontend (plays QEMU + guest driver over
+# vhost-user), built with ASan/UBSan; run.sh runs build/selftests/test_*
+VUFE_SRCS  := $(wildcard selftests/frontend/*.c)
+VUFE       := $(OUT)/selftests/vufe_selftest
+SELFTESTS  += $(VUFE) $(OUT)/selftests/test_vufe
+SANITIZE   := -fsanitize=address,undefined -fno-omit-frame-pointer
+
 .PHONY: all check test bench demo install clean deps
 all: $(VNETCTL) $(SELFTESTS) $(BENCHES)
 
@@ -49,7 +63,7 @@ $(OUT)/bench_empty.bpf.o: $(OUT)/bpf/bench_empty.bpf.o
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst .skel.h,,$(notdir $@)) > $@.tmp && mv $@.tmp $@
 
-$(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h cli/*.h selftests/*.h)
+$(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h cli/*.h selftests/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c $< -o $@
 
@@ -61,6 +75,23 @@ $(VNETCTL): $(CLI_OBJS) $(LIBVNET)
 
 $(OUT)/selftests/%: $(OUT)/selftests/%.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(LIBVHOST): $(VHOST_OBJS)
+	$(AR) rcs $@ $^
+
+$(OUT)/selftests/vhost_unit: selftests/vhost_unit.c $(VHOST_SRCS) $(wildcard user/vhost/*.h) selftests/test.h include/vnet/abi.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -I$(OUT) $(filter %.c,$^) -o $@
+
+$(OUT)/selftests/test_vhost_unit: $(OUT)/selftests/vhost_unit
+	ln -sf vhost_unit $@
+
+$(VUFE): $(VUFE_SRCS) $(wildcard selftests/frontend/*.h) selftests/test.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude $(VUFE_SRCS) -o $@
+
+$(OUT)/selftests/test_vufe: $(VUFE)
+	ln -sf vufe_selftest $@
 
 $(OUT)/bench/bench_tap: $(OUT)/bench/bench_tap.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -luring

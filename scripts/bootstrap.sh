@@ -9,7 +9,8 @@ PKGS="
 make gcc libc6-dev pkg-config
 clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 liburing-dev libmnl-dev
-iproute2 ethtool jq procps kmod
+iproute2 ethtool jq procps kmod util-linux
+dpdk-dev librte-net-vhost23 librte-mempool-ring23
 "
 
 if [ "$(id -u)" != 0 ]; then

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The event loop of the vhost-user backend: unix sockets, one frontend per
+ * port at a time, epoll-driven message dispatch into struct vhost_dev.
+ *
+ *	struct vhost_server srv;
+ *	vhost_server_init(&srv);
+ *	vhost_dev_init(&dev, path, 2 * pairs, &net_ops, net);
+ *	vhost_server_add_port(&srv, &dev, &(struct vhost_port_cfg){
+ *		.path = path });
+ *	vhost_server_run(&srv);            (until vhost_server_stop())
+ *
+ * Server mode (default) listens on the path: a stale socket left by a dead
+ * process is replaced, a live one or a non-socket file is an error.  Client
+ * mode connects to a listening frontend (QEMU "server=on") and reconnects
+ * with exponential backoff whenever the connection is lost or refused.
+ * A lost connection resets the device (vhost_dev_disconnect()) and the port
+ * goes back to listening/reconnecting: the process never exits over it.
+ *
+ * All vhost_dev_ops callbacks run on the thread that runs the loop.
+ */
+#ifndef VNET_VHOST_SERVER_H
+#define VNET_VHOST_SERVER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include "vhost_user.h"
+
+struct vhost_port_cfg {
+	const char *path;
+	bool client;		/* connect instead of listen */
+	mode_t mode;		/* server: socket file mode; 0 = 0600 */
+	unsigned int backoff_min_ms; /* client: first retry; 0 = 100 */
+	unsigned int backoff_max_ms; /* client: retry cap; 0 = 5000 */
+};
+
+struct vhost_server;
+
+/* epoll data: which fd of which port woke us */
+struct vhost_ep_item {
+	int kind;
+	struct vhost_port *port;
+};
+
+struct vhost_port {
+	struct vhost_server *srv;
+	struct vhost_dev *dev;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	bool client;
+	bool unlink_on_close; /* we created the socket file */
+	mode_t mode;
+	int listen_fd;
+	int timer_fd; /* client: reconnect timer */
+	unsigned int backoff_ms, backoff_min_ms, backoff_max_ms;
+	struct vhost_ep_item listen_item, conn_item, timer_item;
+};
+
+struct vhost_server {
+	int epfd;
+	int stop_fd; /* eventfd: vhost_server_stop() */
+	struct vhost_ep_item stop_item;
+	bool stopping;
+	unsigned int nports;
+	struct vhost_port **ports;
+};
+
+int vhost_server_init(struct vhost_server *srv);
+/* Disconnect every port, close and unlink the sockets we created. */
+void vhost_server_cleanup(struct vhost_server *srv);
+
+/*
+ * Serve DEV on CFG->path.  Server mode: the socket listens when this
+ * returns (0), or -EADDRINUSE (a live process listens there), -EEXIST (not
+ * a socket), -ENAMETOOLONG, -errno.  Client mode: the first connection is
+ * tried at once and retried in the background; 0 unless setup failed.
+ */
+int vhost_server_add_port(struct vhost_server *srv, struct vhost_dev *dev,
+			  const struct vhost_port_cfg *cfg);
+
+/*
+ * Wait up to TIMEOUT_MS (-1: forever) and handle what is ready.  Returns
+ * the number of events handled, or -errno if epoll itself failed.
+ */
+int vhost_server_poll(struct vhost_server *srv, int timeout_ms);
+
+/* Loop until vhost_server_stop(); 0 or -errno. */
+int vhost_server_run(struct vhost_server *srv);
+
+/* Ask vhost_server_run() to return; async-signal-safe, any thread. */
+void vhost_server_stop(struct vhost_server *srv);
+
+/* The epoll fd, to nest the loop into another one (readable = work). */
+static inline int vhost_server_fd(const struct vhost_server *srv)
+{
+	return srv->epfd;
+}
+
+#endif /* VNET_VHOST_SERVER_H */
