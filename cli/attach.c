@@ -12,14 +12,15 @@ int do_attach(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "force", no_argument, NULL, 'f' },
 		{ "tx-hook", required_argument, NULL, 't' },
+		{ "policy", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct vnet_attach_opts ao = { .tx_hook = VNET_HOOK_XDP };
+	struct vnet_attach_opts ao = { .tx_hook = VNET_HOOK_TC };
 	struct vnet_err err = {};
 	const char *dev;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, "ft:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "ft:P:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			ao.force = true;
@@ -33,6 +34,9 @@ int do_attach(int argc, char **argv)
 				return cli_usage("attach", "invalid --tx-hook '%s': expected xdp or tc",
 						 optarg);
 			break;
+		case 'P':
+			ao.policy = optarg;
+			break;
 		default:
 			return cli_usage("attach", "unknown option");
 		}
@@ -44,6 +48,9 @@ int do_attach(int argc, char **argv)
 	dev = argv[optind];
 
 	ret = vnet_attach(dev, &ao, &err);
+	if (ret == -EALREADY && ao.policy)
+		return cli_error("%s: already attached; the policy is linked into the programs when they are loaded: 'vnetctl detach %s' first",
+				 dev, dev);
 	if (ret == -EALREADY) {
 		fprintf(stderr, "%s\n", err.msg);
 		return 0;

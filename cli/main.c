@@ -25,15 +25,18 @@ static bool debug;
 static int do_help(int argc, char **argv);
 
 static const struct cmd cmds[] = {
-	{ "attach", do_attach, "DEV [--force] [--tx-hook xdp|tc]",
-	  "Load vnet's classifier and attach it to tap DEV: XDP (or tc ingress\n"
-	  "with --tx-hook tc) for frames the guest transmits, tc egress for frames\n"
-	  "going to the guest.  Maps and links are pinned under\n"
+	{ "attach", do_attach, "DEV [--tx-hook tc|xdp] [--force] [--policy FILE.bpf.o]",
+	  "Load vnet's classifier and attach it to tap DEV: tc ingress (or XDP\n"
+	  "with --tx-hook xdp) for frames the guest transmits, tc egress for\n"
+	  "frames going to the guest.  Maps and links are pinned under\n"
 	  "/sys/fs/bpf/vnet/DEV/ (mode 0700), so the attachment outlives the\n"
-	  "command.  Attaching twice is a no-op.  A foreign XDP program on DEV is\n"
-	  "refused unless --force, which replaces it.\n"
-	  "  --force          replace a foreign XDP program\n"
-	  "  --tx-hook HOOK   xdp (default) or tc: the hook for guest-TX frames\n" },
+	  "command.  Attaching twice is a no-op.  With --tx-hook xdp, a foreign\n"
+	  "XDP program on DEV is refused unless --force, which replaces it.\n"
+	  "  --tx-hook HOOK   tc (default) or xdp: the hook for guest-TX frames\n"
+	  "                   (any XDP program makes tun linearize GSO frames)\n"
+	  "  --force          with xdp: replace a foreign XDP program\n"
+	  "  --policy FILE    link the batching policy in FILE.bpf.o into the\n"
+	  "                   programs instead of the built-in (docs/policy.md)\n" },
 	{ "detach", do_detach, "DEV",
 	  "Detach vnet's programs from DEV and remove its pins.  When DEV is gone,\n"
 	  "only the pins are removed.\n" },
@@ -49,6 +52,22 @@ static const struct cmd cmds[] = {
 	  "  --count N        with --watch: stop after N reports\n" },
 	{ "gc", do_gc, "",
 	  "Remove the pins of devices that no longer exist.\n" },
+	{ "coalesce", do_coalesce,
+	  "show DEV | set DEV [queue N] PARAM VALUE... | set DEV tap rx-frames N",
+	  "Coalescing in ethtool's words, two sets never mixed up (docs/coalesce.md).\n"
+	  "The guest NIC's (virtio NOTF_COAL, a guest's 'ethtool -C eth0'), per\n"
+	  "queue in the config map, applied live by vnetd:\n"
+	  "  rx-usecs N, rx-frames N  RX notifications (frames 0-32768, usecs 0-100000)\n"
+	  "  tx-usecs N, tx-frames N  TX completion notifications\n"
+	  "  adaptive-rx on|off, adaptive-tx on|off  follow the BPF policy's\n"
+	  "                           recommendation (docs/policy.md)\n"
+	  "  min-frames N, max-frames N, min-usecs N, max-usecs N  its bounds\n"
+	  "'set DEV queue N ...' sets queue N only, 'set DEV ...' every queue.\n"
+	  "The tap's own, host-view rx-frames ('ethtool -C DEV rx-frames N', 0-64):\n"
+	  "'set DEV tap rx-frames N' passes it to tun through ethtool netlink.\n"
+	  "'show DEV' prints both (per queue where they differ), the live tap value\n"
+	  "(a direct 'ethtool -C' shows), the policy's recommendations and where\n"
+	  "each parameter takes effect on DEV: vnetd, tun, or nowhere.\n" },
 	{ "help", do_help, "[COMMAND]", "Show help for COMMAND.\n" },
 	{ NULL, NULL, NULL, NULL },
 };

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
 
 #include "vnetctl.h"
 
@@ -17,19 +19,100 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static bool key_active(const struct vnet_stats_snapshot *s, __u32 k)
+#define DP_ENTRIES (VNET_DIR_MAX * VNET_MAX_QUEUES)
+
+/* enum vnet_drop, for the text rows (JSON has the array as the struct does) */
+static const char *const drop_names[VNET_DROP_MAX] = {
+	[VNET_DROP_NO_BUFFER] = "no_buffer", [VNET_DROP_BAD_DESC] = "bad_desc",
+	[VNET_DROP_TAP] = "tap",	     [VNET_DROP_TOO_BIG] = "too_big",
+	[VNET_DROP_BROKEN] = "broken",
+};
+
+/*
+ * vnetd's datapath counters (the dp_stats map, written by vnetd through
+ * an mmap), copied; NULL when the map is not there (nothing to show).
+ */
+static struct vnet_dp_stats *dp_read(const char *dev)
+{
+	size_t len = sizeof(struct vnet_dp_stats) * DP_ENTRIES, mlen;
+	long page = sysconf(_SC_PAGESIZE);
+	struct vnet_dp_stats *dp;
+	void *m;
+	int fd;
+
+	fd = vnet_map_open(dev, "dp_stats", NULL);
+	if (fd < 0)
+		return NULL;
+	mlen = (len + page - 1) / page * page;
+	m = mmap(NULL, mlen, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return NULL;
+	dp = malloc(len);
+	if (dp)
+		memcpy(dp, m, len);
+	munmap(m, mlen);
+	return dp;
+}
+
+static bool dp_active(const struct vnet_dp_stats *d)
+{
+	static const struct vnet_dp_stats zero;
+
+	return memcmp(d, &zero, sizeof(zero)) != 0;
+}
+
+static bool key_active(const struct vnet_stats_snapshot *s,
+		       const struct vnet_dp_stats *dp, __u32 k)
 {
 	int c;
 
 	for (c = 0; c < VNET_CLASS_MAX; c++)
 		if (vnet_class_counter(&s->cls[k], c)->packets)
 			return true;
-	return s->state[k].first_seen_ns != 0;
+	return s->state[k].first_seen_ns != 0 || (dp && dp_active(&dp[k]));
+}
+
+/* The "datapath" rows and object of one queue and direction. */
+static void print_dp(__u32 q, int dir, const struct vnet_dp_stats *d)
+{
+	bool drops = false;
+	int i;
+
+	out_text("%-5u %-3s %-10s", q, vnet_dir_name(dir), "datapath");
+	out_obj_open("datapath");
+	out_u64("frames", " %14llu", d->frames);
+	out_u64("bytes", " %16llu", d->bytes);
+	out_u64("batches", "  batches %llu", d->batches);
+	out_u64("kicks", " kicks %llu", d->kicks);
+	out_text("\n%-5u %-3s %-10s", q, vnet_dir_name(dir), "notify");
+	out_u64("notify_sent", " sent %llu", d->notify_sent);
+	out_u64("notify_suppressed", " suppressed %llu", d->notify_suppressed);
+	out_u64("notify_deferred", " deferred %llu", d->notify_deferred);
+	out_u64("notify_urgent", " urgent %llu", d->notify_urgent);
+	out_u64("notify_timer", " timer %llu", d->notify_timer);
+	out_u64("notify_frames", " frames %llu", d->notify_frames);
+	out_text("\n");
+	out_arr_open("drops");
+	for (i = 0; i < VNET_DROP_MAX; i++) {
+		out_u64(NULL, NULL, d->drops[i]);
+		drops |= d->drops[i] != 0;
+	}
+	out_arr_close();
+	out_obj_close();
+	if (!drops)
+		return;
+	out_text("%-5u %-3s %-10s", q, vnet_dir_name(dir), "drops");
+	for (i = 0; i < VNET_DROP_MAX; i++)
+		if (d->drops[i])
+			out_text(" %s %llu", drop_names[i] ? drop_names[i] : "?",
+				 (unsigned long long)d->drops[i]);
+	out_text("\n");
 }
 
 static void print_stats(const char *dev, const struct vnet_stats_snapshot *s,
 			const struct vnet_stats_snapshot *prev, double dt,
-			int only_queue)
+			int only_queue, const struct vnet_dp_stats *dp)
 {
 	__u32 dir, q, k;
 	int c, rows = 0;
@@ -49,7 +132,7 @@ static void print_stats(const char *dev, const struct vnet_stats_snapshot *s,
 			continue;
 		for (dir = 0; dir < VNET_DIR_MAX; dir++) {
 			k = vnet_key(dir, q);
-			if (only_queue < 0 && !key_active(s, k))
+			if (only_queue < 0 && !key_active(s, dp, k))
 				continue;
 			rows++;
 			out_obj_open(NULL);
@@ -75,6 +158,9 @@ static void print_stats(const char *dev, const struct vnet_stats_snapshot *s,
 				}
 				out_text("\n");
 			}
+			/* vnetd's counters, when a datapath serves the tap */
+			if (dp)
+				print_dp(q, (int)dir, &dp[k]);
 			out_obj_open("state");
 			out_u64("urgent", NULL, s->state[k].urgent);
 			out_u64("push", NULL, s->state[k].push);
@@ -117,6 +203,7 @@ int do_stats(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct vnet_stats_snapshot *cur = NULL, *prev = NULL, *tmp;
+	struct vnet_dp_stats *dp = NULL;
 	unsigned int queue = 0, watch = 0, count = 0, v;
 	bool have_queue = false, have_count = false;
 	struct vnet_err err = {};
@@ -169,7 +256,8 @@ int do_stats(int argc, char **argv)
 	}
 	t0 = now_s();
 	if (!watch) {
-		print_stats(dev, cur, NULL, 0, have_queue ? (int)queue : -1);
+		dp = dp_read(dev);
+		print_stats(dev, cur, NULL, 0, have_queue ? (int)queue : -1, dp);
 		goto out;
 	}
 	for (i = 0; !have_count || i < count; i++) {
@@ -184,11 +272,14 @@ int do_stats(int argc, char **argv)
 			goto out;
 		}
 		t1 = now_s();
+		free(dp);
+		dp = dp_read(dev);
 		print_stats(dev, cur, prev, t1 - t0,
-			    have_queue ? (int)queue : -1);
+			    have_queue ? (int)queue : -1, dp);
 		t0 = t1;
 	}
 out:
+	free(dp);
 	free(cur);
 	free(prev);
 	return ret;

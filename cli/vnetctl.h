@@ -31,5 +31,6 @@ int do_detach(int argc, char **argv);
 int do_status(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_gc(int argc, char **argv);
+int do_coalesce(int argc, char **argv);
 
 #endif

@@ -15,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 
 KSFT_PREFIX=attach
 
-ALL_CASES="attach frames tcp reattach foreign foreign_netns gone cli env watch tchook"
+ALL_CASES="attach default frames tcp reattach foreign foreign_netns gone cli env watch tchook"
 CLASSES="urgent push ack other malformed"
 NQ=2
 
@@ -26,9 +26,11 @@ new_case()
 	ns_create "$1" && tap_create "$NS" "$DEV"
 }
 
+# The XDP-specific cases attach with --tx-hook xdp (the default is tc
+# ingress, docs/benchmarks.md); case_default checks the default.
 attach()
 {
-	run vnetctl -n "$NS" attach "$DEV"
+	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp
 	[ "$RUN_RC" -eq 0 ]
 }
 
@@ -307,7 +309,7 @@ case_reattach()
 	tc_link=$(json "$st" '.[0].tc_egress.link_id // 0')
 	links=$(status_links "$st" | tr '\n' ' ')
 
-	run vnetctl -n "$NS" attach "$DEV"
+	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp
 	expect "second attach exit" 0 "$RUN_RC"
 	expect "says 'already attached'" yes "$(grep -qi 'already attached' <<<"$RUN_OUT$RUN_ERR" && echo yes || echo no)"
 	st=$(status_json)
@@ -363,7 +365,7 @@ case_foreign()
 	expect "foreign program attached" empty_xdp "$(prog_name "$before")"
 	report foreign_setup
 
-	run vnetctl -n "$NS" attach "$DEV"
+	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp
 	expect "attach exit" 1 "$RUN_RC"
 	expect "names empty_xdp" yes "$(grep -q 'empty_xdp' <<<"$RUN_ERR" && echo yes || echo no)"
 	expect "names its id $before" yes "$(grep -qw "$before" <<<"$RUN_ERR" && echo yes || echo no)"
@@ -373,7 +375,7 @@ case_foreign()
 	expect "no pins left" yes "$(pins_gone "$DEV" && echo yes || echo no)"
 	report foreign_refused "$(run_said)"
 
-	run vnetctl -n "$NS" attach "$DEV" --force
+	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp --force
 	expect "attach --force exit" 0 "$RUN_RC"
 	st=$(status_json)
 	id=$(json "$st" '.[0].xdp.prog_id // 0')
@@ -422,12 +424,12 @@ case_foreign_netns()
 		return
 	fi
 
-	run vnetctl -n "$NS" attach "$DEV"
+	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp
 	expect "attach exit" 1 "$RUN_RC"
 	expect "does not blame link $link_a of $dev_a (netns $ns_a)" no "$(grep -qw "link $link_a" <<<"$RUN_ERR" && echo yes || echo no)"
 	report foreign_netns_refused "$(run_said)"
 
-	run vnetctl -n "$NS" attach "$DEV" --force
+	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp --force
 	expect "attach --force exit" 0 "$RUN_RC"
 	st=$(status_json)
 	id=$(json "$st" '.[0].xdp.prog_id // 0')
@@ -569,6 +571,34 @@ case_cli()
 	cli_expect cli_status_plain 0 "$DEV" vnetctl -n "$NS" status "$DEV"
 	cli_expect cli_stats_plain 0 'push' vnetctl -n "$NS" stats "$DEV"
 	cli_expect cli_status_not_attached 1 '' vnetctl -n "$NS" stats vtnosuchdev0
+	case_cleanup
+}
+
+# --- the default guest-TX hook: tc ingress, no XDP; foreign XDP untouched ----
+
+case_default()
+{
+	local obj=$OUT/bpf/bench_empty.bpf.o before st sent
+
+	new_case default || { fail default_setup "cannot create netns/tap"; return; }
+	if ! ip -n "$NS" link set dev "$DEV" xdp obj "$obj" sec xdp 2>"$VNET_TMP/ip.err"; then
+		fail default_setup "ip link set xdp obj failed: $(head -c 200 "$VNET_TMP/ip.err")"
+		case_cleanup
+		return
+	fi
+	before=$(ip_xdp_id "$NS" "$DEV")
+	run vnetctl -n "$NS" attach "$DEV"
+	expect "attach exit" 0 "$RUN_RC"
+	st=$(status_json)
+	expect tx_hook tc "$(json "$st" '.[0].tx_hook')"
+	expect "vnet xdp" null "$(json "$st" '.[0].xdp')"
+	expect "tc_ingress.link_id > 0" yes "$(positive "$(json "$st" '.[0].tc_ingress.link_id')" && echo yes || echo no)"
+	expect "foreign XDP program untouched" "$before" "$(ip_xdp_id "$NS" "$DEV")"
+	report default_hook_is_tc "$(run_said) status: $st"
+
+	sent=$("$TAPWRITE" -n "$NS" -d "$DEV" -q $NQ send 0 urgent 3 send 1 push 2 \
+		send 1 gso 1)
+	check_counts default_counts "$sent" "$(stats_json)" "$(map_dump "$DEV" 2>/dev/null)"
 	case_cleanup
 }
 

@@ -101,8 +101,13 @@ struct vnet_queue_state {
 	/* classifier: written by BPF, read by userspace */
 	__u64 urgent;         /* running count of urgent frames */
 	__u64 push;           /* running count of push frames */
-	__u64 last_urgent_ns; /* bpf_ktime_get_ns() of the last urgent frame */
-	__u64 last_push_ns;   /* bpf_ktime_get_ns() of the last push frame */
+	/*
+	 * CLOCK_MONOTONIC time of the last urgent / push frame, to the jiffy:
+	 * the clock is read once per jiffy (1-10 ms) per queue, not per frame;
+	 * a clock read per frame costs more than the rest of the classifier.
+	 */
+	__u64 last_urgent_ns;
+	__u64 last_push_ns;
 	__u64 first_seen_ns;  /* when this queue first carried a frame; 0 = never */
 	__u64 policy_ns;      /* last time the adaptive policy ran */
 	/* adaptive batching policy (see docs/policy.md) */
@@ -119,8 +124,20 @@ struct vnet_queue_state {
 	__u32 rec_usecs;      /* recommended coalescing: microseconds */
 	__u32 rec_profile;    /* index into the policy profile table */
 	__u32 rec_gen;        /* bumped each time rec_* changes */
-	__u64 __reserved[3];
+	/* adaptive policy gate and window (docs/policy.md) */
+	__u32 adaptive;       /* set by userspace: run the policy here */
+	__u32 win_bytes;      /* bytes in the current window */
+	__u32 nr_windows;     /* windows closed since adaptive was turned on */
+	__u32 rec_zone;       /* VNET_POLICY_ZONE_* of the last window */
+	__u32 urgent_jiffies; /* jiffy of last_urgent_ns (low 32 bits) */
+	__u32 push_jiffies;   /* jiffy of last_push_ns (low 32 bits) */
 };
+
+/* struct vnet_queue_state.rec_zone: what the last window looked like */
+#define VNET_POLICY_ZONE_NONE 0    /* no window closed yet */
+#define VNET_POLICY_ZONE_LATENCY 1 /* request/response: low rate or push */
+#define VNET_POLICY_ZONE_MIXED 2   /* neither: drift to the middle */
+#define VNET_POLICY_ZONE_BULK 3    /* sustained stream: batch */
 
 /* enum vnet_config.flags */
 #define VNET_CFG_ADAPTIVE_TX (1u << 0)

@@ -51,7 +51,8 @@ int vnet_tap_check(const char *ifname, int *ifindex, struct vnet_err *err);
 
 struct vnet_attach_opts {
 	bool force;   /* replace a foreign XDP program */
-	int tx_hook;  /* VNET_HOOK_XDP (default) or VNET_HOOK_TC */
+	int tx_hook;  /* VNET_HOOK_TC (default, also 0) or VNET_HOOK_XDP */
+	const char *policy; /* replacement batching policy object, or NULL */
 };
 
 /*
@@ -112,5 +113,171 @@ vnet_class_counter(const struct vnet_class_stats *s, int cls)
 
 const char *vnet_class_name(int cls);
 const char *vnet_dir_name(int dir);
+
+/* --- coalescing, ethtool netlink, batching policy ------------------------ */
+/* (coalesce.c, ethtool.c, policy.c; docs/coalesce.md, docs/policy.md)       */
+
+/* Value ranges, checked before anything is written (docs/coalesce.md). */
+#define VNET_COAL_FRAMES_MAX 32768 /* the largest virtqueue (split ring) */
+#define VNET_COAL_USECS_MAX 100000 /* 100 ms: half of TCP's minimum RTO */
+#define VNET_TAP_RX_FRAMES_MAX 64  /* tun caps rx-frames at NAPI_POLL_WEIGHT */
+
+/* struct vnet_coalesce_req.mask: the guest-NIC values to change */
+#define VNET_COAL_RX_USECS (1u << 0)
+#define VNET_COAL_RX_FRAMES (1u << 1)
+#define VNET_COAL_TX_USECS (1u << 2)
+#define VNET_COAL_TX_FRAMES (1u << 3)
+#define VNET_COAL_ADAPTIVE_RX (1u << 4)
+#define VNET_COAL_ADAPTIVE_TX (1u << 5)
+#define VNET_COAL_MIN_FRAMES (1u << 6)
+#define VNET_COAL_MAX_FRAMES (1u << 7)
+#define VNET_COAL_MIN_USECS (1u << 8)
+#define VNET_COAL_MAX_USECS (1u << 9)
+
+struct vnet_coalesce_req {
+	__u32 mask;              /* VNET_COAL_* */
+	struct vnet_config val;  /* the values; adaptive-rx/tx in val.flags */
+};
+
+/*
+ * Add "WORD VALUE" in the guest NIC's words (ethtool's: rx-usecs,
+ * rx-frames, tx-usecs, tx-frames, adaptive-rx, adaptive-tx, and vnet's
+ * adaptive bounds min-frames, max-frames, min-usecs, max-usecs; booleans
+ * are 0/1) to req.  -ENOENT for an unknown word, -ERANGE (err: "rx-frames:
+ * value 65 out of range (0-32768)") for a value out of range.
+ */
+int vnet_coalesce_req_add(struct vnet_coalesce_req *req, const char *word,
+			  __u64 value, struct vnet_err *err);
+/* 0 if WORD is a guest-NIC word (is_bool: on|off), else -ENOENT */
+int vnet_coalesce_word(const char *word, bool *is_bool);
+
+/* The tap's own rx-frames: -ERANGE with an ethtool-style message. */
+int vnet_coalesce_tap_check(__u64 rx_frames, struct vnet_err *err);
+
+/* Per-queue config entries (cfg[VNET_MAX_QUEUES]) of IFNAME. */
+int vnet_coalesce_read(const char *ifname, struct vnet_config *cfg,
+		       struct vnet_err *err);
+
+/*
+ * Apply req to queue QUEUE (< 0: every queue) of IFNAME's config map and
+ * switch the BPF policy gate of the affected queues and directions; -EINVAL
+ * when a resulting min bound is above its max.  vnetd sees the change
+ * through the entries' gen.
+ */
+int vnet_coalesce_set(const char *ifname, int queue,
+		      const struct vnet_coalesce_req *req,
+		      struct vnet_err *err);
+
+/*
+ * The tap's own rx-frames: ETHTOOL_MSG_COALESCE_SET to tun, then the
+ * config map's tap_rx_frames of every queue (vnetd's guest-TX batch).
+ */
+int vnet_coalesce_set_tap(const char *ifname, __u32 rx_frames,
+			  struct vnet_err *err);
+
+/* Per-(dir, queue) state (qs[VNET_DIR_MAX * VNET_MAX_QUEUES]) of IFNAME. */
+int vnet_queues_read(const char *ifname, struct vnet_queue_state *qs,
+		     struct vnet_err *err);
+
+/* Who holds IFNAME's tun queue file descriptors (from /proc). */
+#define VNET_TAP_USERS_MAX 8
+struct vnet_tap_user {
+	int pid;
+	char comm[16];
+	int nr_queues;   /* tun fds of this process attached to the tap */
+	bool vhost_net;  /* the process has /dev/vhost-net open */
+};
+
+struct vnet_tap_users {
+	int nr_queues;   /* attached tun fds in all processes */
+	int nr;          /* entries in user[] */
+	struct vnet_tap_user user[VNET_TAP_USERS_MAX];
+	bool vnetd;      /* a holder is vnetd */
+	bool vhost_net;  /* a holder uses kernel vhost_net */
+};
+
+int vnet_tap_users(const char *ifname, struct vnet_tap_users *u);
+
+/* --- ethtool netlink -------------------------------------------------- */
+
+/* struct vnet_ethtool_coalesce.present */
+#define VNET_ETC_RX_USECS (1u << 0)
+#define VNET_ETC_RX_FRAMES (1u << 1)
+#define VNET_ETC_TX_USECS (1u << 2)
+#define VNET_ETC_TX_FRAMES (1u << 3)
+#define VNET_ETC_ADAPTIVE_RX (1u << 4)
+#define VNET_ETC_ADAPTIVE_TX (1u << 5)
+
+/* A device's ETHTOOL_A_COALESCE_* values (tun reports rx-frames only). */
+struct vnet_ethtool_coalesce {
+	__u32 present; /* VNET_ETC_*: reported by the driver / to set */
+	__u32 rx_usecs;
+	__u32 rx_frames;
+	__u32 tx_usecs;
+	__u32 tx_frames;
+	__u8 adaptive_rx;
+	__u8 adaptive_tx;
+};
+
+/* ETHTOOL_MSG_COALESCE_GET: the live values of IFINDEX (this netns). */
+int vnet_ethtool_coalesce_get(int ifindex, struct vnet_ethtool_coalesce *c,
+			      struct vnet_err *err);
+/* ETHTOOL_MSG_COALESCE_SET of the values in c->present; err has extack. */
+int vnet_ethtool_coalesce_set(int ifindex,
+			      const struct vnet_ethtool_coalesce *c,
+			      struct vnet_err *err);
+
+/*
+ * ethtool netlink notifications: a generic netlink socket subscribed to
+ * the "monitor" group of the "ethtool" family (both resolved by name), in
+ * the caller's network namespace.  Poll vnet_ethtool_monitor_fd() and call
+ * vnet_ethtool_monitor_read() when it is readable.
+ */
+struct vnet_ethtool_monitor;
+
+int vnet_ethtool_monitor_open(struct vnet_ethtool_monitor **mon,
+			      struct vnet_err *err);
+int vnet_ethtool_monitor_fd(const struct vnet_ethtool_monitor *mon);
+/*
+ * Read the queued notifications, waiting up to timeout_ms (0: do not wait,
+ * -1: until one for IFINDEX arrives).  Returns 1 when an
+ * ETHTOOL_MSG_COALESCE_NTF for IFINDEX was read (c holds the newest), 0
+ * when none, -errno (-ENOBUFS: notifications were lost; re-read with
+ * vnet_ethtool_coalesce_get()).
+ */
+int vnet_ethtool_monitor_read(struct vnet_ethtool_monitor *mon, int ifindex,
+			      int timeout_ms, struct vnet_ethtool_coalesce *c,
+			      struct vnet_err *err);
+void vnet_ethtool_monitor_close(struct vnet_ethtool_monitor *mon);
+
+/* --- replaceable batching policy (policy.c) ---------------------------- */
+
+/* pin of the record of a replacement policy (absent: the built-in) */
+#define VNET_PIN_POLICY "policy"
+/* the policy compiled into the classifier (a path that means no file) */
+#define VNET_POLICY_BUILTIN "builtin"
+
+struct vnet; /* the classifier skeleton, vnet.skel.h */
+
+/*
+ * The classifier skeleton, opened, not loaded.  With POLICY (a BPF object
+ * file defining a strong vnet_policy_window(), docs/policy.md; NULL or
+ * VNET_POLICY_BUILTIN: none) linked in with libbpf's static linker: the
+ * policy's function replaces the built-in weak one in every program and
+ * its extern maps are the classifier's.  NULL with errno (and err).
+ */
+struct vnet *vnet_skel_open(const char *policy, struct vnet_err *err);
+/* vnet__destroy() and the linked object's buffer */
+void vnet_skel_destroy(struct vnet *skel);
+
+struct vnet_policy_info {
+	char path[256]; /* "": the built-in policy */
+};
+
+/* Record which policy IFNAME's programs were linked with (a pinned map). */
+int vnet_policy_record(const char *ifname, const char *policy,
+		       struct vnet_err *err);
+int vnet_policy_query(const char *ifname, struct vnet_policy_info *info,
+		      struct vnet_err *err);
 
 #endif

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * vnetctl coalesce show DEV
+ * vnetctl coalesce set DEV [queue N] PARAM VALUE...
+ * vnetctl coalesce set DEV tap rx-frames N
+ *
+ * Two sets of words, as docs/coalesce.md explains: the guest NIC's (virtio
+ * NOTF_COAL, what `ethtool -C eth0` means inside the guest), per queue in
+ * the config map; and the tap's own host-view rx-frames (`ethtool -C DEV`),
+ * which lives in tun and is read back live through ethtool netlink.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vnetctl.h"
+
+#define GUEST_FLAGS (VNET_CFG_ADAPTIVE_RX | VNET_CFG_ADAPTIVE_TX)
+
+struct show {
+	const char *dev;
+	int ifindex;
+	struct vnet_config cfg[VNET_MAX_QUEUES];
+	struct vnet_queue_state qs[VNET_DIR_MAX * VNET_MAX_QUEUES];
+	struct vnet_ethtool_coalesce tap;
+	bool tap_ok;
+	char tap_err[512];
+	struct vnet_tap_users users;
+	struct vnet_policy_info policy;
+};
+
+/* the guest-NIC part of two entries is the same */
+static bool guest_eq(const struct vnet_config *a, const struct vnet_config *b)
+{
+	return a->rx_usecs == b->rx_usecs && a->rx_frames == b->rx_frames &&
+	       a->tx_usecs == b->tx_usecs && a->tx_frames == b->tx_frames &&
+	       (a->flags & GUEST_FLAGS) == (b->flags & GUEST_FLAGS) &&
+	       a->min_frames == b->min_frames &&
+	       a->max_frames == b->max_frames &&
+	       a->min_usecs == b->min_usecs && a->max_usecs == b->max_usecs;
+}
+
+/* queues whose guest-NIC values equal those of queue `lead`, as ranges */
+static void print_ranges(const struct show *s, int lead, bool *done,
+			 bool text_too)
+{
+	int q, start = -1, n = 0;
+	char text[32];
+
+	out_arr_open("queues");
+	for (q = 0; q <= VNET_MAX_QUEUES; q++) {
+		bool in = q < VNET_MAX_QUEUES && !done[q] &&
+			  guest_eq(&s->cfg[q], &s->cfg[lead]);
+
+		if (in && start < 0)
+			start = q;
+		if (in || start < 0)
+			continue;
+		out_arr_open(NULL);
+		out_u64(NULL, NULL, start);
+		out_u64(NULL, NULL, q - 1);
+		out_arr_close();
+		if (start == q - 1)
+			snprintf(text, sizeof(text), "%s%d", n ? "," : "",
+				 start);
+		else
+			snprintf(text, sizeof(text), "%s%d-%d", n ? "," : "",
+				 start, q - 1);
+		if (text_too)
+			out_text("%s", text);
+		n++;
+		start = -1;
+	}
+	out_arr_close();
+	for (q = 0; q < VNET_MAX_QUEUES; q++)
+		if (guest_eq(&s->cfg[q], &s->cfg[lead]))
+			done[q] = true;
+}
+
+/* how many queues not yet printed share queue lead's values */
+static int group_size(const struct show *s, int lead, const bool *done)
+{
+	int q, n = 0;
+
+	for (q = lead; q < VNET_MAX_QUEUES; q++)
+		n += !done[q] && guest_eq(&s->cfg[q], &s->cfg[lead]);
+	return n;
+}
+
+static const char *on_off(bool on)
+{
+	return on ? "on" : "off";
+}
+
+static void print_guest(const struct vnet_config *c)
+{
+	out_text("Adaptive RX: %s  TX: %s\n",
+		 on_off(c->flags & VNET_CFG_ADAPTIVE_RX),
+		 on_off(c->flags & VNET_CFG_ADAPTIVE_TX));
+	out_bool("adaptive_rx", NULL, c->flags & VNET_CFG_ADAPTIVE_RX);
+	out_bool("adaptive_tx", NULL, c->flags & VNET_CFG_ADAPTIVE_TX);
+	out_u64("rx_usecs", "rx-usecs: %llu\n", c->rx_usecs);
+	out_u64("rx_frames", "rx-frames: %llu\n", c->rx_frames);
+	out_text("\n");
+	out_u64("tx_usecs", "tx-usecs: %llu\n", c->tx_usecs);
+	out_u64("tx_frames", "tx-frames: %llu\n", c->tx_frames);
+	out_text("\n");
+	out_u64("min_frames", "adaptive bounds: frames %llu", c->min_frames);
+	out_u64("max_frames", "-%llu", c->max_frames);
+	out_u64("min_usecs", "  usecs %llu", c->min_usecs);
+	out_u64("max_usecs", "-%llu\n", c->max_usecs);
+}
+
+/* "qemu-system-x86 (pid 12, 4 queues)" for the first holders */
+static void holders(const struct vnet_tap_users *u, char *buf, size_t len)
+{
+	size_t off = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < u->nr && off < len; i++)
+		off += snprintf(buf + off, len - off, "%s%s (pid %d)",
+				i ? ", " : "", u->user[i].comm,
+				u->user[i].pid);
+}
+
+static void print_effect(const char *where, const char *detail)
+{
+	out_obj_open("effect");
+	out_str("where", "takes effect: %s", where);
+	out_str("detail", ": %s\n", detail);
+	out_obj_close();
+}
+
+/* where the guest-NIC words take effect on this device */
+static void guest_effect(const struct show *s)
+{
+	char who[256], detail[512];
+
+	holders(&s->users, who, sizeof(who));
+	if (s->users.vnetd) {
+		snprintf(detail, sizeof(detail),
+			 "%s serves %s and applies them live; adaptive directions follow the BPF recommendation",
+			 who, s->dev);
+		print_effect("vnetd", detail);
+	} else if (s->users.nr_queues) {
+		snprintf(detail, sizeof(detail),
+			 "%s's queues are held by %s%s; only vnetd (vhost-user datapath) applies vnet's guest-NIC values, so they wait in the config map",
+			 s->dev, who,
+			 s->users.vhost_net ? " with kernel vhost_net" : "");
+		print_effect("nowhere", detail);
+	} else {
+		snprintf(detail, sizeof(detail),
+			 "no process holds %s's queues (no vnetd serves it); the values wait in the config map for vnetd",
+			 s->dev);
+		print_effect("nowhere", detail);
+	}
+}
+
+/* where the tap's own rx-frames takes effect on this device */
+static void tap_effect(const struct show *s)
+{
+	char who[256], detail[640];
+
+	holders(&s->users, who, sizeof(who));
+	if (s->users.vnetd) {
+		snprintf(detail, sizeof(detail),
+			 "%s uses it as its guest-TX batch into the tap; tun's own batching does not apply to vnetd's write()s",
+			 who);
+		print_effect("vnetd", detail);
+	} else if (s->users.vhost_net) {
+		snprintf(detail, sizeof(detail),
+			 "tun, only if kernel vhost_net (%s) writes with MSG_MORE, i.e. the VMM set a limited sndbuf (QEMU -netdev tap,sndbuf=N); with the default sndbuf vhost_net's batched path bypasses it",
+			 who);
+		print_effect("tun", detail);
+	} else if (s->users.nr_queues) {
+		snprintf(detail, sizeof(detail),
+			 "%s writes %s with write(), which bypasses tun's rx-frames (tun batches only MSG_MORE writers: kernel vhost_net with a limited sndbuf)",
+			 who, s->dev);
+		print_effect("nowhere", detail);
+	} else {
+		snprintf(detail, sizeof(detail),
+			 "no process holds %s's queues; tun applies it only to MSG_MORE writers (kernel vhost_net with a limited sndbuf), never to write() or vhost_net's default batched path",
+			 s->dev);
+		print_effect("nowhere", detail);
+	}
+}
+
+static const char *zone_name(__u32 zone)
+{
+	switch (zone) {
+	case VNET_POLICY_ZONE_LATENCY:
+		return "latency";
+	case VNET_POLICY_ZONE_MIXED:
+		return "mixed";
+	case VNET_POLICY_ZONE_BULK:
+		return "bulk";
+	default:
+		return "none";
+	}
+}
+
+/* the BPF recommendation of every (queue, dir) with adaptive on */
+static void print_recommendations(const struct show *s)
+{
+	int q, dir, quiet = 0, n = 0;
+
+	out_arr_open("recommendations");
+	for (q = 0; q < VNET_MAX_QUEUES; q++) {
+		for (dir = VNET_DIR_TX; dir < VNET_DIR_MAX; dir++) {
+			const struct vnet_queue_state *st =
+				&s->qs[vnet_key((__u32)dir, (__u32)q)];
+
+			if (!st->adaptive)
+				continue;
+			if (!st->nr_windows && !st->first_seen_ns) {
+				quiet++;
+				continue;
+			}
+			if (!n++)
+				out_text("Adaptive recommendations (BPF policy):\n");
+			out_obj_open(NULL);
+			out_u64("queue", "  queue %llu", q);
+			out_str("dir", " %s:", vnet_dir_name(dir));
+			if (!st->nr_windows) {
+				out_null("frames", " none yet (no window closed)\n");
+				out_null("usecs", NULL);
+			} else {
+				out_text(" %s-frames", vnet_dir_name(dir));
+				out_u64("frames", " %llu", st->rec_frames);
+				out_text(" %s-usecs", vnet_dir_name(dir));
+				out_u64("usecs", " %llu", st->rec_usecs);
+				if (st->rec_profile != ~0u)
+					out_u64("profile", " (profile %llu, ",
+						st->rec_profile);
+				else
+					out_null("profile", " (");
+				out_str("zone", "%s", zone_name(st->rec_zone));
+				out_u64("windows", ", %llu window",
+					st->nr_windows);
+				out_text("%s)\n", st->nr_windows == 1 ? "" : "s");
+			}
+			out_u64("gen", NULL, st->rec_gen);
+			out_obj_close();
+		}
+	}
+	out_arr_close();
+	if (quiet)
+		out_text("Adaptive on for %d %squeue direction%s without traffic yet\n",
+			 quiet, n ? "more " : "", quiet == 1 ? "" : "s");
+}
+
+static void print_show(const struct show *s)
+{
+	bool done[VNET_MAX_QUEUES] = {}, grouped = false;
+	int q;
+
+	out_obj_open(NULL);
+	out_str("ifname", "Coalesce parameters for %s", s->dev);
+	out_u64("ifindex", NULL, s->ifindex);
+	out_text(" (guest NIC, virtio NOTF_COAL words):\n");
+
+	for (q = 1; q < VNET_MAX_QUEUES; q++)
+		if (!guest_eq(&s->cfg[q], &s->cfg[0]))
+			grouped = true;
+	out_obj_open("guest");
+	out_arr_open("groups");
+	for (q = 0; q < VNET_MAX_QUEUES; q++) {
+		if (done[q])
+			continue;
+		out_obj_open(NULL);
+		if (grouped) {
+			out_text("Queue%s ", group_size(s, q, done) > 1 ? "s" : "");
+			print_ranges(s, q, done, true);
+			out_text(":\n");
+		} else {
+			print_ranges(s, q, done, false);
+		}
+		print_guest(&s->cfg[q]);
+		out_obj_close();
+	}
+	out_arr_close();
+	guest_effect(s);
+	out_obj_close();
+	out_text("\n");
+
+	print_recommendations(s);
+	out_obj_open("policy");
+	if (s->policy.path[0])
+		out_str("path", "Policy: %s (linked in at attach)\n",
+			s->policy.path);
+	else
+		out_str("path", "Policy: %s\n", VNET_POLICY_BUILTIN);
+	out_bool("builtin", NULL, !s->policy.path[0]);
+	out_obj_close();
+	out_text("\n");
+
+	out_text("Tap (host view, ethtool -C %s):\n", s->dev);
+	out_obj_open("tap");
+	if (s->tap_ok && (s->tap.present & VNET_ETC_RX_FRAMES))
+		out_u64("rx_frames", "rx-frames: %llu\n", s->tap.rx_frames);
+	else
+		out_null("rx_frames", "rx-frames: n/a\n");
+	if (!s->tap_ok)
+		out_str("error", "  (%s)\n", s->tap_err);
+	/* what vnetd uses; a direct `ethtool -C` reaches it through vnetd */
+	out_u64("config_rx_frames", NULL, s->cfg[0].tap_rx_frames);
+	if (s->tap_ok && s->cfg[0].tap_rx_frames != s->tap.rx_frames)
+		out_text("config map: %u (set with 'ethtool -C' directly: vnetd takes the live value over while it runs)\n",
+			 s->cfg[0].tap_rx_frames);
+	tap_effect(s);
+	out_obj_close();
+	out_obj_close();
+	out_doc_end();
+}
+
+static int coalesce_show(int argc, char **argv)
+{
+	struct vnet_err err = {};
+	struct show *s;
+	int ret;
+
+	if (argc != 3)
+		return cli_usage("coalesce", argc < 3 ? "missing device name" :
+							"too many arguments");
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return cli_error("out of memory");
+	s->dev = argv[2];
+	if (vnet_coalesce_read(s->dev, s->cfg, &err) ||
+	    vnet_queues_read(s->dev, s->qs, &err)) {
+		ret = cli_error("%s", err.msg);
+		goto out;
+	}
+	vnet_policy_query(s->dev, &s->policy, NULL);
+	if (!vnet_tap_check(s->dev, &s->ifindex, &err) &&
+	    !vnet_ethtool_coalesce_get(s->ifindex, &s->tap, &err))
+		s->tap_ok = true;
+	else
+		snprintf(s->tap_err, sizeof(s->tap_err), "%s", err.msg);
+	vnet_tap_users(s->dev, &s->users);
+	print_show(s);
+	ret = 0;
+out:
+	free(s);
+	return ret;
+}
+
+/* ethtool's own message for a value that does not parse */
+static bool parse_value(const char *word, const char *s, bool is_bool,
+			__u64 *v)
+{
+	char *end;
+
+	if (is_bool) {
+		if (!strcmp(s, "on") || !strcmp(s, "off")) {
+			*v = !strcmp(s, "on");
+			return true;
+		}
+		cli_usage("coalesce", "invalid value '%s' for parameter '%s': expected on or off",
+			  s, word);
+		return false;
+	}
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	if (!*s || *end || errno || s[0] == '-' || s[0] == '+') {
+		cli_usage("coalesce", "invalid value '%s' for parameter '%s'",
+			  s, word);
+		return false;
+	}
+	return true;
+}
+
+static int coalesce_set(int argc, char **argv)
+{
+	struct vnet_coalesce_req req = {};
+	struct vnet_err err = {};
+	unsigned int queue = 0;
+	bool tap = false, have_queue = false;
+	const char *dev;
+	__u64 v, tap_rx = 0;
+	int i = 3, ret;
+
+	if (argc < 3)
+		return cli_usage("coalesce", "missing device name");
+	dev = argv[2];
+	if (i < argc && !strcmp(argv[i], "queue")) {
+		if (i + 1 >= argc)
+			return cli_usage("coalesce", "queue needs a number");
+		if (!cli_parse_u32("coalesce", "queue", argv[i + 1], 0,
+				   VNET_MAX_QUEUES - 1, &queue))
+			return EXIT_USAGE;
+		have_queue = true;
+		i += 2;
+	} else if (i < argc && !strcmp(argv[i], "tap")) {
+		tap = true;
+		i++;
+	}
+	if (i >= argc)
+		return cli_usage("coalesce", "nothing to set");
+	for (; i < argc; i += 2) {
+		const char *word = argv[i];
+		bool is_bool = false;
+
+		if (tap && strcmp(word, "rx-frames"))
+			return cli_usage("coalesce", "tap: '%s' is not a tun parameter: tun has only rx-frames (the guest NIC's %s is 'vnetctl coalesce set %s %s ...')",
+					 word, word, dev, word);
+		if (!tap && vnet_coalesce_word(word, &is_bool))
+			return cli_usage("coalesce", "unknown parameter '%s'",
+					 word);
+		if (i + 1 >= argc)
+			return cli_usage("coalesce", "parameter '%s' needs a value",
+					 word);
+		if (!parse_value(word, argv[i + 1], is_bool, &v))
+			return EXIT_USAGE;
+		if (tap) {
+			if (vnet_coalesce_tap_check(v, &err))
+				return cli_usage("coalesce", "%s", err.msg);
+			tap_rx = v;
+		} else if (vnet_coalesce_req_add(&req, word, v, &err)) {
+			return cli_usage("coalesce", "%s", err.msg);
+		}
+	}
+	if (tap)
+		ret = vnet_coalesce_set_tap(dev, (__u32)tap_rx, &err);
+	else
+		ret = vnet_coalesce_set(dev, have_queue ? (int)queue : -1, &req,
+					&err);
+	if (ret)
+		return cli_error("%s", err.msg);
+	return 0;
+}
+
+int do_coalesce(int argc, char **argv)
+{
+	if (argc < 2)
+		return cli_usage("coalesce", "missing subcommand: show or set");
+	if (!strcmp(argv[1], "show"))
+		return coalesce_show(argc, argv);
+	if (!strcmp(argv[1], "set"))
+		return coalesce_set(argc, argv);
+	return cli_usage("coalesce", "unknown subcommand '%s': expected show or set",
+			 argv[1]);
+}

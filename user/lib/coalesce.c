@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Coalescing parameters: the guest NIC's (virtio NOTF_COAL words, per queue
+ * in the pinned config map) and the tap's own rx-frames (tun, through
+ * ethtool netlink).  docs/coalesce.md has the words, ranges and where each
+ * takes effect.
+ *
+ * The config and queues maps are BPF_F_MMAPABLE: values are written through
+ * a shared mapping, field by field, and an entry's gen is bumped last, so a
+ * reader (vnetd) that sees a new gen sees the new values.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include "libvnet.h"
+
+#define CFG_SIZE (sizeof(struct vnet_config) * VNET_MAX_QUEUES)
+#define QS_SIZE \
+	(sizeof(struct vnet_queue_state) * VNET_DIR_MAX * VNET_MAX_QUEUES)
+
+/* The guest NIC's words: ethtool's, plus vnet's bounds of the policy. */
+static const struct coal_word {
+	const char *word;
+	__u32 bit;
+	size_t off; /* in struct vnet_config; flags for the booleans */
+	__u32 max;
+	__u32 flag; /* the VNET_CFG_* flag of a boolean word */
+} coal_words[] = {
+	{ "rx-usecs", VNET_COAL_RX_USECS, offsetof(struct vnet_config, rx_usecs),
+	  VNET_COAL_USECS_MAX, 0 },
+	{ "rx-frames", VNET_COAL_RX_FRAMES,
+	  offsetof(struct vnet_config, rx_frames), VNET_COAL_FRAMES_MAX, 0 },
+	{ "tx-usecs", VNET_COAL_TX_USECS, offsetof(struct vnet_config, tx_usecs),
+	  VNET_COAL_USECS_MAX, 0 },
+	{ "tx-frames", VNET_COAL_TX_FRAMES,
+	  offsetof(struct vnet_config, tx_frames), VNET_COAL_FRAMES_MAX, 0 },
+	{ "adaptive-rx", VNET_COAL_ADAPTIVE_RX,
+	  offsetof(struct vnet_config, flags), 1, VNET_CFG_ADAPTIVE_RX },
+	{ "adaptive-tx", VNET_COAL_ADAPTIVE_TX,
+	  offsetof(struct vnet_config, flags), 1, VNET_CFG_ADAPTIVE_TX },
+	{ "min-frames", VNET_COAL_MIN_FRAMES,
+	  offsetof(struct vnet_config, min_frames), VNET_COAL_FRAMES_MAX, 0 },
+	{ "max-frames", VNET_COAL_MAX_FRAMES,
+	  offsetof(struct vnet_config, max_frames), VNET_COAL_FRAMES_MAX, 0 },
+	{ "min-usecs", VNET_COAL_MIN_USECS,
+	  offsetof(struct vnet_config, min_usecs), VNET_COAL_USECS_MAX, 0 },
+	{ "max-usecs", VNET_COAL_MAX_USECS,
+	  offsetof(struct vnet_config, max_usecs), VNET_COAL_USECS_MAX, 0 },
+};
+
+#define NR_WORDS (sizeof(coal_words) / sizeof(coal_words[0]))
+
+static const struct coal_word *coal_word(const char *word)
+{
+	size_t i;
+
+	for (i = 0; i < NR_WORDS; i++)
+		if (!strcmp(coal_words[i].word, word))
+			return &coal_words[i];
+	return NULL;
+}
+
+static __u32 *cfg_field(struct vnet_config *c, const struct coal_word *w)
+{
+	return (__u32 *)((char *)c + w->off);
+}
+
+static __u32 cfg_value(const struct vnet_config *c, const struct coal_word *w)
+{
+	return *(const __u32 *)((const char *)c + w->off);
+}
+
+int vnet_coalesce_word(const char *word, bool *is_bool)
+{
+	const struct coal_word *w = coal_word(word);
+
+	if (!w)
+		return -ENOENT;
+	if (is_bool)
+		*is_bool = w->flag != 0;
+	return 0;
+}
+
+int vnet_coalesce_req_add(struct vnet_coalesce_req *req, const char *word,
+			  __u64 value, struct vnet_err *err)
+{
+	const struct coal_word *w = coal_word(word);
+
+	if (!w) {
+		vnet_err_set(err, "unknown parameter '%s'", word);
+		return -ENOENT;
+	}
+	if (value > w->max) {
+		/* ethtool's words for it */
+		vnet_err_set(err, "%s: value %llu out of range (0-%u)", word,
+			     (unsigned long long)value, w->max);
+		return -ERANGE;
+	}
+	if (w->flag) {
+		if (value)
+			req->val.flags |= w->flag;
+		else
+			req->val.flags &= ~w->flag;
+	} else {
+		*cfg_field(&req->val, w) = (__u32)value;
+	}
+	req->mask |= w->bit;
+	return 0;
+}
+
+int vnet_coalesce_tap_check(__u64 rx_frames, struct vnet_err *err)
+{
+	if (rx_frames <= VNET_TAP_RX_FRAMES_MAX)
+		return 0;
+	vnet_err_set(err, "rx-frames: value %llu out of range (0-%u)",
+		     (unsigned long long)rx_frames, VNET_TAP_RX_FRAMES_MAX);
+	return -ERANGE;
+}
+
+/* mmap a pinned map of IFNAME; NULL with errno (and err) on failure */
+static void *map_mmap(const char *ifname, const char *name, size_t size,
+		      bool rw, struct vnet_err *err)
+{
+	void *p;
+	int fd, ret;
+
+	fd = vnet_map_open(ifname, name, err);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	p = mmap(NULL, size, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED,
+		 fd, 0);
+	ret = errno;
+	close(fd);
+	if (p == MAP_FAILED) {
+		vnet_err_set(err, "%s: cannot map the %s map: %s", ifname, name,
+			     strerror(ret));
+		errno = ret;
+		return NULL;
+	}
+	return p;
+}
+
+int vnet_coalesce_read(const char *ifname, struct vnet_config *cfg,
+		       struct vnet_err *err)
+{
+	void *p = map_mmap(ifname, "config", CFG_SIZE, false, err);
+
+	if (!p)
+		return -errno;
+	memcpy(cfg, p, CFG_SIZE);
+	munmap(p, CFG_SIZE);
+	return 0;
+}
+
+int vnet_queues_read(const char *ifname, struct vnet_queue_state *qs,
+		     struct vnet_err *err)
+{
+	void *p = map_mmap(ifname, "queues", QS_SIZE, false, err);
+
+	if (!p)
+		return -errno;
+	memcpy(qs, p, QS_SIZE);
+	munmap(p, QS_SIZE);
+	return 0;
+}
+
+/*
+ * Turn the BPF policy of one (dir, queue) on or off.  On: a fresh start
+ * (no window, no averages, no recommendation: rec_gen stays, so a reader
+ * notices the change), then the gate.  Off: the gate only; the last
+ * recommendation stays readable.
+ */
+static void policy_gate(struct vnet_queue_state *q, bool on)
+{
+	if (!on) {
+		__atomic_store_n(&q->adaptive, 0, __ATOMIC_RELEASE);
+		return;
+	}
+	if (__atomic_load_n(&q->adaptive, __ATOMIC_ACQUIRE))
+		return; /* already on: keep its history */
+	q->win_start_ns = 0;
+	q->win_packets = 0;
+	q->win_bytes = 0;
+	q->win_urgent = 0;
+	q->win_push = 0;
+	q->avg_rate = 0;
+	q->avg_size = 0;
+	q->avg_push_pct = 0;
+	q->avg_urgent_pct = 0;
+	q->rec_frames = 0;
+	q->rec_usecs = 0;
+	q->rec_profile = ~0u; /* none yet: the policy starts in the middle */
+	q->rec_zone = VNET_POLICY_ZONE_NONE;
+	q->nr_windows = 0;
+	__atomic_store_n(&q->adaptive, 1, __ATOMIC_RELEASE);
+}
+
+int vnet_coalesce_set(const char *ifname, int queue,
+		      const struct vnet_coalesce_req *req,
+		      struct vnet_err *err)
+{
+	struct vnet_queue_state *qs = NULL;
+	struct vnet_config *cfg, c;
+	int q, first, last, ret = 0;
+	size_t i;
+
+	if (queue >= VNET_MAX_QUEUES) {
+		vnet_err_set(err, "queue: value %d out of range (0-%d)", queue,
+			     VNET_MAX_QUEUES - 1);
+		return -ERANGE;
+	}
+	first = queue < 0 ? 0 : queue;
+	last = queue < 0 ? VNET_MAX_QUEUES - 1 : queue;
+	cfg = map_mmap(ifname, "config", CFG_SIZE, true, err);
+	if (!cfg)
+		return -errno;
+	if (req->mask & (VNET_COAL_ADAPTIVE_RX | VNET_COAL_ADAPTIVE_TX)) {
+		qs = map_mmap(ifname, "queues", QS_SIZE, true, err);
+		if (!qs) {
+			ret = -errno;
+			goto out;
+		}
+	}
+
+	/* check every queue first: all or nothing */
+	for (q = first; q <= last; q++) {
+		c = cfg[q];
+		for (i = 0; i < NR_WORDS; i++) {
+			const struct coal_word *w = &coal_words[i];
+
+			if (!(req->mask & w->bit) || w->flag)
+				continue;
+			*cfg_field(&c, w) = cfg_value(&req->val, w);
+		}
+		if (c.min_frames > c.max_frames) {
+			vnet_err_set(err, "min-frames %u is above max-frames %u (queue %d)",
+				     c.min_frames, c.max_frames, q);
+			ret = -EINVAL;
+			goto out;
+		}
+		if (c.min_usecs > c.max_usecs) {
+			vnet_err_set(err, "min-usecs %u is above max-usecs %u (queue %d)",
+				     c.min_usecs, c.max_usecs, q);
+			ret = -EINVAL;
+			goto out;
+		}
+	}
+
+	for (q = first; q <= last; q++) {
+		for (i = 0; i < NR_WORDS; i++) {
+			const struct coal_word *w = &coal_words[i];
+
+			if (!(req->mask & w->bit))
+				continue;
+			if (w->flag)
+				cfg[q].flags = (cfg[q].flags & ~w->flag) |
+					       (req->val.flags & w->flag);
+			else
+				*cfg_field(&cfg[q], w) = cfg_value(&req->val, w);
+		}
+		__atomic_fetch_add(&cfg[q].gen, 1, __ATOMIC_RELEASE);
+		if (!qs)
+			continue;
+		if (req->mask & VNET_COAL_ADAPTIVE_TX)
+			policy_gate(&qs[vnet_key(VNET_DIR_TX, q)],
+				    cfg[q].flags & VNET_CFG_ADAPTIVE_TX);
+		if (req->mask & VNET_COAL_ADAPTIVE_RX)
+			policy_gate(&qs[vnet_key(VNET_DIR_RX, q)],
+				    cfg[q].flags & VNET_CFG_ADAPTIVE_RX);
+	}
+out:
+	if (qs)
+		munmap(qs, QS_SIZE);
+	munmap(cfg, CFG_SIZE);
+	return ret;
+}
+
+int vnet_coalesce_set_tap(const char *ifname, __u32 rx_frames,
+			  struct vnet_err *err)
+{
+	struct vnet_ethtool_coalesce c = { .present = VNET_ETC_RX_FRAMES,
+					   .rx_frames = rx_frames };
+	struct vnet_config *cfg;
+	int ifindex, q, ret;
+
+	ret = vnet_coalesce_tap_check(rx_frames, err);
+	if (ret)
+		return ret;
+	ret = vnet_tap_check(ifname, &ifindex, err);
+	if (ret)
+		return ret;
+	/* attached?  (the config map is where vnetd reads it) */
+	cfg = map_mmap(ifname, "config", CFG_SIZE, true, err);
+	if (!cfg)
+		return -errno;
+	ret = vnet_ethtool_coalesce_set(ifindex, &c, err);
+	if (ret)
+		goto out;
+	for (q = 0; q < VNET_MAX_QUEUES; q++) {
+		cfg[q].tap_rx_frames = rx_frames;
+		__atomic_fetch_add(&cfg[q].gen, 1, __ATOMIC_RELEASE);
+	}
+out:
+	munmap(cfg, CFG_SIZE);
+	return ret;
+}
+
+/* "/dev/net/tun" fd of pid attached to IFNAME?  (fdinfo "iff:\tIFNAME") */
+static bool fd_on_tap(const char *pid, const char *fd, const char *ifname)
+{
+	char path[128], line[128];
+	bool on = false;
+	size_t n = strlen(ifname);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%.16s/fdinfo/%.16s", pid, fd);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "iff:\t", 5) && !strncmp(line + 5, ifname, n) &&
+		    (line[5 + n] == '\n' || !line[5 + n])) {
+			on = true;
+			break;
+		}
+	}
+	fclose(f);
+	return on;
+}
+
+int vnet_tap_users(const char *ifname, struct vnet_tap_users *u)
+{
+	char path[300], link[64];
+	struct dirent *p, *f;
+	DIR *proc, *fds;
+	ssize_t n;
+
+	memset(u, 0, sizeof(*u));
+	proc = opendir("/proc");
+	if (!proc)
+		return -errno;
+	while ((p = readdir(proc))) {
+		struct vnet_tap_user me = {};
+
+		if (p->d_name[0] < '0' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%.16s/fd", p->d_name);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		while ((f = readdir(fds))) {
+			if (f->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/%.16s/fd/%.16s",
+				 p->d_name, f->d_name);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			if (!strcmp(link, "/dev/vhost-net"))
+				me.vhost_net = true;
+			else if (!strcmp(link, "/dev/net/tun") &&
+				 fd_on_tap(p->d_name, f->d_name, ifname))
+				me.nr_queues++;
+		}
+		closedir(fds);
+		if (!me.nr_queues)
+			continue;
+		me.pid = atoi(p->d_name);
+		snprintf(path, sizeof(path), "/proc/%.16s/comm", p->d_name);
+		FILE *c = fopen(path, "r");
+
+		if (c) {
+			if (fgets(me.comm, sizeof(me.comm), c))
+				me.comm[strcspn(me.comm, "\n")] = '\0';
+			fclose(c);
+		}
+		u->nr_queues += me.nr_queues;
+		u->vnetd |= !strncmp(me.comm, "vnetd", 5); /* vnetd, vnetd-asan */
+		u->vhost_net |= me.vhost_net;
+		if (u->nr < VNET_TAP_USERS_MAX)
+			u->user[u->nr++] = me;
+	}
+	closedir(proc);
+	return 0;
+}

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * When to signal the guest (the call eventfd = a guest interrupt), per
+ * direction of a queue pair, after each burst of used entries:
+ *
+ *   1. urgent: at once if the classifier counted an urgent frame (TX) or
+ *      a PSH frame (RX) on this queue in this burst   -> notify_urgent
+ *   2. frames == 0 || usecs == 0: at once (no coalescing)
+ *   3. `frames` used entries pending                  -> notify_frames
+ *   4. `usecs` since the first pending one (timerfd)  -> notify_timer;
+ *      a burst held back counts notify_deferred
+ *
+ * and in every case EVENT_IDX has the last word: vhost_vq_notify() asks
+ * vhost_vq_need_notify() over everything pushed since the last decision
+ * and counts notify_sent or notify_suppressed.  The values are read live
+ * from the queue pair's entry of the pinned config map (plain loads); with
+ * adaptive-tx/-rx on, from the BPF policy's recommendation in the queues
+ * map once it has one.
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/timerfd.h>
+
+#include "vnetd.h"
+
+uint64_t vnetd_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static struct vnetd_coal *coal_of(struct vnetd_qp *qp, int dir)
+{
+	return dir == VNET_DIR_TX ? &qp->tx_coal : &qp->rx_coal;
+}
+
+static struct vhost_vq *vq_of(struct vnetd_qp *qp, int dir)
+{
+	return dir == VNET_DIR_TX ? qp->tx : qp->rx;
+}
+
+static struct vnet_dp_stats *st_of(struct vnetd_qp *qp, int dir)
+{
+	return dir == VNET_DIR_TX ? qp->tx_st : qp->rx_st;
+}
+
+void vnetd_coal_params(const struct vnetd_qp *qp, int dir, uint32_t *frames,
+		       uint32_t *usecs)
+{
+	const struct vnet_config *c = qp->cfg;
+	const struct vnet_queue_state *qs;
+	uint32_t flag;
+
+	qs = dir == VNET_DIR_TX ? qp->tx_qs : qp->rx_qs;
+	flag = dir == VNET_DIR_TX ? VNET_CFG_ADAPTIVE_TX : VNET_CFG_ADAPTIVE_RX;
+	/* adaptive: the recommendation, once a window has produced one */
+	if ((VNETD_LOAD(c->flags) & flag) && VNETD_LOAD(qs->nr_windows)) {
+		*frames = VNETD_LOAD(qs->rec_frames);
+		*usecs = VNETD_LOAD(qs->rec_usecs);
+		return;
+	}
+	if (dir == VNET_DIR_TX) {
+		*frames = VNETD_LOAD(c->tx_frames);
+		*usecs = VNETD_LOAD(c->tx_usecs);
+	} else {
+		*frames = VNETD_LOAD(c->rx_frames);
+		*usecs = VNETD_LOAD(c->rx_usecs);
+	}
+}
+
+static void timer_set(struct vnetd_qp *qp, struct vnetd_coal *c,
+		      uint64_t deadline)
+{
+	struct itimerspec its = {
+		.it_value.tv_sec = (time_t)(deadline / 1000000000ULL),
+		.it_value.tv_nsec = (long)(deadline % 1000000000ULL),
+	};
+
+	/* deadline 0 disarms */
+	if (timerfd_settime(c->timer_fd, TFD_TIMER_ABSTIME, &its, NULL)) {
+		pr_err(qp->port, "queue pair %u: coalescing timer: %s",
+		       qp->index, strerror(errno));
+		return;
+	}
+	c->timer_ns = deadline;
+}
+
+/*
+ * Decide now.  REASON (NULL: none) counts the signal if it is sent; the
+ * guest's EVENT_IDX may suppress it (counted by the library).
+ */
+void vnetd_coal_flush(struct vnetd_qp *qp, int dir, __u64 *reason)
+{
+	struct vnetd_coal *c = coal_of(qp, dir);
+	struct vhost_vq *vq = vq_of(qp, dir);
+
+	c->pending = 0;
+	if (vq && vhost_vq_notify(vq) == 1 && reason)
+		(*reason)++;
+	/* an armed timer is left to expire: it finds nothing pending */
+}
+
+void vnetd_coal_pushed(struct vnetd_qp *qp, int dir, unsigned int n,
+		       bool urgent)
+{
+	struct vnetd_coal *c = coal_of(qp, dir);
+	struct vnet_dp_stats *st = st_of(qp, dir);
+	uint32_t frames, usecs;
+	uint64_t now, deadline;
+
+	c->pending += n;
+	if (urgent) {
+		vnetd_coal_flush(qp, dir, &st->notify_urgent);
+		return;
+	}
+	vnetd_coal_params(qp, dir, &frames, &usecs);
+	if (!frames || !usecs) {
+		vnetd_coal_flush(qp, dir, NULL);
+		return;
+	}
+	if (c->pending >= frames) {
+		vnetd_coal_flush(qp, dir, &st->notify_frames);
+		return;
+	}
+	now = vnetd_now_ns();
+	if (c->pending == n)
+		c->first_ns = now; /* the first of a new window */
+	deadline = c->first_ns + (uint64_t)usecs * 1000;
+	if (now >= deadline) {
+		vnetd_coal_flush(qp, dir, &st->notify_timer);
+		return;
+	}
+	st->notify_deferred++;
+	/* an earlier armed deadline fires first and re-arms for this one */
+	if (!c->timer_ns || c->timer_ns > deadline)
+		timer_set(qp, c, deadline);
+}
+
+void vnetd_coal_timer(struct vnetd_qp *qp, int dir)
+{
+	struct vnetd_coal *c = coal_of(qp, dir);
+	uint32_t frames, usecs;
+	uint64_t v, now, deadline;
+
+	if (read(c->timer_fd, &v, sizeof(v)) < 0 && errno == EAGAIN)
+		return; /* re-armed since it fired */
+	c->timer_ns = 0;
+	if (!c->pending || !vq_of(qp, dir))
+		return;
+	vnetd_coal_params(qp, dir, &frames, &usecs);
+	deadline = c->first_ns + (uint64_t)usecs * 1000;
+	now = vnetd_now_ns();
+	/* usecs may have grown since the timer was armed */
+	if (frames && usecs && now < deadline) {
+		timer_set(qp, c, deadline);
+		return;
+	}
+	vnetd_coal_flush(qp, dir, &st_of(qp, dir)->notify_timer);
+}
+
+void vnetd_coal_reset(struct vnetd_coal *c)
+{
+	struct itimerspec its = {};
+
+	c->pending = 0;
+	c->first_ns = 0;
+	if (c->timer_ns) {
+		timerfd_settime(c->timer_fd, 0, &its, NULL);
+		c->timer_ns = 0;
+	}
+}

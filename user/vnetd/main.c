@@ -1,0 +1,809 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * vnetd: vnet's vhost-user-net backend over a multi-queue tap
+ * (docs/vnetd-contract.md, man vnetd(8)).
+ *
+ * This file: the command line and --config, logging, signals, and the
+ * control loop: one epoll over the vhost-user server (all protocol work and
+ * every vhost_dev_ops callback), a signalfd (SIGINT/SIGTERM: clean exit)
+ * and each port's ethtool monitor (a direct `ethtool -C TAP rx-frames N`
+ * is mirrored into the config map's tap_rx_frames, vnetd's TX batch).
+ *
+ * Exit status: 0 after a signal, 1 when a port cannot be set up (the
+ * message names the cause), 2 on usage errors.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <linux/virtio_net.h>
+#include <bpf/libbpf.h>
+
+#include "vnetd.h"
+
+#define EXIT_STARTUP 1
+#define EXIT_USAGE 2
+#define MAX_PORTS 64
+
+static const char usage_text[] =
+	"Usage: vnetd --socket PATH --tap NAME [--queues N] [--client]\n"
+	"             [--netns NAME] [--cpus LIST] [OPTIONS]\n"
+	"       vnetd --config FILE [OPTIONS]\n"
+	"       vnetd --port socket=PATH,tap=NAME[,queues=N][,client] [--port ...] [OPTIONS]\n"
+	"\n"
+	"vhost-user-net backend over a multi-queue tap, with vnet's BPF\n"
+	"classifier deciding when the guest is signalled.\n"
+	"\n"
+	"Port:\n"
+	"  -s, --socket PATH     vhost-user unix socket (listened on, or with\n"
+	"                        --client connected to)\n"
+	"  -t, --tap NAME        tap device: attached to, or created (and gone\n"
+	"                        when vnetd exits)\n"
+	"  -q, --queues N        queue pairs, 1-16 (default 1)\n"
+	"  -c, --client          connect to a listening frontend (QEMU\n"
+	"                        server=on) and reconnect when it goes away\n"
+	"  -n, --netns NAME      the tap lives in network namespace NAME\n"
+	"                        (/var/run/netns/NAME); default for every port\n"
+	"      --cpus LIST       pin queue pair i to the i-th CPU of LIST\n"
+	"                        (e.g. 0,1 or 0-3); default for every port\n"
+	"  -p, --port SPEC       a port: socket=PATH,tap=NAME[,queues=N]\n"
+	"                        [,client][,netns=NAME][,cpus=LIST] (CPUs\n"
+	"                        separated by ':' here); repeatable\n"
+	"  -f, --config FILE     ports, one per line: socket=PATH tap=NAME\n"
+	"                        [queues=N] [client] [netns=NAME] [cpus=LIST];\n"
+	"                        '#' starts a comment\n"
+	"\n"
+	"Options:\n"
+	"      --no-uring        plain read/writev instead of io_uring\n"
+	"  -v, --verbose         debug logging (same as --log-level debug)\n"
+	"      --log-level LEVEL error, warning, info (default) or debug\n"
+	"  -h, --help            this help\n"
+	"  -V, --version         version\n"
+	"\n"
+	"Logs go to stderr, one line per event, prefixed 'vnetd: PORT: '.\n"
+	"Exit status: 0 after SIGINT/SIGTERM, 1 on a startup error, 2 on a\n"
+	"usage error.  See vnetd(8).\n";
+
+struct opts {
+	bool no_uring;
+	int log_level;
+	/* --socket/--tap and the defaults for every port */
+	struct vnetd_port_cfg main;
+	bool have_socket, have_tap, have_queues, have_client;
+	bool have_netns, have_cpus;
+	unsigned int nports;
+	struct vnetd_port_cfg ports[MAX_PORTS];
+	/* where each port came from, for messages */
+	char origin[MAX_PORTS][64];
+};
+
+/* --- usage errors ----------------------------------------------------- */
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vnetd: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'vnetd --help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+static bool parse_uint(const char *s, unsigned long min, unsigned long max,
+		       unsigned long *v)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return !errno && !*end && *v >= min && *v <= max;
+}
+
+/* "0,1", "0-3", "0:2:4": CPU numbers, in order; false on garbage. */
+static bool parse_cpus(const char *s, struct vnetd_port_cfg *c)
+{
+	char buf[256], *tok, *save, *dash;
+	unsigned long a, b, i;
+
+	if (!*s || strlen(s) >= sizeof(buf))
+		return false;
+	snprintf(buf, sizeof(buf), "%s", s);
+	c->ncpus = 0;
+	for (tok = strtok_r(buf, ",:", &save); tok;
+	     tok = strtok_r(NULL, ",:", &save)) {
+		dash = strchr(tok, '-');
+		if (dash)
+			*dash = '\0';
+		if (!parse_uint(tok, 0, CPU_SETSIZE - 1, &a))
+			return false;
+		b = a;
+		if (dash && !parse_uint(dash + 1, a, CPU_SETSIZE - 1, &b))
+			return false;
+		for (i = a; i <= b; i++) {
+			if (c->ncpus == sizeof(c->cpus) / sizeof(c->cpus[0]))
+				return false;
+			c->cpus[c->ncpus++] = (int)i;
+		}
+	}
+	return c->ncpus > 0;
+}
+
+static bool tap_name_ok(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (!n || n >= IF_NAMESIZE || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (i = 0; i < n; i++)
+		if (s[i] == '/' || s[i] == ':' || s[i] <= ' ' || s[i] == 0x7f)
+			return false;
+	return true;
+}
+
+/*
+ * One "key=value" (or "client") of a --port spec or a config line into C.
+ * WHERE names the origin for messages.  0 or EXIT_USAGE (message printed).
+ */
+static int port_kv(struct vnetd_port_cfg *c, char *tok, const char *where,
+		   unsigned int *seen)
+{
+	char *val = strchr(tok, '=');
+	unsigned long v;
+
+	if (val)
+		*val++ = '\0';
+	if (!strcmp(tok, "client")) {
+		if (val && strcmp(val, "1") && strcmp(val, "0") &&
+		    strcmp(val, "on") && strcmp(val, "off"))
+			return usage_error("%s: client takes no value (or 0/1)",
+					   where);
+		c->client = !val || !strcmp(val, "1") || !strcmp(val, "on");
+		return 0;
+	}
+	if (!val)
+		return usage_error("%s: '%s' is not KEY=VALUE", where, tok);
+	if (!strcmp(tok, "socket")) {
+		if (!*val || strlen(val) >= sizeof(c->socket))
+			return usage_error("%s: socket path '%s' is empty or longer than %zu bytes",
+					   where, val, sizeof(c->socket) - 1);
+		snprintf(c->socket, sizeof(c->socket), "%s", val);
+		*seen |= 1;
+	} else if (!strcmp(tok, "tap")) {
+		if (!tap_name_ok(val))
+			return usage_error("%s: '%s' is not a valid interface name",
+					   where, val);
+		snprintf(c->tap, sizeof(c->tap), "%s", val);
+		*seen |= 2;
+	} else if (!strcmp(tok, "queues")) {
+		if (!parse_uint(val, 1, VNETD_MAX_QP, &v))
+			return usage_error("%s: queues '%s' is not a number from 1 to %d",
+					   where, val, VNETD_MAX_QP);
+		c->queues = (unsigned int)v;
+	} else if (!strcmp(tok, "netns")) {
+		if (!*val || strlen(val) >= sizeof(c->netns))
+			return usage_error("%s: bad netns '%s'", where, val);
+		snprintf(c->netns, sizeof(c->netns), "%s", val);
+		*seen |= 4;
+	} else if (!strcmp(tok, "cpus")) {
+		if (!parse_cpus(val, c))
+			return usage_error("%s: bad CPU list '%s'", where, val);
+		*seen |= 8;
+	} else {
+		return usage_error("%s: unknown key '%s' (socket, tap, queues, client, netns, cpus)",
+				   where, tok);
+	}
+	return 0;
+}
+
+static int port_add(struct opts *o, const struct vnetd_port_cfg *c,
+		    const char *where)
+{
+	if (o->nports == MAX_PORTS)
+		return usage_error("%s: more than %d ports", where, MAX_PORTS);
+	o->ports[o->nports] = *c;
+	snprintf(o->origin[o->nports], sizeof(o->origin[0]), "%s", where);
+	o->nports++;
+	return 0;
+}
+
+/* The tokens of one port (already split); fills defaults, checks. */
+static int port_finish(struct opts *o, struct vnetd_port_cfg *c,
+		       unsigned int seen, const char *where)
+{
+	if (!(seen & 1))
+		return usage_error("%s: socket=PATH missing", where);
+	if (!(seen & 2))
+		return usage_error("%s: tap=NAME missing", where);
+	if (!c->queues)
+		c->queues = 1;
+	if (!(seen & 4) && o->have_netns)
+		snprintf(c->netns, sizeof(c->netns), "%s", o->main.netns);
+	if (!(seen & 8) && o->have_cpus) {
+		memcpy(c->cpus, o->main.cpus, sizeof(c->cpus));
+		c->ncpus = o->main.ncpus;
+	}
+	return port_add(o, c, where);
+}
+
+static int parse_port_spec(struct opts *o, const char *spec)
+{
+	struct vnetd_port_cfg c = {};
+	char buf[1024], *tok, *save;
+	unsigned int seen = 0;
+	int ret;
+
+	if (strlen(spec) >= sizeof(buf))
+		return usage_error("--port: spec too long");
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		ret = port_kv(&c, tok, "--port", &seen);
+		if (ret)
+			return ret;
+	}
+	return port_finish(o, &c, seen, "--port");
+}
+
+static int parse_config(struct opts *o, const char *path)
+{
+	char line[2048], where[PATH_MAX + 32], *tok, *save, *hash;
+	unsigned int lineno = 0, seen, before = o->nports;
+	struct vnetd_port_cfg c;
+	FILE *f;
+	int ret = 0;
+
+	f = fopen(path, "r");
+	if (!f)
+		return usage_error("--config %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%u", path, lineno);
+		if (!strchr(line, '\n') && !feof(f)) {
+			ret = usage_error("%s: line too long", where);
+			goto out;
+		}
+		hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		memset(&c, 0, sizeof(c));
+		seen = 0;
+		for (tok = strtok_r(line, " \t\r\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\r\n", &save)) {
+			ret = port_kv(&c, tok, where, &seen);
+			if (ret)
+				goto out;
+		}
+		if (!seen && !c.client && !c.queues)
+			continue; /* blank or comment */
+		ret = port_finish(o, &c, seen, where);
+		if (ret)
+			goto out;
+	}
+	if (ferror(f))
+		ret = usage_error("--config %s: %s", path, strerror(errno));
+	else if (o->nports == before)
+		ret = usage_error("--config %s: no port defined", path);
+out:
+	fclose(f);
+	return ret;
+}
+
+static int parse_level(const char *s, int *level)
+{
+	static const char *const names[][2] = {
+		{ "error", "err" }, { "warning", "warn" },
+		{ "info", "info" }, { "debug", "debug" },
+	};
+	unsigned long v;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (!strcmp(s, names[i][0]) || !strcmp(s, names[i][1])) {
+			*level = i;
+			return 0;
+		}
+	}
+	if (parse_uint(s, 0, 3, &v)) {
+		*level = (int)v;
+		return 0;
+	}
+	return -1;
+}
+
+/* 0: run; -1: --help/--version done (exit 0); else the exit status. */
+static int parse_args(int argc, char **argv, struct opts *o)
+{
+	enum { OPT_CPUS = 256, OPT_NO_URING, OPT_LOG_LEVEL };
+	static const struct option lopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "tap", required_argument, NULL, 't' },
+		{ "queues", required_argument, NULL, 'q' },
+		{ "client", no_argument, NULL, 'c' },
+		{ "netns", required_argument, NULL, 'n' },
+		{ "cpus", required_argument, NULL, OPT_CPUS },
+		{ "port", required_argument, NULL, 'p' },
+		{ "config", required_argument, NULL, 'f' },
+		{ "no-uring", no_argument, NULL, OPT_NO_URING },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	/* --port/--config are parsed after the defaults they may take */
+	const char *specs[MAX_PORTS], *configs[MAX_PORTS];
+	unsigned int nspecs = 0, nconfigs = 0, i, j, seen = 0;
+	unsigned long v;
+	char kv[512];
+	int c, ret;
+
+	o->log_level = VHOST_LOG_INFO;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":s:t:q:cn:p:f:vhV", lopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 's':
+			snprintf(kv, sizeof(kv), "socket=%s", optarg);
+			ret = port_kv(&o->main, kv, "--socket", &seen);
+			if (ret)
+				return ret;
+			o->have_socket = true;
+			break;
+		case 't':
+			snprintf(kv, sizeof(kv), "tap=%s", optarg);
+			ret = port_kv(&o->main, kv, "--tap", &seen);
+			if (ret)
+				return ret;
+			o->have_tap = true;
+			break;
+		case 'q':
+			if (!parse_uint(optarg, 1, VNETD_MAX_QP, &v))
+				return usage_error("--queues '%s' is not a number from 1 to %d",
+						   optarg, VNETD_MAX_QP);
+			o->main.queues = (unsigned int)v;
+			o->have_queues = true;
+			break;
+		case 'c':
+			o->main.client = true;
+			o->have_client = true;
+			break;
+		case 'n':
+			snprintf(kv, sizeof(kv), "netns=%s", optarg);
+			ret = port_kv(&o->main, kv, "--netns", &seen);
+			if (ret)
+				return ret;
+			o->have_netns = true;
+			break;
+		case OPT_CPUS:
+			if (!parse_cpus(optarg, &o->main))
+				return usage_error("--cpus '%s' is not a CPU list (e.g. 0,1 or 0-3)",
+						   optarg);
+			o->have_cpus = true;
+			break;
+		case 'p':
+			if (nspecs == MAX_PORTS)
+				return usage_error("more than %d --port", MAX_PORTS);
+			specs[nspecs++] = optarg;
+			break;
+		case 'f':
+			if (nconfigs == MAX_PORTS)
+				return usage_error("more than %d --config", MAX_PORTS);
+			configs[nconfigs++] = optarg;
+			break;
+		case OPT_NO_URING:
+			o->no_uring = true;
+			break;
+		case 'v':
+			o->log_level = VHOST_LOG_DEBUG;
+			break;
+		case OPT_LOG_LEVEL:
+			if (parse_level(optarg, &o->log_level))
+				return usage_error("--log-level '%s': error, warning, info or debug",
+						   optarg);
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		case 'V':
+			printf("vnetd %s (vnet ABI %d)\n", VNETD_VERSION,
+			       VNET_ABI_VERSION);
+			return -1;
+		case ':':
+			return usage_error("option '%s' needs an argument",
+					   argv[optind - 1]);
+		default:
+			return usage_error("unknown option '%s'",
+					   argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+
+	if (o->have_socket || o->have_tap) {
+		if (!o->have_socket)
+			return usage_error("--tap needs --socket");
+		if (!o->have_tap)
+			return usage_error("--socket needs --tap");
+		if (!o->main.queues)
+			o->main.queues = 1;
+		ret = port_add(o, &o->main, "--socket");
+		if (ret)
+			return ret;
+	} else if (o->have_queues || o->have_client) {
+		return usage_error("--queues and --client go with --socket/--tap (use queues=N, client in --port or --config)");
+	}
+	for (i = 0; i < nspecs; i++) {
+		ret = parse_port_spec(o, specs[i]);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < nconfigs; i++) {
+		ret = parse_config(o, configs[i]);
+		if (ret)
+			return ret;
+	}
+	if (!o->nports)
+		return usage_error("no port: give --socket and --tap, --port or --config");
+	for (i = 0; i < o->nports; i++) {
+		for (j = 0; j < i; j++) {
+			if (!strcmp(o->ports[i].socket, o->ports[j].socket))
+				return usage_error("%s: socket %s is also used by %s",
+						   o->origin[i], o->ports[i].socket,
+						   o->origin[j]);
+			/* pins are named by device: one port per tap name */
+			if (!strcmp(o->ports[i].tap, o->ports[j].tap))
+				return usage_error("%s: tap %s is also used by %s",
+						   o->origin[i], o->ports[i].tap,
+						   o->origin[j]);
+		}
+	}
+	return 0;
+}
+
+/* --- logging ---------------------------------------------------------- */
+
+/* Every line, the library's and ours: "vnetd: PORT: message". */
+static void log_write(enum vhost_log_level level, const char *msg,
+		      void *opaque)
+{
+	(void)level;
+	(void)opaque;
+	fprintf(stderr, "vnetd: %s\n", msg);
+}
+
+/* libbpf's own messages (the verifier log of a failed load): debug only */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt,
+		      va_list ap)
+{
+	char msg[1024];
+	size_t n;
+
+	if (level == LIBBPF_DEBUG ||
+	    vhost_log_get_level() < VHOST_LOG_DEBUG)
+		return 0;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	n = strlen(msg);
+	if (n && msg[n - 1] == '\n')
+		msg[n - 1] = '\0';
+	vhost_dbg("%s", msg);
+	return 0;
+}
+
+/* --- ports ------------------------------------------------------------ */
+
+struct ep_item {
+	int kind; /* EP_* */
+	struct vnetd_port *port;
+};
+
+enum { EP_SERVER = 1, EP_SIGNAL, EP_MONITOR };
+
+static void monitor_open(struct vnetd_port *p)
+{
+	struct vnet_err err = {};
+
+	p->mon_fd = -1;
+	if (vnet_ethtool_monitor_open(&p->mon, &err)) {
+		pr_warn(p, "ethtool monitor unavailable (%s): a direct 'ethtool -C %s rx-frames N' will not reach vnetd",
+			err.msg, p->cfg.tap);
+		p->mon = NULL;
+		return;
+	}
+	p->mon_fd = vnet_ethtool_monitor_fd(p->mon);
+}
+
+static void monitor_close(struct vnetd_port *p)
+{
+	vnet_ethtool_monitor_close(p->mon);
+	p->mon = NULL;
+	p->mon_fd = -1;
+}
+
+/* tun's rx-frames changed: it is vnetd's TX batch (every queue's entry). */
+static void tap_rx_frames_set(struct vnetd_port *p, __u32 v)
+{
+	unsigned int q;
+
+	for (q = 0; q < VNET_MAX_QUEUES; q++) {
+		if (__atomic_load_n(&p->config[q].tap_rx_frames,
+				    __ATOMIC_RELAXED) == v)
+			continue;
+		__atomic_store_n(&p->config[q].tap_rx_frames, v,
+				 __ATOMIC_RELAXED);
+		__atomic_fetch_add(&p->config[q].gen, 1, __ATOMIC_RELEASE);
+	}
+	pr_info(p, "tap %s: rx-frames %u (ethtool): TX batch follows", p->cfg.tap,
+		v);
+}
+
+static void monitor_event(struct vnetd_port *p)
+{
+	struct vnet_ethtool_coalesce c = {};
+	struct vnet_err err = {};
+	int ret, saved;
+
+	ret = vnet_ethtool_monitor_read(p->mon, p->ifindex, 0, &c, &err);
+	if (ret == -ENOBUFS) {
+		/* lost some: ask for the current value in the tap's netns */
+		if (vnetd_netns_switch(p->cfg.netns, &saved, &err)) {
+			pr_warn(p, "%s", err.msg);
+			return;
+		}
+		ret = vnet_ethtool_coalesce_get(p->ifindex, &c, &err) ? -1 : 1;
+		vnetd_netns_restore(saved);
+	}
+	if (ret < 0) {
+		pr_warn(p, "%s", err.msg);
+		return;
+	}
+	if (ret == 1 && (c.present & VNET_ETC_RX_FRAMES))
+		tap_rx_frames_set(p, c.rx_frames);
+}
+
+static void port_init(struct vnetd_port *p, const struct vnetd_port_cfg *c,
+		      bool no_uring)
+{
+	unsigned int q;
+
+	memset(p, 0, sizeof(*p));
+	p->cfg = *c;
+	p->name = p->cfg.socket;
+	p->no_uring = no_uring;
+	p->nr_qp = c->queues;
+	p->mon_fd = -1;
+	p->hdr_len = sizeof(struct virtio_net_hdr_mrg_rxbuf);
+	pthread_mutex_init(&p->steer_lock, NULL);
+	for (q = 0; q < VNETD_MAX_QP; q++)
+		p->qp[q].tap_fd = -1;
+}
+
+/* Tap, BPF and monitor in the port's netns; then the device, the socket. */
+static int port_open(struct vnetd_port *p, struct vhost_server *srv)
+{
+	struct vhost_port_cfg pc = { .path = p->cfg.socket,
+				     .client = p->cfg.client };
+	struct vnet_err err = {};
+	int saved, ret;
+
+	/*
+	 * The socket comes last: once it exists (the contract's "ready"),
+	 * the tap is up and vnet's programs are attached.
+	 */
+	ret = vnetd_netns_switch(p->cfg.netns, &saved, &err);
+	if (ret) {
+		pr_err(p, "%s", err.msg);
+		return ret;
+	}
+	ret = vnetd_tap_open(p);
+	if (ret)
+		goto err_ns;
+	ret = vnetd_bpf_setup(p);
+	if (ret)
+		goto err_tap;
+	monitor_open(p);
+	vnetd_netns_restore(saved);
+	saved = -1;
+
+	ret = vnetd_port_start(p);
+	if (ret)
+		goto err_bpf;
+	ret = vhost_server_add_port(srv, &p->dev, &pc);
+	if (ret) {
+		/* the library said why when it was the socket itself */
+		pr_dbg(p, "vhost_server_add_port: %s", strerror(-ret));
+		goto err_port;
+	}
+	pr_info(p, "serving tap %s with %u queue pair%s%s%s", p->cfg.tap,
+		p->nr_qp, p->nr_qp > 1 ? "s" : "",
+		p->cfg.netns[0] ? " in netns " : "", p->cfg.netns);
+	return 0;
+
+err_port:
+	vnetd_port_stop(p);
+err_bpf:
+	if (vnetd_netns_switch(p->cfg.netns, &saved, &err))
+		pr_warn(p, "%s", err.msg);
+	monitor_close(p);
+	vnetd_bpf_cleanup(p);
+err_tap:
+	vnetd_tap_close(p);
+err_ns:
+	vnetd_netns_restore(saved);
+	return ret;
+}
+
+/* After vhost_server_cleanup(): every ring is stopped. */
+static void port_close(struct vnetd_port *p)
+{
+	struct vnet_err err = {};
+	int saved;
+
+	vnetd_port_stop(p);
+	if (vnetd_netns_switch(p->cfg.netns, &saved, &err))
+		pr_warn(p, "%s", err.msg);
+	monitor_close(p);
+	vnetd_bpf_cleanup(p);
+	vnetd_tap_close(p);
+	vnetd_netns_restore(saved);
+	pthread_mutex_destroy(&p->steer_lock);
+}
+
+/* --- the control loop ------------------------------------------------- */
+
+static int ep_add(int epfd, int fd, struct ep_item *it)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = it };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+static int run(struct vhost_server *srv, struct vnetd_port *ports,
+	       unsigned int nports, int sfd)
+{
+	struct ep_item srv_item = { EP_SERVER, NULL }, sig_item = { EP_SIGNAL, NULL };
+	struct ep_item *mon_items;
+	struct epoll_event ev[16];
+	struct signalfd_siginfo si;
+	unsigned int i;
+	int epfd, n, ret = 0;
+
+	mon_items = calloc(nports, sizeof(*mon_items));
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (!mon_items || epfd < 0) {
+		vhost_err("control loop: %s", strerror(errno));
+		free(mon_items);
+		if (epfd >= 0)
+			close(epfd);
+		return -ENOMEM;
+	}
+	ret = ep_add(epfd, vhost_server_fd(srv), &srv_item);
+	if (!ret)
+		ret = ep_add(epfd, sfd, &sig_item);
+	for (i = 0; !ret && i < nports; i++) {
+		mon_items[i] = (struct ep_item){ EP_MONITOR, &ports[i] };
+		if (ports[i].mon_fd >= 0)
+			ret = ep_add(epfd, ports[i].mon_fd, &mon_items[i]);
+	}
+	if (ret) {
+		vhost_err("control loop: epoll: %s", strerror(-ret));
+		goto out;
+	}
+	for (;;) {
+		n = epoll_wait(epfd, ev, sizeof(ev) / sizeof(ev[0]), -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = -errno;
+			vhost_err("control loop: epoll_wait: %s", strerror(errno));
+			goto out;
+		}
+		for (i = 0; i < (unsigned int)n; i++) {
+			struct ep_item *it = ev[i].data.ptr;
+
+			switch (it->kind) {
+			case EP_SERVER:
+				ret = vhost_server_poll(srv, 0);
+				if (ret < 0) {
+					vhost_err("vhost-user server: %s",
+						  strerror(-ret));
+					goto out;
+				}
+				ret = 0;
+				break;
+			case EP_SIGNAL:
+				if (read(sfd, &si, sizeof(si)) != sizeof(si))
+					break;
+				vhost_info("%s, exiting", strsignal((int)si.ssi_signo));
+				goto out;
+			case EP_MONITOR:
+				monitor_event(it->port);
+				break;
+			}
+		}
+	}
+out:
+	close(epfd);
+	free(mon_items);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	static struct opts o;
+	struct vhost_server srv;
+	struct vnetd_port *ports;
+	unsigned int i, opened = 0;
+	sigset_t mask;
+	int ret, sfd;
+
+	ret = parse_args(argc, argv, &o);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+
+	/* vnetctl recognises its datapath by this name (coalesce show) */
+	prctl(PR_SET_NAME, "vnetd", 0, 0, 0);
+	vhost_log_set_fn(log_write, NULL);
+	vhost_log_set_level((enum vhost_log_level)o.log_level);
+	libbpf_set_print(libbpf_log);
+	signal(SIGPIPE, SIG_IGN);
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL)) {
+		vhost_err("sigprocmask: %s", strerror(errno));
+		return EXIT_STARTUP;
+	}
+	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0) {
+		vhost_err("signalfd: %s", strerror(errno));
+		return EXIT_STARTUP;
+	}
+	ports = calloc(o.nports, sizeof(*ports));
+	if (!ports) {
+		vhost_err("out of memory");
+		ret = EXIT_STARTUP;
+		goto out_sfd;
+	}
+	ret = vhost_server_init(&srv);
+	if (ret) {
+		vhost_err("vhost-user server: %s", strerror(-ret));
+		ret = EXIT_STARTUP;
+		goto out_ports;
+	}
+	for (i = 0; i < o.nports; i++) {
+		port_init(&ports[i], &o.ports[i], o.no_uring);
+		if (port_open(&ports[i], &srv)) {
+			ret = EXIT_STARTUP;
+			goto out_srv;
+		}
+		opened++;
+	}
+
+	ret = run(&srv, ports, o.nports, sfd) ? EXIT_STARTUP : 0;
+
+out_srv:
+	/* disconnect: every running ring is stopped by its thread */
+	vhost_server_cleanup(&srv);
+	while (opened--)
+		port_close(&ports[opened]);
+out_ports:
+	free(ports);
+out_sfd:
+	close(sfd);
+	return ret;
+}

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Guest RX: the tap queue of the pair -> the guest's receive ring.
+ *
+ * Frames are read from the tap in bursts (at most as many as the guest has
+ * buffers posted) into bounce slots of 64 KiB + header, then copied into
+ * guest buffers: with MRG_RXBUF a frame takes as many buffers as it needs
+ * and says so in num_buffers; without, one chain must hold it or it is
+ * dropped (drops[VNET_DROP_TOO_BIG]).  Buffers popped and not used are
+ * rewound.  A frame that finds no buffer stays in its slot, the tap is no
+ * longer polled (tun keeps queueing, its own queue limit applies) and the
+ * guest is asked to kick when it posts buffers: nothing is dropped for a
+ * slow guest here.  Everything of a burst is pushed with one used->idx
+ * store, written pages are dirty-logged, and the signal is decided by
+ * coal.c with the PSH bypass: a push frame (the classifier counts them
+ * before tun queues the frame) signals at once.
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+#include <linux/virtio_net.h>
+
+#include "vnetd.h"
+
+static inline uint8_t *rx_slot(const struct vnetd_qp *qp, unsigned int i)
+{
+	return qp->rx_buf + (size_t)i * VNETD_RX_SLOT;
+}
+
+/* Copy LEN bytes from SRC into E's writable segments; bytes copied. */
+static uint32_t copy_to_elem(const struct vhost_vq_elem *e, const uint8_t *src,
+			     uint32_t len)
+{
+	unsigned int i, end = e->out_num + e->in_num;
+	uint32_t done = 0;
+
+	for (i = e->out_num; i < end && done < len; i++) {
+		size_t chunk = e->iov[i].iov_len;
+
+		if (chunk > len - done)
+			chunk = len - done;
+		memcpy(e->iov[i].iov_base, src + done, chunk);
+		done += (uint32_t)chunk;
+	}
+	return done;
+}
+
+void vnetd_rx_broken(struct vnetd_qp *qp)
+{
+	if (qp->rx_dead)
+		return;
+	qp->rx_dead = true;
+	qp->rx_st->drops[VNET_DROP_BROKEN]++;
+	vnetd_epoll_set(qp, vhost_vq_kick_fd(qp->rx), VNETD_EV_RX_KICK, false,
+			&qp->rx_kick_on);
+	vnetd_tap_arm(qp, false);
+	vnetd_coal_reset(&qp->rx_coal);
+	/* new flows go to the pairs that still receive */
+	vnetd_steer_update(qp->port, qp, false);
+	pr_dbg(qp->port, "queue pair %u: RX ring (vq %u) broken: %s; not served until the frontend restarts it",
+	       qp->index, qp->rx->index, qp->rx->broken_reason);
+}
+
+/* The pending frame at the head is gone (delivered or dropped). */
+static void rx_next(struct vnetd_qp *qp)
+{
+	qp->rx_head++;
+	qp->rx_count--;
+}
+
+enum rx_stop {
+	RX_DONE,	/* every pending frame delivered */
+	RX_AGAIN,	/* the round is full: deliver the rest in the next one */
+	RX_STARVED,	/* the guest has no buffer left */
+	RX_BROKEN,
+};
+
+/*
+ * Deliver pending frames into popped chains: one round, at most
+ * VNETD_RX_ELEMS chains, pushed together.  *FRAMES gets how many frames
+ * were delivered.
+ */
+static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
+{
+	struct vhost_vq *vq = qp->rx;
+	struct vnet_dp_stats *st = qp->rx_st;
+	unsigned int npop = 0, cur = 0, nused = 0, nbufs, j, hdr = qp->hdr_len;
+	enum rx_stop why = RX_DONE;
+	uint64_t bytes = 0;
+	uint32_t len, sum, off;
+	uint8_t *buf;
+	int got;
+
+	*frames = 0;
+	if (qp->rx_count && qp->rx_read_hdr != hdr) {
+		/* read before a renegotiation changed the header: unusable */
+		st->drops[VNET_DROP_TAP] += qp->rx_count;
+		qp->rx_count = 0;
+	}
+	while (qp->rx_count) {
+		buf = rx_slot(qp, qp->rx_order[qp->rx_head]);
+		len = qp->rx_len[qp->rx_order[qp->rx_head]];
+		if (len < hdr) {
+			st->drops[VNET_DROP_TAP]++; /* tun never does this */
+			rx_next(qp);
+			continue;
+		}
+		/*
+		 * How many chains from cur on does the frame need?  A chain
+		 * without writable bytes at the start of a frame is given back
+		 * empty; inside a mergeable frame it is one of its buffers.
+		 */
+		nbufs = 0;
+		sum = 0;
+		for (j = cur; sum < len; j++) {
+			const struct vhost_vq_elem *e;
+
+			if (j == npop) {
+				if (npop == VNETD_RX_ELEMS)
+					break;
+				got = vhost_vq_pop_burst(vq, &qp->rx_elems[npop],
+							 VNETD_RX_ELEMS - npop);
+				if (got < 0) {
+					why = RX_BROKEN;
+					goto out;
+				}
+				if (!got)
+					break;
+				npop += (unsigned int)got;
+			}
+			e = &qp->rx_elems[j];
+			if (!nbufs && (e->err || !e->in_len)) {
+				if (!e->err)
+					st->drops[VNET_DROP_BAD_DESC]++;
+				qp->rx_used[nused].id = e->head;
+				qp->rx_used[nused++].len = 0;
+				cur = j + 1;
+				continue;
+			}
+			nbufs++;
+			sum += e->in_len > len ? len : (uint32_t)e->in_len;
+			if (!qp->mrg)
+				break;
+		}
+		if (!qp->mrg && nbufs && sum < len) {
+			/* one chain must hold it: drop, keep the chain */
+			st->drops[VNET_DROP_TOO_BIG]++;
+			rx_next(qp);
+			continue;
+		}
+		if (sum < len) {
+			if (j == VNETD_RX_ELEMS && cur == 0) {
+				/* more chains than a round holds: never fits */
+				st->drops[VNET_DROP_TOO_BIG]++;
+				rx_next(qp);
+				continue;
+			}
+			if (j == VNETD_RX_ELEMS) {
+				why = RX_AGAIN;
+				break;
+			}
+			if (npop - cur >= vq->num) {
+				/* every buffer the ring can hold is too little */
+				st->drops[VNET_DROP_TOO_BIG]++;
+				rx_next(qp);
+				continue;
+			}
+			why = RX_STARVED;
+			break;
+		}
+
+		/* the header tells the guest how many buffers follow */
+		if (hdr == sizeof(struct virtio_net_hdr_mrg_rxbuf)) {
+			uint16_t nb = htole16(qp->mrg ? (uint16_t)nbufs : 1);
+
+			memcpy(buf + offsetof(struct virtio_net_hdr_mrg_rxbuf,
+					      num_buffers),
+			       &nb, sizeof(nb));
+		}
+		for (off = 0, j = 0; j < nbufs; j++, cur++) {
+			const struct vhost_vq_elem *e = &qp->rx_elems[cur];
+			uint32_t n = copy_to_elem(e, buf + off, len - off);
+
+			vhost_vq_log_write(vq, e, n);
+			qp->rx_used[nused].id = e->head;
+			qp->rx_used[nused++].len = n;
+			off += n;
+		}
+		bytes += len - hdr;
+		(*frames)++;
+		rx_next(qp);
+	}
+out:
+	if (npop > cur)
+		vhost_vq_rewind(vq, npop - cur);
+	if (why == RX_BROKEN)
+		return why;
+	if (nused && vhost_vq_push_burst(vq, qp->rx_used, nused))
+		return RX_BROKEN;
+	st->frames += *frames;
+	st->bytes += bytes;
+	if (nused) {
+		uint64_t p = VNETD_LOAD(qp->rx_qs->push);
+
+		st->batches++;
+		/*
+		 * A push frame counted since the last look was delivered now
+		 * or is about to be: tun queued it after the count.
+		 */
+		vnetd_coal_pushed(qp, VNET_DIR_RX, *frames ? *frames : nused,
+				  p != qp->rx_coal.mark);
+		qp->rx_coal.mark = p;
+	}
+	return why;
+}
+
+/* Move frames from the tap to the guest; true when work is left. */
+bool vnetd_rx_run(struct vnetd_qp *qp)
+{
+	struct vhost_vq *vq = qp->rx;
+	unsigned int done = 0, avail, frames;
+	enum rx_stop why;
+	int n;
+
+	/* buffers are looked for when frames need them, not announced */
+	vhost_vq_notify_disable(vq);
+	for (;;) {
+		if (!qp->rx_count) {
+			avail = vhost_vq_avail_count(vq);
+			if (!avail)
+				goto starved;
+			/*
+			 * As many reads as the last burst found frames, doubled
+			 * (1 after an empty tap): a read that finds nothing
+			 * costs little, 31 of them per frame would not.
+			 */
+			n = vnetd_tap_read_burst(qp, avail < qp->rx_want ?
+							     avail :
+							     qp->rx_want);
+			if (n < 0) {
+				vnetd_tap_gone(qp, n);
+				return false;
+			}
+			qp->rx_want = n ? 2 * (unsigned int)n : 1;
+			if (qp->rx_want > VNETD_RX_BURST)
+				qp->rx_want = VNETD_RX_BURST;
+			if (!n) {
+				/* tun is empty: wait until it is not */
+				vnetd_tap_arm(qp, true);
+				return false;
+			}
+			qp->rx_head = 0;
+			qp->rx_count = (unsigned int)n;
+			qp->rx_read_hdr = qp->hdr_len;
+		}
+		why = rx_deliver(qp, &frames);
+		done += frames;
+		if (why == RX_BROKEN) {
+			vnetd_rx_broken(qp);
+			return false;
+		}
+		if (why == RX_STARVED)
+			goto starved;
+		if (done >= VNETD_BUDGET)
+			return true;
+	}
+
+starved:
+	if (vhost_vq_broken(vq)) {
+		vnetd_rx_broken(qp);
+		return false;
+	}
+	/* ask for a kick, then look again: buffers may have come meanwhile */
+	if (vhost_vq_notify_enable(vq))
+		return true;
+	vnetd_tap_arm(qp, false);
+	return false;
+}
