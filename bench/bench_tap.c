@@ -1298,6 +1298,11 @@ static void print_text(struct bench *b)
 		       b->o.reps < 5 ? " [fewer than 5 repetitions]" : "");
 		printf("        (on the writer's CPU time, median of %d repetitions; wall clock: %.1f%%)\n",
 		       b->o.reps, target_wall_pct(b));
+		/* tc ingress is vnetctl's default guest-TX hook */
+		cost_cpu(b, SZ_64, CFG_VNET_TC, CFG_EMPTY_TC, pct);
+		sc = summarise(pct, b->o.reps);
+		printf("target: vnet classifier overhead over empty tc ingress at 64B = %.1f%% (<= %.0f%%: %s) [the default hook]\n",
+		       sc.med, LIMIT_PCT, sc.med <= LIMIT_PCT ? "met" : "NOT met");
 	}
 	if (b->o.size_on[SZ_GSO]) {
 		cost_cpu(b, SZ_GSO, CFG_VNET_XDP, CFG_VNET_TC, pct);
