@@ -4,23 +4,8 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
-#include <linux/if_link.h>
 
 #include "vnetctl.h"
-
-static const char *xdp_mode(__u32 mode)
-{
-	switch (mode) {
-	case XDP_ATTACHED_DRV:
-		return "native";
-	case XDP_ATTACHED_SKB:
-		return "generic";
-	case XDP_ATTACHED_HW:
-		return "offload";
-	default:
-		return "unknown";
-	}
-}
 
 static void print_hook(const char *key, const char *label,
 		       const struct vnet_hook_status *h, const char *mode)
@@ -73,7 +58,7 @@ static void print_status(const struct vnet_status *st)
 	out_str("tx_hook", "  tx hook     %s\n",
 		st->info.tx_hook == VNET_HOOK_TC ? "tc" : "xdp");
 	print_hook("xdp", "xdp", &st->xdp,
-		   st->xdp.prog_id ? xdp_mode(st->xdp_mode) : NULL);
+		   st->xdp.prog_id ? vnet_xdp_mode_name(st->xdp_mode) : NULL);
 	print_hook("tc_ingress", "tc ingress", &st->tc_ingress, NULL);
 	print_hook("tc_egress", "tc egress", &st->tc_egress, NULL);
 	print_hook("xmit", "tun xmit", &st->xmit, NULL);

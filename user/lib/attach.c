@@ -336,7 +336,7 @@ static __u32 xdp_link_of(int ifindex, __u32 prog_id)
 	return 0;
 }
 
-static const char *xdp_mode_name(__u32 mode)
+const char *vnet_xdp_mode_name(__u32 mode)
 {
 	switch (mode) {
 	case XDP_ATTACHED_DRV:
@@ -387,7 +387,7 @@ static int foreign_xdp(const char *ifname, int ifindex, bool force,
 	if (!force) {
 		vnet_err_set(err, "%s: a foreign XDP program is attached: '%s' (prog id %u, %s mode, %s); detach it first or use 'vnetctl attach %s --force' to replace it",
 			     ifname, pinfo.name[0] ? pinfo.name : "?",
-			     q.prog_id, xdp_mode_name(q.attach_mode), how,
+			     q.prog_id, vnet_xdp_mode_name(q.attach_mode), how,
 			     ifname);
 		return -EBUSY;
 	}

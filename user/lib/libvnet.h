@@ -111,6 +111,8 @@ vnet_class_counter(const struct vnet_class_stats *s, int cls)
 	return (const struct vnet_counter *)s + cls;
 }
 
+/* "native", "generic", "offload", "multi" or "none" (XDP_ATTACHED_*) */
+const char *vnet_xdp_mode_name(__u32 mode);
 const char *vnet_class_name(int cls);
 const char *vnet_dir_name(int dir);
 
