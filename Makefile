@@ -61,10 +61,12 @@ VNETD_LIBS := $(LDLIBS) -luring -lpthread
 # vnetd's datapath tests (selftests/test_vnetd.c): vufe + libbpf, ASan/UBSan;
 # they run build/vnetd-asan
 TEST_VNETD := $(OUT)/selftests/test_vnetd
+SELFTESTS  += $(TEST_VNETD)
 # ... and bench/bench_vnetd.sh's tools (ceiling loops, load, signal counts)
 BENCH_VNETD_IO := $(OUT)/bench/bench_vnetd_io
+BENCHES    += $(BENCH_VNETD_IO)
 
-.PHONY: all check test bench demo install clean deps
+.PHONY: all check test bench demo install clean deps e2e
 all: $(VNETCTL) $(SELFTESTS) $(BENCHES) $(VNETD) $(VNETD_ASAN)
 
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS)
@@ -151,6 +153,11 @@ bench: all
 
 demo: all
 	scripts/demo.sh
+
+# the end-to-end scenarios alone: QEMU boots Debian's kernel, whose
+# virtio_net driver talks to vnetd (docs/e2e.md); make check runs them too
+e2e: $(VNETCTL) $(VNETD)
+	selftests/e2e/run.sh
 
 install: $(VNETCTL) $(VNETD)
 	install -D -m 0755 $(VNETCTL) $(DESTDIR)$(PREFIX)/sbin/vnetctl

@@ -10,7 +10,8 @@ make gcc libc6-dev pkg-config
 clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
 liburing-dev libmnl-dev
 iproute2 ethtool jq procps kmod util-linux
-dpdk-dev librte-net-vhost23 librte-mempool-ring23
+dpdk-dev librte-net-vhost23 librte-net-virtio23 librte-net-tap23 librte-mempool-ring23
+qemu-system-x86 busybox-static iperf3 iputils-ping xz-utils binutils
 "
 
 if [ "$(id -u)" != 0 ]; then
