@@ -4,7 +4,7 @@
 # Benchmarks of the tap write path (docs/benchmarks.md).  Called by
 # `make bench` after `make all`; builds nothing.  Extra arguments go to
 # bench_tap (e.g. --json, -r 11, -s 64).  The default run takes about
-# 1.5 minutes on a 2-CPU VM.
+# 1.5 minutes on a 2-CPU VM, then bench_vnetd.sh about 4 more.
 
 set -u
 
@@ -34,6 +34,17 @@ fi
 rc=$?
 if [ "$rc" -ne 0 ]; then
 	echo "bench/run.sh: bench_tap failed (exit $rc)" >&2
+	exit "$rc"
+fi
+
+# vnetd against a DPDK vhost+tap peer and the tap's ceiling, and its
+# signals per 1000 frames (docs/benchmarks.md, "vnetd"; about 4 minutes);
+# BENCH_VNETD_ARGS go to it (e.g. "-r 5")
+# shellcheck disable=SC2086
+"$here/bench_vnetd.sh" ${BENCH_VNETD_ARGS:-}
+rc=$?
+if [ "$rc" -ne 0 ]; then
+	echo "bench/run.sh: bench_vnetd.sh failed (exit $rc)" >&2
 	exit "$rc"
 fi
 exit 0

@@ -1,0 +1,516 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# vnetd against a DPDK peer backend and the tap's own ceiling, side by side
+# in one run (docs/benchmarks.md, section "vnetd").
+#
+# The guest is DPDK's virtio-user (dpdk-testpmd --vdev net_virtio_user0),
+# a vhost-user frontend nobody here wrote, on GUEST_CPU.  Backends, on
+# BACKEND_CPU, each moving frames between that guest and a tap in a private
+# network namespace:
+#   vnetd    build/vnetd --socket S --tap T --netns NS --cpus BACKEND_CPU
+#   peer     dpdk-testpmd --vdev net_vhost0,iface=S --vdev net_tap0,iface=T
+#            in io forwarding mode (its tap driver: a syscall per frame)
+#   ceiling  no backend: bench_vnetd_io writes the same frames into a tap
+#            (guest->tap) or reads them from it (tap->guest) with a bare
+#            io_uring loop; "vnet" with vnet's programs attached to the tap
+#            (as vnetd's tap has them), "bare" without
+# Directions and meters:
+#   guest->tap  testpmd txonly; rx_packets of the tap per second
+#   tap->guest  frames sent out of the tap by an AF_PACKET generator on
+#               GUEST_CPU, beside the polling guest (with 2 CPUs there is no
+#               third one; on BACKEND_CPU it would starve a backend that
+#               sleeps on events and not one that polls); testpmd rxonly's
+#               Rx-pps (median of its per-second samples); the ceiling:
+#               frames its read loop got per second, with a busy loop on
+#               GUEST_CPU in the guest's place so that the generator gets the
+#               same share of its CPU
+# Then call-eventfd signals per 1000 frames with coalescing off and on, for
+# two vufe guests (selftests/frontend): "armed" re-arms after every burst,
+# "stream" behaves like Linux's virtio_net.  The generator and the busy
+# loop stop by themselves after 60 s if this script is killed.
+#
+#   bench/bench_vnetd.sh [-r REPS] [-d SECONDS] [-s "64 1500"]
+#
+# Environment: OUT (build dir), VNETD (default $OUT/vnetd), VNET_TESTPMD
+# (default dpdk-testpmd), GUEST_CPU (0), BACKEND_CPU (1).  Never gates
+# anything: targets are reported, exit status 1 only when a measurement
+# could not be taken.
+
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(dirname "$here")
+out=${OUT:-build}
+case $out in
+/*) ;;
+*) out=$top/$out ;;
+esac
+VNETD=${VNETD:-$out/vnetd}
+IO=$out/bench/bench_vnetd_io
+VNETCTL=$out/vnetctl
+TESTPMD=${VNET_TESTPMD:-dpdk-testpmd}
+
+REPS=3
+SECS=1
+SIZES="64 1500"
+while getopts "r:d:s:h" opt; do
+	case $opt in
+	r) REPS=$OPTARG ;;
+	d) SECS=$OPTARG ;;
+	s) SIZES=$OPTARG ;;
+	*)
+		sed -n '4,33p' "$0" | sed 's/^# \{0,1\}//'
+		exit 2
+		;;
+	esac
+done
+
+err()
+{
+	echo "bench_vnetd: $*" >&2
+}
+
+if [ "$(id -u)" -ne 0 ]; then
+	err "must run as root (network namespaces, taps, BPF, DPDK --no-huge)"
+	exit 1
+fi
+for b in "$VNETD" "$IO" "$VNETCTL"; do
+	if [ ! -x "$b" ]; then
+		err "$b not found; build it with 'make all'"
+		exit 1
+	fi
+done
+if ! command -v "$TESTPMD" >/dev/null 2>&1; then
+	echo "bench_vnetd: SKIP: $TESTPMD not installed (apt-get install dpdk-dev librte-net-virtio23 librte-net-vhost23 librte-net-tap23 librte-mempool-ring23)"
+	exit 0
+fi
+if [ "$(nproc)" -ge 2 ]; then
+	GUEST_CPU=${GUEST_CPU:-0}
+	BACKEND_CPU=${BACKEND_CPU:-1}
+else
+	GUEST_CPU=${GUEST_CPU:-0}
+	BACKEND_CPU=${BACKEND_CPU:-0}
+	err "one CPU: guest and backend share it; the figures mean little"
+fi
+
+id=$(printf %x $(($$ & 0xffffff)))
+NS=vnet-b-vnetd-$$
+TV=vbv$id	# vnetd's tap (vnetd creates it)
+TC=vbc$id	# ceiling tap with vnet's programs
+TB=vbb$id	# ceiling tap without programs
+TD=vbd$id	# the DPDK peer's tap (its tap PMD creates it)
+SOCK_V=/tmp/vnet-bench-$$-vnetd.sock
+SOCK_D=/tmp/vnet-bench-$$-peer.sock
+LOGS=$(mktemp -d /tmp/vnet-bench-vnetd.XXXXXX)
+VNETD_PID=
+PEER_PID=
+GUEST_PID=
+BG_PIDS=()
+failed=0
+
+# --- processes --------------------------------------------------------------
+
+# wait_pid PID SECONDS: bounded wait for PID to exit, then SIGKILL
+wait_pid()
+{
+	local pid=$1 n=$(($2 * 20))
+
+	while kill -0 "$pid" 2>/dev/null && [ "$n" -gt 0 ]; do
+		sleep 0.05
+		n=$((n - 1))
+	done
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+}
+
+stop_pid()
+{
+	[ -n "$1" ] || return 0
+	kill -"${2:-TERM}" "$1" 2>/dev/null
+	wait_pid "$1" 15
+}
+
+# wait_sock PATH PID: the socket exists (bounded) while PID lives
+wait_sock()
+{
+	local n=600
+
+	while [ ! -S "$1" ]; do
+		kill -0 "$2" 2>/dev/null || return 1
+		[ "$n" -gt 0 ] || return 1
+		sleep 0.05
+		n=$((n - 1))
+	done
+}
+
+# shellcheck disable=SC2317 # called by the EXIT trap
+cleanup()
+{
+	local p
+
+	for p in "${BG_PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+	done
+	stop_pid "$GUEST_PID" INT
+	stop_pid "$PEER_PID" INT
+	stop_pid "$VNETD_PID" TERM
+	"$VNETCTL" -n "$NS" detach "$TC" >/dev/null 2>&1
+	ip netns del "$NS" 2>/dev/null
+	rm -f "$SOCK_V" "$SOCK_D"
+	if [ "$failed" -eq 0 ]; then
+		rm -rf "$LOGS"
+	else
+		err "logs kept in $LOGS"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+start_vnetd()
+{
+	rm -f "$SOCK_V"
+	"$VNETD" --socket "$SOCK_V" --tap "$TV" --netns "$NS" \
+		--cpus "$BACKEND_CPU" >>"$LOGS/vnetd.log" 2>&1 &
+	VNETD_PID=$!
+	if ! wait_sock "$SOCK_V" "$VNETD_PID"; then
+		err "vnetd did not start: $(tail -n 3 "$LOGS/vnetd.log")"
+		return 1
+	fi
+}
+
+start_peer()
+{
+	rm -f "$SOCK_D"
+	ip netns exec "$NS" "$TESTPMD" \
+		--lcores "0@$BACKEND_CPU,1@$BACKEND_CPU" --no-huge -m 1024 \
+		--no-pci --no-shconf --file-prefix "vbpeer$$" \
+		--vdev "net_vhost0,iface=$SOCK_D" --vdev "net_tap0,iface=$TD" \
+		-- --forward-mode=io --auto-start --nb-cores=1 \
+		--total-num-mbufs=32768 --disable-link-check \
+		--stats-period 3600 </dev/null >"$LOGS/peer.log" 2>&1 &
+	PEER_PID=$!
+	if ! wait_sock "$SOCK_D" "$PEER_PID"; then
+		err "the DPDK peer did not start: $(tail -n 3 "$LOGS/peer.log")"
+		PEER_PID=
+		return 1
+	fi
+	ip -n "$NS" link set "$TD" up
+}
+
+stop_peer()
+{
+	stop_pid "$PEER_PID" INT
+	PEER_PID=
+}
+
+# start_guest SOCK MODE SIZE: testpmd virtio-user, per-second statistics
+start_guest()
+{
+	"$TESTPMD" --lcores "0@$GUEST_CPU,1@$GUEST_CPU" --no-huge -m 1024 \
+		--no-pci --no-shconf --file-prefix "vbguest$$" \
+		--vdev "net_virtio_user0,path=$1,queues=1" \
+		-- --forward-mode="$2" --auto-start --nb-cores=1 \
+		--total-num-mbufs=32768 --disable-link-check --txpkts="$3" \
+		--stats-period 1 </dev/null >"$LOGS/guest.log" 2>&1 &
+	GUEST_PID=$!
+}
+
+stop_guest()
+{
+	stop_pid "$GUEST_PID" INT
+	GUEST_PID=
+}
+
+# rx_pps: testpmd's Rx-pps samples in guest.log, the first non-zero one
+# dropped (a partial period), as one line
+rx_pps_samples()
+{
+	grep -a 'Rx-pps:' "$LOGS/guest.log" | awk '$2 > 0 { print $2 }' |
+		tail -n +2 | tr '\n' ' '
+}
+
+median_of()
+{
+	tr ' ' '\n' | awk 'NF' | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR == 0) print "nan";
+			else if (NR % 2) print v[(NR + 1) / 2];
+			else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# --- one measurement each: prints frames/s or "nan" -------------------------
+
+# g2t_backend SOCK TAP SIZE PID: "frames/s frames/CPU-s share"
+g2t_backend()
+{
+	local r
+
+	start_guest "$1" txonly "$3"
+	r=$("$IO" rate --netns "$NS" --dev "$2" --counter rx_packets \
+		--wait 30 --warmup 0.5 --seconds "$SECS" --pid "$4" \
+		2>>"$LOGS/io.log")
+	stop_guest
+	echo "${r:-nan nan nan}"
+}
+
+# t2g_backend SOCK TAP SIZE
+t2g_backend()
+{
+	local gen n=400 s want
+
+	want=$(awk -v s="$SECS" 'BEGIN { n = int(s + 0.5); print n < 1 ? 1 : n }')
+	start_guest "$1" rxonly 64
+	# the guest is forwarding before the load starts: DPDK's vhost PMD
+	# (the peer) may leave a queue disabled when a guest connects while
+	# frames are pouring in
+	while ! grep -aq 'Port statistics' "$LOGS/guest.log" 2>/dev/null &&
+		[ "$n" -gt 0 ]; do
+		sleep 0.05
+		n=$((n - 1))
+	done
+	sleep 0.5
+	"$IO" gen --netns "$NS" --dev "$2" --size "$3" --cpu "$GUEST_CPU" --seconds 60 \
+		2>>"$LOGS/io.log" &
+	gen=$!
+	BG_PIDS+=("$gen")
+	# bounded: SECS one-second samples after the first (partial) one
+	n=$((400 + want * 40))
+	while [ "$(rx_pps_samples | wc -w)" -lt "$want" ] && [ "$n" -gt 0 ]; do
+		sleep 0.05
+		n=$((n - 1))
+	done
+	s=$(rx_pps_samples | tr ' ' '\n' | head -n "$want" | tr '\n' ' ')
+	kill -INT "$gen" 2>/dev/null
+	wait "$gen" 2>/dev/null
+	stop_guest
+	if [ -z "$s" ]; then
+		echo nan
+	else
+		echo "$s" | median_of
+	fi
+}
+
+# g2t_ceiling TAP SIZE: "frames/s frames/CPU-s share"
+g2t_ceiling()
+{
+	local r
+
+	r=$("$IO" write --netns "$NS" --tap "$1" --size "$2" \
+		--cpu "$BACKEND_CPU" --seconds "$SECS" --warmup 0.3 \
+		2>>"$LOGS/io.log")
+	echo "${r:-nan nan nan}"
+}
+
+# t2g_ceiling TAP SIZE
+t2g_ceiling()
+{
+	local rd gen spin r
+
+	"$IO" read --netns "$NS" --tap "$1" --cpu "$BACKEND_CPU" \
+		--seconds "$SECS" --warmup 0.5 >"$LOGS/read.out" \
+		2>>"$LOGS/io.log" &
+	rd=$!
+	sleep 0.1
+	"$IO" spin --cpu "$GUEST_CPU" --seconds 60 &
+	spin=$!
+	"$IO" gen --netns "$NS" --dev "$1" --size "$2" --cpu "$GUEST_CPU" --seconds 60 \
+		2>>"$LOGS/io.log" &
+	gen=$!
+	BG_PIDS+=("$spin" "$gen")
+	wait_pid "$rd" $((${SECS%.*} + 10))
+	kill -INT "$gen" "$spin" 2>/dev/null
+	wait "$gen" "$spin" 2>/dev/null
+	r=$(cat "$LOGS/read.out")
+	echo "${r:-nan}"
+}
+
+# --- setup ---------------------------------------------------------------------
+
+ip netns add "$NS" || exit 1
+ip -n "$NS" link set lo up
+ip netns exec "$NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+	net.ipv6.conf.default.disable_ipv6=1 >/dev/null
+for t in "$TC" "$TB"; do
+	ip -n "$NS" tuntap add dev "$t" mode tap multi_queue vnet_hdr || exit 1
+	ip -n "$NS" link set "$t" up
+done
+if ! "$VNETCTL" -n "$NS" attach "$TC" >"$LOGS/attach.log" 2>&1; then
+	err "vnetctl attach $TC: $(cat "$LOGS/attach.log")"
+	failed=1
+	exit 1
+fi
+if ! start_vnetd; then
+	failed=1
+	exit 1
+fi
+
+# R: frames/s; C: frames per second of the backend's CPU time; S: the
+# share of the window the backend had its CPU (guest->tap only)
+declare -A R C S
+CONFIGS="vnetd peer ceil_vnet ceil_bare"
+# record CONFIG DIR SIZE "FRAMES/S [FRAMES/CPU-S SHARE]"
+record()
+{
+	local pps cpu share
+
+	read -r pps cpu share <<<"$4"
+	R[$1,$2,$3]+="$pps "
+	C[$1,$2,$3]+="${cpu:-nan} "
+	S[$1,$2,$3]+="${share:-nan} "
+	[ "$pps" = nan ] && failed=1
+	printf '  %-10s %-4s %5s B  %10s frames/s' "$1" "$2" "$3" "$pps" >&2
+	[ -n "$cpu" ] && printf '  %10s frames/CPU-s  CPU share %s' "$cpu" "$share" >&2
+	echo >&2
+}
+
+echo "bench_vnetd: $REPS repetitions, ${SECS} s windows, guest on CPU $GUEST_CPU, backends on CPU $BACKEND_CPU, $(uname -r)" >&2
+t_start=$(date +%s)
+for rep in $(seq "$REPS"); do
+	echo "repetition $rep/$REPS" >&2
+	blocks="peer vnetd ceiling"
+	[ $((rep % 2)) -eq 0 ] && blocks="ceiling vnetd peer"
+	for blk in $blocks; do
+		case $blk in
+		vnetd)
+			for s in $SIZES; do
+				record vnetd g2t "$s" "$(g2t_backend "$SOCK_V" "$TV" "$s" "$VNETD_PID")"
+				record vnetd t2g "$s" "$(t2g_backend "$SOCK_V" "$TV" "$s")"
+			done
+			;;
+		peer)
+			if ! start_peer; then
+				for s in $SIZES; do
+					record peer g2t "$s" nan
+					record peer t2g "$s" nan
+				done
+				continue
+			fi
+			for s in $SIZES; do
+				record peer g2t "$s" "$(g2t_backend "$SOCK_D" "$TD" "$s" "$PEER_PID")"
+				record peer t2g "$s" "$(t2g_backend "$SOCK_D" "$TD" "$s")"
+			done
+			stop_peer
+			;;
+		ceiling)
+			for s in $SIZES; do
+				record ceil_vnet g2t "$s" "$(g2t_ceiling "$TC" "$s")"
+				record ceil_bare g2t "$s" "$(g2t_ceiling "$TB" "$s")"
+				record ceil_vnet t2g "$s" "$(t2g_ceiling "$TC" "$s")"
+				record ceil_bare t2g "$s" "$(t2g_ceiling "$TB" "$s")"
+			done
+			;;
+		esac
+	done
+done
+
+echo "signals per 1000 frames" >&2
+SIG=$("$IO" signals --socket "$SOCK_V" --netns "$NS" --tap "$TV" \
+	--frames 4000 2>>"$LOGS/io.log") || failed=1
+t_end=$(date +%s)
+
+# --- report --------------------------------------------------------------------
+
+# stats "v1 v2 ...": min median max
+stats()
+{
+	echo "$1" | tr ' ' '\n' | awk 'NF && $1 != "nan"' | sort -g |
+		awk '{ v[NR] = $1 } END {
+			if (NR == 0) { print "nan nan nan"; exit }
+			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%g %g %g\n", v[1], m, v[NR] }'
+}
+
+# ratios "a1 a2 ..." "b1 b2 ...": per-repetition a/b, min median max
+ratios()
+{
+	paste <(echo "$1" | tr ' ' '\n' | awk 'NF') \
+		<(echo "$2" | tr ' ' '\n' | awk 'NF') |
+		awk '$1 != "nan" && $2 != "nan" && $2 > 0 { print $1 / $2 }' |
+		sort -g | awk '{ v[NR] = $1 } END {
+			if (NR == 0) { print "nan nan nan"; exit }
+			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+			printf "%.2f %.2f %.2f\n", v[1], m, v[NR] }'
+}
+
+# fmt UNIT MIN MED MAX: "123.4k / ..." (UNIT k) or "0.97 / ..." (UNIT 1)
+fmt()
+{
+	awk -v u="$1" -v a="$2" -v b="$3" -v c="$4" 'function k(x) {
+		if (x == "nan")
+			return "nan"
+		return u == "k" ? sprintf("%.1fk", x / 1000) : sprintf("%.2f", x) }
+		BEGIN { printf "%s / %s / %s", k(a), k(b), k(c) }'
+}
+
+declare -A LABEL=([vnetd]="vnetd" [peer]="DPDK vhost+tap peer"
+	[ceil_vnet]="tap ceiling, vnet attached" [ceil_bare]="tap ceiling, bare tap")
+
+# table TITLE ARRAY DIR UNIT: one line per configuration, a column per size
+table()
+{
+	local -n a=$2
+	local c s line
+
+	echo "$1"
+	for c in $CONFIGS; do
+		line=$(printf '  %-28s' "${LABEL[$c]}")
+		for s in $SIZES; do
+			[ -n "${a[$c,$3,$s]:-}" ] || continue
+			# shellcheck disable=SC2046
+			line+=$(printf '  %5s B: %-27s' "$s" "$(fmt "$4" $(stats "${a[$c,$3,$s]}"))")
+		done
+		echo "$line"
+	done
+}
+
+# ratio_lines ARRAY DIR
+ratio_lines()
+{
+	local -n a=$1
+	local s
+
+	for s in $SIZES; do
+		echo "  $s B, per-repetition ratios (min / median / max):" \
+			"vnetd/peer $(ratios "${a[vnetd,$2,$s]:-}" "${a[peer,$2,$s]:-}" | sed 's# # / #g');" \
+			"vnetd/ceiling(vnet) $(ratios "${a[vnetd,$2,$s]:-}" "${a[ceil_vnet,$2,$s]:-}" | sed 's# # / #g');" \
+			"vnetd/ceiling(bare) $(ratios "${a[vnetd,$2,$s]:-}" "${a[ceil_bare,$2,$s]:-}" | sed 's# # / #g')"
+	done
+}
+
+echo
+echo "vnetd benchmark ($(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $REPS repetitions, ${SECS} s windows, $((t_end - t_start)) s)"
+echo "min / median / max over the repetitions; guest on CPU $GUEST_CPU, backend on CPU $BACKEND_CPU"
+echo
+table "guest -> tap, frames/s (testpmd txonly; the tap's rx_packets):" R g2t k
+ratio_lines R g2t
+table "guest -> tap, frames per second of the backend's CPU time:" C g2t k
+ratio_lines C g2t
+table "guest -> tap, share of the window the backend was on its CPU:" S g2t 1
+echo
+table "tap -> guest, frames/s (AF_PACKET generator; testpmd rxonly Rx-pps; the ceiling: its read loop):" R t2g k
+ratio_lines R t2g
+echo
+
+verdict()
+{
+	# verdict NAME MEDIAN_RATIO TARGET
+	awk -v n="$1" -v r="$2" -v t="$3" 'BEGIN {
+		if (r == "nan") { printf "  %-46s n/a (no figure)\n", n; exit }
+		printf "  %-46s %s (median ratio %.2f, target %.1f)\n", n,
+			(r + 0 >= t + 0) ? "MET" : "MISSED", r, t }'
+}
+
+echo "targets, 64 B guest -> tap (frames/s; per backend CPU-second in brackets):"
+read -r _ vp _ < <(ratios "${R[vnetd,g2t,64]:-}" "${R[peer,g2t,64]:-}")
+read -r _ vc _ < <(ratios "${R[vnetd,g2t,64]:-}" "${R[ceil_vnet,g2t,64]:-}")
+read -r _ cvp _ < <(ratios "${C[vnetd,g2t,64]:-}" "${C[peer,g2t,64]:-}")
+read -r _ cvc _ < <(ratios "${C[vnetd,g2t,64]:-}" "${C[ceil_vnet,g2t,64]:-}")
+verdict "vnetd >= 3x the DPDK peer" "$vp" 3
+verdict "  [per CPU-second]" "$cvp" 3
+verdict "vnetd >= 0.7x the tap ceiling (vnet attached)" "$vc" 0.7
+verdict "  [per CPU-second]" "$cvc" 0.7
+echo
+echo "call-eventfd signals per 1000 frames (vufe guests against vnetd, see docs/benchmarks.md):"
+# shellcheck disable=SC2001 # indent every line
+echo "${SIG:-(not measured)}" | sed 's/^/  /'
+exit "$failed"
