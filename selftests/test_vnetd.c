@@ -1979,6 +1979,60 @@ out:
 	vd_cleanup(&vd);
 }
 
+/*
+ * tx-frames changed live (the pinned config map, what `vnetctl coalesce set`
+ * writes) changes the signal count of the next 1000 frames, with no restart
+ * and no reconnect.
+ */
+#define TX_FRAMES_LIVE	32
+
+static void notify_tx_live_change(void)
+{
+	struct coal c = { .tx_frames = TX_FRAMES, .tx_usecs = 50000 };
+	struct vufe_vq_stats st0, st;
+	struct vnet_dp_stats d0, d;
+	struct vufe *fe = NULL;
+	unsigned int seq = 0;
+	__u64 sig8, sig32;
+	struct vd vd;
+
+	if (!notify_setup(&vd, "nlive", &c, true, &fe))
+		goto out;
+	vufe_vq_stats(fe, VUFE_TXQ(0), &st0);
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
+	if (!tx_bursts(fe, NOTIFY_FRAMES, NOTIFY_BURST, BULK, false, &seq))
+		goto out;
+	settle(fe, &vd.port[0], VUFE_TXQ(0), VNET_DIR_TX, &st0, &d0, 150, &st,
+	       &d);
+	sig8 = st.signals - st0.signals;
+
+	c.tx_frames = TX_FRAMES_LIVE;
+	if (!cfg_set(&vd.port[0], 0, &c))
+		goto out;
+	st0 = st;
+	d0 = d;
+	if (!tx_bursts(fe, NOTIFY_FRAMES, NOTIFY_BURST, BULK, false, &seq))
+		goto out;
+	settle(fe, &vd.port[0], VUFE_TXQ(0), VNET_DIR_TX, &st0, &d0, 150, &st,
+	       &d);
+	sig32 = st.signals - st0.signals;
+	dbg("live change: %llu signals with tx-frames %u, then %llu with %u\n",
+	    (unsigned long long)sig8, TX_FRAMES, (unsigned long long)sig32,
+	    TX_FRAMES_LIVE);
+	ASSERT_LE(sig8, NOTIFY_FRAMES / TX_FRAMES + 8,
+		  "tx-frames 8: signals <= frames / 8 + a few");
+	ASSERT_LE(sig32, NOTIFY_FRAMES / TX_FRAMES_LIVE + 8,
+		  "tx-frames 32 (set live): signals <= frames / 32 + a few");
+	ASSERT_GE(sig8, 2 * sig32,
+		  "raising tx-frames live cut the signals");
+	ASSERT_GT(sig32, 0, "completions still signalled after the change");
+	ASSERT_GE(d.frames - d0.frames, NOTIFY_FRAMES, "dp_stats tx frames");
+out:
+	if (fe)
+		vufe_destroy(fe);
+	vd_cleanup(&vd);
+}
+
 /* urgent (TCP payload, PSH clear): a signal per burst, not coalesced */
 static void notify_tx_urgent(void)
 {
@@ -3104,6 +3158,7 @@ static const struct {
 	{ rx_from_tap_nomrg, "vnetd/rx_from_tap_nomrg" },
 	{ two_queue_pairs, "vnetd/two_queue_pairs" },
 	{ notify_tx_bulk, "vnetd/notify_tx_bulk" },
+	{ notify_tx_live_change, "vnetd/notify_tx_live_change" },
 	{ notify_tx_urgent, "vnetd/notify_tx_urgent" },
 	{ notify_tx_event_idx, "vnetd/notify_tx_event_idx" },
 	{ notify_tx_single, "vnetd/notify_tx_single" },
