@@ -151,8 +151,10 @@ test: check
 bench: all
 	bench/run.sh
 
+# a real guest behind vnetd when QEMU is installed (scripts/demo-vm.sh
+# falls back to the synthetic scripts/demo.sh, and says so, without it)
 demo: all
-	scripts/demo.sh
+	scripts/demo-vm.sh
 
 # the end-to-end scenarios alone: QEMU boots Debian's kernel, whose
 # virtio_net driver talks to vnetd (docs/e2e.md); make check runs them too

@@ -143,6 +143,20 @@ int vhost_mem_add(struct vhost_mem *mem, const struct vhost_mem_region_desc *d,
 	unsigned int i;
 	int ret;
 
+	for (i = 0; i < mem->nregions; i++) {
+		struct vhost_mem_region *e = &mem->regions[i];
+
+		if (e->gpa == d->guest_phys_addr && e->size == d->memory_size &&
+		    e->uva == d->userspace_addr &&
+		    e->mmap_offset == d->mmap_offset) {
+			e->refs++;
+			vhost_dbg("mem: region gpa 0x%llx size 0x%llx added again (%u)",
+				  (unsigned long long)e->gpa,
+				  (unsigned long long)e->size, e->refs);
+			ret = 0;
+			goto out_close;
+		}
+	}
 	if (mem->nregions >= VHOST_MEM_MAX_REGIONS) {
 		vhost_err("mem: all %u memory slots are used",
 			  VHOST_MEM_MAX_REGIONS);
@@ -163,6 +177,7 @@ int vhost_mem_add(struct vhost_mem *mem, const struct vhost_mem_region_desc *d,
 			goto out_unmap;
 		}
 	}
+	r.refs = 1;
 	insert_sorted(mem->regions, mem->nregions, &r);
 	mem->nregions++;
 	close(fd);
@@ -188,6 +203,10 @@ int vhost_mem_remove(struct vhost_mem *mem,
 		if (r->gpa != d->guest_phys_addr || r->size != d->memory_size ||
 		    r->uva != d->userspace_addr)
 			continue;
+		if (r->refs > 1) {
+			r->refs--;
+			return 0;
+		}
 		region_unmap(r);
 		memmove(r, r + 1, (mem->nregions - i - 1) * sizeof(*r));
 		mem->nregions--;

@@ -47,6 +47,12 @@ struct vhost_mem_region {
 	uint8_t *host;	/* gpa maps to host, uva maps to host */
 	void *map_addr; /* the mmap() as made, for munmap() */
 	size_t map_len;
+	/*
+	 * ADD_MEM_REGs of this very region (gpa, size, uva): QEMU 7.2 keeps
+	 * one vhost device per queue pair on one connection and each adds
+	 * (and later removes) the same regions; QEMU >= 8.0 sends them once.
+	 */
+	unsigned int refs;
 };
 
 struct vhost_mem {
@@ -68,7 +74,8 @@ void vhost_mem_cleanup(struct vhost_mem *mem);
 /*
  * ADD_MEM_REG: map FD (always consumed: closed whatever the outcome) and
  * insert the region.  -EINVAL for an empty, wrapping or too small region,
- * -EEXIST if it overlaps one already there, -ENOSPC when all slots are used.
+ * -EEXIST if it overlaps one already there (other than the very same region,
+ * which is counted again), -ENOSPC when all slots are used.
  */
 int vhost_mem_add(struct vhost_mem *mem, const struct vhost_mem_region_desc *d,
 		  int fd);

@@ -1,0 +1,9 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# End to end with a real guest (QEMU + Debian's kernel and virtio_net
+# driver through vnetd): selftests/e2e/run.sh, picked up by the runner
+# (selftests/run.sh runs every selftests/test_*.sh).  See docs/e2e.md.
+#
+#   selftests/test_e2e.sh [SCENARIO...]
+exec "$(dirname "$0")/e2e/run.sh" "$@"
