@@ -108,6 +108,7 @@ static int region_map(struct vhost_mem_region *r,
 	r->map_addr = addr;
 	r->map_len = map_len;
 	r->host = (uint8_t *)addr + off;
+	r->refs = 1;
 	return 0;
 }
 
@@ -177,7 +178,6 @@ int vhost_mem_add(struct vhost_mem *mem, const struct vhost_mem_region_desc *d,
 			goto out_unmap;
 		}
 	}
-	r.refs = 1;
 	insert_sorted(mem->regions, mem->nregions, &r);
 	mem->nregions++;
 	close(fd);
