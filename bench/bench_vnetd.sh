@@ -9,6 +9,8 @@
 # BACKEND_CPU, each moving frames between that guest and a tap in a private
 # network namespace:
 #   vnetd    build/vnetd --socket S --tap T --netns NS --cpus BACKEND_CPU
+#   vnetd-bp the same with --busy-poll BUSY_POLL (50 us): a dry TX ring is
+#            watched that long before vnetd sleeps
 #   peer     dpdk-testpmd --vdev net_vhost0,iface=S --vdev net_tap0,iface=T
 #            in io forwarding mode (its tap driver: a syscall per frame)
 #   ceiling  no backend: bench_vnetd_io writes the same frames into a tap
@@ -33,7 +35,8 @@
 #   bench/bench_vnetd.sh [-r REPS] [-d SECONDS] [-s "64 1500"]
 #
 # Environment: OUT (build dir), VNETD (default $OUT/vnetd), VNET_TESTPMD
-# (default dpdk-testpmd), GUEST_CPU (0), BACKEND_CPU (1).  Never gates
+# (default dpdk-testpmd), GUEST_CPU (0), BACKEND_CPU (1), BUSY_POLL (50,
+# microseconds, for vnetd-bp).  Never gates
 # anything: targets are reported, exit status 1 only when a measurement
 # could not be taken.
 
@@ -97,13 +100,17 @@ fi
 id=$(printf %x $(($$ & 0xffffff)))
 NS=vnet-b-vnetd-$$
 TV=vbv$id	# vnetd's tap (vnetd creates it)
+TP=vbp$id	# vnetd-bp's tap
 TC=vbc$id	# ceiling tap with vnet's programs
 TB=vbb$id	# ceiling tap without programs
 TD=vbd$id	# the DPDK peer's tap (its tap PMD creates it)
 SOCK_V=/tmp/vnet-bench-$$-vnetd.sock
+SOCK_P=/tmp/vnet-bench-$$-vnetd-bp.sock
+BUSY_POLL=${BUSY_POLL:-50}
 SOCK_D=/tmp/vnet-bench-$$-peer.sock
 LOGS=$(mktemp -d /tmp/vnet-bench-vnetd.XXXXXX)
 VNETD_PID=
+VNETD_BP_PID=
 PEER_PID=
 GUEST_PID=
 BG_PIDS=()
@@ -155,9 +162,10 @@ cleanup()
 	stop_pid "$GUEST_PID" INT
 	stop_pid "$PEER_PID" INT
 	stop_pid "$VNETD_PID" TERM
+	stop_pid "$VNETD_BP_PID" TERM
 	"$VNETCTL" -n "$NS" detach "$TC" >/dev/null 2>&1
 	ip netns del "$NS" 2>/dev/null
-	rm -f "$SOCK_V" "$SOCK_D"
+	rm -f "$SOCK_V" "$SOCK_P" "$SOCK_D"
 	if [ "$failed" -eq 0 ]; then
 		rm -rf "$LOGS"
 	else
@@ -175,6 +183,19 @@ start_vnetd()
 	VNETD_PID=$!
 	if ! wait_sock "$SOCK_V" "$VNETD_PID"; then
 		err "vnetd did not start: $(tail -n 3 "$LOGS/vnetd.log")"
+		return 1
+	fi
+}
+
+start_vnetd_bp()
+{
+	rm -f "$SOCK_P"
+	"$VNETD" --socket "$SOCK_P" --tap "$TP" --netns "$NS" \
+		--cpus "$BACKEND_CPU" --busy-poll "$BUSY_POLL" \
+		>>"$LOGS/vnetd-bp.log" 2>&1 &
+	VNETD_BP_PID=$!
+	if ! wait_sock "$SOCK_P" "$VNETD_BP_PID"; then
+		err "vnetd --busy-poll did not start: $(tail -n 3 "$LOGS/vnetd-bp.log")"
 		return 1
 	fi
 }
@@ -339,7 +360,7 @@ if ! "$VNETCTL" -n "$NS" attach "$TC" >"$LOGS/attach.log" 2>&1; then
 	failed=1
 	exit 1
 fi
-if ! start_vnetd; then
+if ! start_vnetd || ! start_vnetd_bp; then
 	failed=1
 	exit 1
 fi
@@ -347,7 +368,7 @@ fi
 # R: frames/s; C: frames per second of the backend's CPU time; S: the
 # share of the window the backend had its CPU (guest->tap only)
 declare -A R C S
-CONFIGS="vnetd peer ceil_vnet ceil_bare"
+CONFIGS="vnetd vnetd_bp peer ceil_vnet ceil_bare"
 # record CONFIG DIR SIZE "FRAMES/S [FRAMES/CPU-S SHARE]"
 record()
 {
@@ -367,14 +388,20 @@ echo "bench_vnetd: $REPS repetitions, ${SECS} s windows, guest on CPU $GUEST_CPU
 t_start=$(date +%s)
 for rep in $(seq "$REPS"); do
 	echo "repetition $rep/$REPS" >&2
-	blocks="peer vnetd ceiling"
-	[ $((rep % 2)) -eq 0 ] && blocks="ceiling vnetd peer"
+	blocks="peer vnetd vnetd_bp ceiling"
+	[ $((rep % 2)) -eq 0 ] && blocks="ceiling vnetd_bp vnetd peer"
 	for blk in $blocks; do
 		case $blk in
 		vnetd)
 			for s in $SIZES; do
 				record vnetd g2t "$s" "$(g2t_backend "$SOCK_V" "$TV" "$s" "$VNETD_PID")"
 				record vnetd t2g "$s" "$(t2g_backend "$SOCK_V" "$TV" "$s")"
+			done
+			;;
+		vnetd_bp)
+			for s in $SIZES; do
+				record vnetd_bp g2t "$s" "$(g2t_backend "$SOCK_P" "$TP" "$s" "$VNETD_BP_PID")"
+				record vnetd_bp t2g "$s" "$(t2g_backend "$SOCK_P" "$TP" "$s")"
 			done
 			;;
 		peer)
@@ -442,7 +469,7 @@ fmt()
 		BEGIN { printf "%s / %s / %s", k(a), k(b), k(c) }'
 }
 
-declare -A LABEL=([vnetd]="vnetd" [peer]="DPDK vhost+tap peer"
+declare -A LABEL=([vnetd]="vnetd" [vnetd_bp]="vnetd --busy-poll $BUSY_POLL" [peer]="DPDK vhost+tap peer"
 	[ceil_vnet]="tap ceiling, vnet attached" [ceil_bare]="tap ceiling, bare tap")
 
 # table TITLE ARRAY DIR UNIT: one line per configuration, a column per size
@@ -467,13 +494,15 @@ table()
 ratio_lines()
 {
 	local -n a=$1
-	local s
+	local s v
 
 	for s in $SIZES; do
-		echo "  $s B, per-repetition ratios (min / median / max):" \
-			"vnetd/peer $(ratios "${a[vnetd,$2,$s]:-}" "${a[peer,$2,$s]:-}" | sed 's# # / #g');" \
-			"vnetd/ceiling(vnet) $(ratios "${a[vnetd,$2,$s]:-}" "${a[ceil_vnet,$2,$s]:-}" | sed 's# # / #g');" \
-			"vnetd/ceiling(bare) $(ratios "${a[vnetd,$2,$s]:-}" "${a[ceil_bare,$2,$s]:-}" | sed 's# # / #g')"
+		for v in vnetd vnetd_bp; do
+			echo "  $s B, per-repetition ratios (min / median / max), ${LABEL[$v]}:" \
+				"/peer $(ratios "${a[$v,$2,$s]:-}" "${a[peer,$2,$s]:-}" | sed 's# # / #g');" \
+				"/ceiling(vnet) $(ratios "${a[$v,$2,$s]:-}" "${a[ceil_vnet,$2,$s]:-}" | sed 's# # / #g');" \
+				"/ceiling(bare) $(ratios "${a[$v,$2,$s]:-}" "${a[ceil_bare,$2,$s]:-}" | sed 's# # / #g')"
+		done
 	done
 }
 
@@ -501,14 +530,16 @@ verdict()
 }
 
 echo "targets, 64 B guest -> tap (frames/s; per backend CPU-second in brackets):"
-read -r _ vp _ < <(ratios "${R[vnetd,g2t,64]:-}" "${R[peer,g2t,64]:-}")
-read -r _ vc _ < <(ratios "${R[vnetd,g2t,64]:-}" "${R[ceil_vnet,g2t,64]:-}")
-read -r _ cvp _ < <(ratios "${C[vnetd,g2t,64]:-}" "${C[peer,g2t,64]:-}")
-read -r _ cvc _ < <(ratios "${C[vnetd,g2t,64]:-}" "${C[ceil_vnet,g2t,64]:-}")
-verdict "vnetd >= 3x the DPDK peer" "$vp" 3
-verdict "  [per CPU-second]" "$cvp" 3
-verdict "vnetd >= 0.7x the tap ceiling (vnet attached)" "$vc" 0.7
-verdict "  [per CPU-second]" "$cvc" 0.7
+for v in vnetd vnetd_bp; do
+	read -r _ vp _ < <(ratios "${R[$v,g2t,64]:-}" "${R[peer,g2t,64]:-}")
+	read -r _ vc _ < <(ratios "${R[$v,g2t,64]:-}" "${R[ceil_vnet,g2t,64]:-}")
+	read -r _ cvp _ < <(ratios "${C[$v,g2t,64]:-}" "${C[peer,g2t,64]:-}")
+	read -r _ cvc _ < <(ratios "${C[$v,g2t,64]:-}" "${C[ceil_vnet,g2t,64]:-}")
+	verdict "${LABEL[$v]} >= 3x the DPDK peer" "$vp" 3
+	verdict "  [per CPU-second]" "$cvp" 3
+	verdict "${LABEL[$v]} >= 0.7x the tap ceiling (vnet)" "$vc" 0.7
+	verdict "  [per CPU-second]" "$cvc" 0.7
+done
 echo
 echo "call-eventfd signals per 1000 frames (vufe guests against vnetd, see docs/benchmarks.md):"
 # shellcheck disable=SC2001 # indent every line

@@ -211,11 +211,12 @@ struct vnet_dp_stats {
 	__u64 notify_urgent;     /* sent at once: urgent (tx) or PSH (rx) frame */
 	__u64 notify_timer;      /* sent by the coalescing timer (usecs expired) */
 	__u64 notify_frames;     /* sent because *-frames were pending */
+	__u64 busy_polls;        /* busy-poll windows that found work (tx) */
 	__u64 drops[VNET_DROP_MAX];
 };
 
 #ifndef __BPF__
-_Static_assert(sizeof(struct vnet_dp_stats) == 144, "vnet_dp_stats");
+_Static_assert(sizeof(struct vnet_dp_stats) == 152, "vnet_dp_stats");
 _Static_assert(sizeof(struct vnet_counter) == 16, "vnet_counter");
 _Static_assert(sizeof(struct vnet_class_stats) ==
 		       VNET_CLASS_MAX * sizeof(struct vnet_counter),

@@ -10,6 +10,15 @@
  * per burst: the XDP classifier runs inside each write(), so the queue's
  * urgent count read before and after the burst's writes tells whether
  * the burst carried an urgent frame.
+ *
+ * Busy polling (--busy-poll USECS, vhost-net's busyloop_timeout): when the
+ * ring runs dry, keep kicks off and watch avail->idx for up to USECS
+ * before asking for a kick and sleeping.  A guest that refills the ring
+ * within the window never kicks (a syscall on its side) and never waits
+ * for this thread to be scheduled again (on a shared CPU that wait is a
+ * scheduler slice, milliseconds).  What arrives in the window is not
+ * drained here: vnetd_tx_run() returns true, so the thread looks at its
+ * other events (epoll_wait with timeout 0) before the next burst.
  */
 #include <errno.h>
 
@@ -23,6 +32,32 @@ static unsigned int tx_burst(const struct vnetd_qp *qp)
 	if (!n)
 		return VNETD_TX_BURST;
 	return n < VNETD_TX_BURST_MAX ? n : VNETD_TX_BURST_MAX;
+}
+
+/*
+ * Spin on avail->idx for up to the busy-poll window; true: entries came.
+ * The window ends early at a coalescing deadline: a pending completion is
+ * never held past its tx-/rx-usecs by the spin.
+ */
+static bool tx_busy_poll(struct vnetd_qp *qp)
+{
+	uint64_t end;
+	unsigned int i;
+
+	end = vnetd_now_ns() + qp->port->busy_poll_ns;
+	if (qp->tx_coal.timer_ns && qp->tx_coal.timer_ns < end)
+		end = qp->tx_coal.timer_ns;
+	if (qp->rx_coal.timer_ns && qp->rx_coal.timer_ns < end)
+		end = qp->rx_coal.timer_ns;
+	for (;;) {
+		for (i = 0; i < 32; i++) {
+			if (vhost_vq_avail_count(qp->tx))
+				return true;
+			vnetd_cpu_relax();
+		}
+		if (vhost_vq_broken(qp->tx) || vnetd_now_ns() >= end)
+			return false;
+	}
 }
 
 /* The ring broke (the library logged why): stop touching it. */
@@ -54,6 +89,10 @@ bool vnetd_tx_run(struct vnetd_qp *qp)
 		if (n < 0)
 			goto broken;
 		if (!n) {
+			if (qp->port->busy_poll_ns && tx_busy_poll(qp)) {
+				qp->tx_st->busy_polls++;
+				return true; /* kicks stay off */
+			}
 			/* kicks on again, then the lost-wakeup re-check */
 			if (vhost_vq_notify_enable(vq))
 				continue;

@@ -42,6 +42,7 @@
 #define VNETD_TX_BURST_MAX 64	/* ... and its cap (tun's rx-frames cap) */
 #define VNETD_RX_BURST 32	/* frames read from the tap per burst */
 #define VNETD_RX_ELEMS 64	/* guest RX chains popped per burst */
+#define VNETD_BUSY_POLL_MAX_US 1000 /* --busy-poll's upper bound */
 #define VNETD_BUDGET 256	/* frames per direction before looking around */
 /*
  * One frame read from the tap: the largest GSO frame (64 KiB IP packet,
@@ -153,6 +154,7 @@ struct vnetd_port {
 	const char *name;		/* log prefix: the socket path */
 	struct vnetd_port_cfg cfg;
 	bool no_uring;
+	uint64_t busy_poll_ns;		/* --busy-poll: TX ring spin window */
 
 	int ifindex;
 	bool created;			/* the tap did not exist before us */
@@ -213,6 +215,17 @@ void vnetd_rx_broken(struct vnetd_qp *qp);
 
 /* coal.c */
 uint64_t vnetd_now_ns(void);
+
+static inline void vnetd_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#else
+	__asm__ __volatile__("" ::: "memory");
+#endif
+}
 void vnetd_coal_params(const struct vnetd_qp *qp, int dir, uint32_t *frames,
 		       uint32_t *usecs);
 void vnetd_coal_pushed(struct vnetd_qp *qp, int dir, unsigned int n,
