@@ -17,6 +17,9 @@
 #            (guest->tap) or reads them from it (tap->guest) with a bare
 #            io_uring loop; "vnet" with vnet's programs attached to the tap
 #            (as vnetd's tap has them), "bare" without
+#   floor    the same loop into the bare tap with its link down: tun
+#            fails every write with EIO before building an skb, so this
+#            is io_uring's own bound, above any tap writer (guest->tap)
 # Directions and meters:
 #   guest->tap  testpmd txonly; rx_packets of the tap per second
 #   tap->guest  frames sent out of the tap by an AF_PACKET generator on
@@ -311,6 +314,19 @@ t2g_backend()
 	fi
 }
 
+# g2t_floor TAP SIZE: "completions/s completions/CPU-s share", link down
+g2t_floor()
+{
+	local r
+
+	ip -n "$NS" link set "$1" down
+	r=$("$IO" floor --netns "$NS" --tap "$1" --size "$2" \
+		--cpu "$BACKEND_CPU" --seconds "$SECS" --warmup 0.3 \
+		2>>"$LOGS/io.log")
+	ip -n "$NS" link set "$1" up
+	echo "${r:-nan nan nan}"
+}
+
 # g2t_ceiling TAP SIZE: "frames/s frames/CPU-s share"
 g2t_ceiling()
 {
@@ -368,7 +384,7 @@ fi
 # R: frames/s; C: frames per second of the backend's CPU time; S: the
 # share of the window the backend had its CPU (guest->tap only)
 declare -A R C S
-CONFIGS="vnetd vnetd_bp peer ceil_vnet ceil_bare"
+CONFIGS="vnetd vnetd_bp peer ceil_vnet ceil_bare floor"
 # record CONFIG DIR SIZE "FRAMES/S [FRAMES/CPU-S SHARE]"
 record()
 {
@@ -422,6 +438,7 @@ for rep in $(seq "$REPS"); do
 			for s in $SIZES; do
 				record ceil_vnet g2t "$s" "$(g2t_ceiling "$TC" "$s")"
 				record ceil_bare g2t "$s" "$(g2t_ceiling "$TB" "$s")"
+				record floor g2t "$s" "$(g2t_floor "$TB" "$s")"
 				record ceil_vnet t2g "$s" "$(t2g_ceiling "$TC" "$s")"
 				record ceil_bare t2g "$s" "$(t2g_ceiling "$TB" "$s")"
 			done
@@ -470,7 +487,8 @@ fmt()
 }
 
 declare -A LABEL=([vnetd]="vnetd" [vnetd_bp]="vnetd --busy-poll $BUSY_POLL" [peer]="DPDK vhost+tap peer"
-	[ceil_vnet]="tap ceiling, vnet attached" [ceil_bare]="tap ceiling, bare tap")
+	[ceil_vnet]="tap ceiling, vnet attached" [ceil_bare]="tap ceiling, bare tap"
+	[floor]="io_uring floor (link down)")
 
 # table TITLE ARRAY DIR UNIT: one line per configuration, a column per size
 table()
@@ -540,6 +558,10 @@ for v in vnetd vnetd_bp; do
 	verdict "${LABEL[$v]} >= 0.7x the tap ceiling (vnet)" "$vc" 0.7
 	verdict "  [per CPU-second]" "$cvc" 0.7
 done
+read -r _ fp _ < <(ratios "${R[floor,g2t,64]:-}" "${R[peer,g2t,64]:-}")
+read -r _ cp _ < <(ratios "${R[ceil_vnet,g2t,64]:-}" "${R[peer,g2t,64]:-}")
+echo "  reachable at all: the tap ceiling (vnet) is ${cp}x the peer; io_uring's"
+echo "  floor (writes failing with EIO, no skb built) is ${fp}x the peer"
 echo
 echo "call-eventfd signals per 1000 frames (vufe guests against vnetd, see docs/benchmarks.md):"
 # shellcheck disable=SC2001 # indent every line

@@ -408,8 +408,13 @@ void vnetd_steer_update(struct vnetd_port *p, struct vnetd_qp *qp, bool on)
 /*
  * One ring per queue-pair thread, created by that thread (SINGLE_ISSUER,
  * DEFER_TASKRUN: completions are reaped by the submitter), the tap fd
- * registered.  Older kernels get fewer flags; no io_uring at all (or
- * kernel.io_uring_disabled) means plain syscalls.
+ * registered, and the RX bounce slots registered as fixed buffer 0 (tap
+ * reads are READ_FIXED: no page pinning per read).  Guest memory is not
+ * registered: that would pin all of the guest's RAM, and every memory
+ * table change would have to re-register it under each queue thread; TX
+ * writes the guest's iovecs with WRITEV.  Older kernels get fewer flags;
+ * no io_uring at all (or kernel.io_uring_disabled) means plain syscalls;
+ * a buffer registration that fails (RLIMIT_MEMLOCK) means plain READs.
  */
 int vnetd_uring_init(struct vnetd_qp *qp)
 {
@@ -435,6 +440,18 @@ int vnetd_uring_init(struct vnetd_qp *qp)
 	ret = io_uring_register_files(ring, &qp->tap_fd, 1);
 	if (ret)
 		goto err_exit;
+	if (qp->rx_buf) {
+		struct iovec iov = {
+			.iov_base = qp->rx_buf,
+			.iov_len = (size_t)VNETD_RX_BURST * VNETD_RX_SLOT,
+		};
+
+		ret = io_uring_register_buffers(ring, &iov, 1);
+		qp->rx_fixed = !ret;
+		if (ret)
+			pr_dbg(qp->port, "queue pair %u: io_uring buffers: %s; plain reads",
+			       qp->index, strerror(-ret));
+	}
 	qp->uring = ring;
 	return 0;
 
@@ -452,6 +469,7 @@ void vnetd_uring_exit(struct vnetd_qp *qp)
 	io_uring_queue_exit(qp->uring);
 	free(qp->uring);
 	qp->uring = NULL;
+	qp->rx_fixed = false;
 }
 
 /* Reap exactly N completions into RES[user_data] (CAP entries). */
@@ -585,8 +603,14 @@ int vnetd_tap_read_burst(struct vnetd_qp *qp, unsigned int n)
 		sqe = io_uring_get_sqe(qp->uring);
 		if (!sqe)
 			break;
-		io_uring_prep_read(sqe, 0, qp->rx_buf + (size_t)i * VNETD_RX_SLOT,
-				   VNETD_RX_SLOT, 0);
+		if (qp->rx_fixed)
+			io_uring_prep_read_fixed(sqe, 0,
+						 qp->rx_buf + (size_t)i * VNETD_RX_SLOT,
+						 VNETD_RX_SLOT, 0, 0);
+		else
+			io_uring_prep_read(sqe, 0,
+					   qp->rx_buf + (size_t)i * VNETD_RX_SLOT,
+					   VNETD_RX_SLOT, 0);
 		sqe->rw_flags = RWF_NOWAIT;
 		sqe->flags |= IOSQE_FIXED_FILE;
 		sqe->user_data = i;

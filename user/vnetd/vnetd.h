@@ -126,6 +126,7 @@ struct vnetd_qp {
 	unsigned int hdr_len;		/* virtio-net header: 10 or 12 */
 	bool mrg;			/* VIRTIO_NET_F_MRG_RXBUF */
 	struct io_uring *uring;		/* NULL: plain syscalls */
+	bool rx_fixed;			/* rx_buf is io_uring buffer 0 */
 
 	/* the pinned maps' entries of this pair (mmapped) */
 	struct vnet_dp_stats *tx_st, *rx_st;
