@@ -8,11 +8,16 @@
  * NOTF_COAL, what `ethtool -C eth0` means inside the guest), per queue in
  * the config map; and the tap's own host-view rx-frames (`ethtool -C DEV`),
  * which lives in tun and is read back live through ethtool netlink.
+ * In attach mode a `vnetd --agent DEV` may drive the tap's rx-frames; it
+ * publishes itself in the info map and `show` says so while it lives.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "vnetctl.h"
 
@@ -28,6 +33,7 @@ struct show {
 	char tap_err[512];
 	struct vnet_tap_users users;
 	struct vnet_policy_info policy;
+	struct vnet_info info; /* zero when it cannot be read */
 };
 
 /* the guest-NIC part of two entries is the same */
@@ -251,9 +257,99 @@ static void print_recommendations(const struct show *s)
 			 quiet, n ? "more " : "", quiet == 1 ? "" : "s");
 }
 
+/* a live (not zombie) process named vnetd* */
+static bool vnetd_pid_alive(__u32 pid)
+{
+	char path[64], buf[256], *open, *close_;
+	bool ok = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f)) {
+		open = strchr(buf, '(');
+		close_ = strrchr(buf, ')');
+		ok = open && close_ && !strncmp(open + 1, "vnetd", 5) &&
+		     close_[1] == ' ' && close_[2] != 'Z' && close_[2] != 'X';
+	}
+	fclose(f);
+	return ok;
+}
+
+/*
+ * The vnetd agent of the info map is running: its pid is a live vnetd and
+ * its heartbeat is recent (3 samples, at least 2 s).  *age_ms: since it.
+ */
+static bool agent_alive(const struct vnet_info *in, __u64 *age_ms)
+{
+	struct timespec ts;
+	__u64 now, stale_ms;
+
+	if (!in->agent_pid || !vnetd_pid_alive(in->agent_pid))
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+	*age_ms = now > in->agent_heartbeat_ns ?
+			  (now - in->agent_heartbeat_ns) / 1000000 : 0;
+	stale_ms = 3ull * in->agent_interval_ms;
+	if (stale_ms < 2000)
+		stale_ms = 2000;
+	return *age_ms <= stale_ms;
+}
+
+/* the agent's line of the tap section; true when an agent runs */
+static bool print_agent(const struct show *s)
+{
+	const struct vnet_info *in = &s->info;
+	__u64 age_ms = 0;
+
+	if (!agent_alive(in, &age_ms)) {
+		out_null("agent", NULL);
+		return false;
+	}
+	out_obj_open("agent");
+	out_u64("pid", "agent: vnetd --agent (pid %llu) drives rx-frames with the adaptive-tx recommendation: ",
+		in->agent_pid);
+	switch (in->agent_state) {
+	case VNET_AGENT_FOLLOWING:
+		out_str("state", NULL, "following");
+		out_text("following %u\n", in->agent_target);
+		break;
+	case VNET_AGENT_WAITING:
+		out_str("state", NULL, "waiting");
+		out_text("waiting for one (no window closed yet)\n");
+		break;
+	default:
+		out_str("state", NULL, "idle");
+		out_text("idle (adaptive-tx is off: the static value applies)\n");
+		break;
+	}
+	if (in->agent_target)
+		out_u64("target", NULL, in->agent_target);
+	else
+		out_null("target", NULL);
+	if (in->agent_changes)
+		out_u64("rx_frames", NULL, in->agent_rx_frames);
+	else
+		out_null("rx_frames", NULL);
+	out_u64("changes", "  %llu change", in->agent_changes);
+	out_text("%s so far", in->agent_changes == 1 ? "" : "s");
+	out_u64("max_rate", ", at most %llu per second", in->agent_max_rate);
+	out_u64("hold", ", each after %llu samples", in->agent_hold);
+	out_u64("interval_ms", " of %llu ms in a row", in->agent_interval_ms);
+	out_u64("limited", " (%llu samples waited for the rate bound)\n",
+		in->agent_limited);
+	out_u64("samples", NULL, in->agent_samples);
+	out_u64("heartbeat_age_ms", NULL, age_ms);
+	out_obj_close();
+	return true;
+}
+
 static void print_show(const struct show *s)
 {
-	bool done[VNET_MAX_QUEUES] = {}, grouped = false;
+	bool done[VNET_MAX_QUEUES] = {}, grouped = false, agent;
 	int q;
 
 	out_obj_open(NULL);
@@ -306,13 +402,32 @@ static void print_show(const struct show *s)
 		out_str("error", "  (%s)\n", s->tap_err);
 	/* what vnetd uses; a direct `ethtool -C` reaches it through vnetd */
 	out_u64("config_rx_frames", NULL, s->cfg[0].tap_rx_frames);
+	agent = print_agent(s);
 	if (s->tap_ok && s->cfg[0].tap_rx_frames != s->tap.rx_frames)
-		out_text("config map: %u (set with 'ethtool -C' directly: vnetd takes the live value over while it runs)\n",
+		out_text(agent ? "config map: %u (the static value: the agent puts it back when adaptive-tx goes off or when it stops)\n" :
+				 "config map: %u (set with 'ethtool -C' directly: vnetd takes the live value over while it runs)\n",
 			 s->cfg[0].tap_rx_frames);
 	tap_effect(s);
 	out_obj_close();
 	out_obj_close();
 	out_doc_end();
+}
+
+/* the info map's entry; left zero when it cannot be read */
+static void info_read(const char *dev, struct vnet_info *in)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi), key = 0;
+	int fd = vnet_map_open(dev, "info", NULL);
+
+	if (fd < 0)
+		return;
+	/* an attachment older than the agent fields: no agent */
+	if (!bpf_obj_get_info_by_fd(fd, &mi, &len) &&
+	    mi.value_size == sizeof(*in) &&
+	    bpf_map_lookup_elem(fd, &key, in))
+		memset(in, 0, sizeof(*in));
+	close(fd);
 }
 
 static int coalesce_show(int argc, char **argv)
@@ -334,6 +449,7 @@ static int coalesce_show(int argc, char **argv)
 		goto out;
 	}
 	vnet_policy_query(s->dev, &s->policy, NULL);
+	info_read(s->dev, &s->info);
 	if (!vnet_tap_check(s->dev, &s->ifindex, &err) &&
 	    !vnet_ethtool_coalesce_get(s->ifindex, &s->tap, &err))
 		s->tap_ok = true;

@@ -67,7 +67,8 @@ static const struct cmd cmds[] = {
 	  "'set DEV tap rx-frames N' passes it to tun through ethtool netlink.\n"
 	  "'show DEV' prints both (per queue where they differ), the live tap value\n"
 	  "(a direct 'ethtool -C' shows), the policy's recommendations and where\n"
-	  "each parameter takes effect on DEV: vnetd, tun, or nowhere.\n" },
+	  "each parameter takes effect on DEV: vnetd, tun, or nowhere, and whether\n"
+	  "a 'vnetd --agent DEV' drives the tap's rx-frames (pid, changes, rate).\n" },
 	{ "help", do_help, "[COMMAND]", "Show help for COMMAND.\n" },
 	{ NULL, NULL, NULL, NULL },
 };

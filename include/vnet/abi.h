@@ -178,7 +178,32 @@ struct vnet_info {
 	__u64 attached_ns;  /* CLOCK_REALTIME seconds of the attach */
 	__u32 rx_queue_src; /* VNET_RXQ_*: where guest-RX queues come from */
 	__u32 __pad;
+	/*
+	 * The vnetd agent (`vnetd --agent DEV`, attach mode): it pushes the
+	 * guest-TX recommendation to tun's own rx-frames (docs/coalesce.md).
+	 * Written by the agent only (lookup + update of this entry every
+	 * sample), read by vnetctl coalesce show.  The agent is alive while
+	 * agent_pid is a running vnetd and agent_heartbeat_ns is recent; it
+	 * clears agent_pid when it exits cleanly.
+	 */
+	__u32 agent_pid;          /* 0: no agent */
+	__u32 agent_state;        /* VNET_AGENT_* */
+	__u64 agent_heartbeat_ns; /* CLOCK_MONOTONIC of its last sample */
+	__u64 agent_samples;      /* samples taken */
+	__u64 agent_changes;      /* rx-frames changes it made (ethtool netlink) */
+	__u64 agent_limited;      /* samples where a due change waited for the rate bound */
+	__u32 agent_interval_ms;  /* sampling period */
+	__u32 agent_max_rate;     /* changes per second, at most */
+	__u32 agent_hold;         /* samples a change must be due for */
+	__u32 agent_target;       /* combined recommendation of the last sample; 0 none */
+	__u32 agent_rx_frames;    /* tun rx-frames it last set (agent_changes > 0) */
+	__u32 __pad2;
 };
+
+/* struct vnet_info.agent_state */
+#define VNET_AGENT_IDLE 0      /* adaptive-tx off on every queue: static values win */
+#define VNET_AGENT_WAITING 1   /* adaptive-tx on, no recommendation yet */
+#define VNET_AGENT_FOLLOWING 2 /* tun's rx-frames follows agent_target */
 
 /* struct vnet_info.rx_queue_src */
 #define VNET_RXQ_XMIT 1 /* net_dev_start_xmit tracepoint: the queue tun picked */
@@ -223,7 +248,7 @@ _Static_assert(sizeof(struct vnet_class_stats) ==
 	       "vnet_class_stats must be an array of counters by class");
 _Static_assert(sizeof(struct vnet_queue_state) == 128, "vnet_queue_state");
 _Static_assert(sizeof(struct vnet_config) == 48, "vnet_config");
-_Static_assert(sizeof(struct vnet_info) == 40, "vnet_info");
+_Static_assert(sizeof(struct vnet_info) == 104, "vnet_info");
 #endif
 
 #endif /* VNET_ABI_H */

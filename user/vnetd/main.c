@@ -8,6 +8,8 @@
  * every vhost_dev_ops callback), a signalfd (SIGINT/SIGTERM: clean exit)
  * and each port's ethtool monitor (a direct `ethtool -C TAP rx-frames N`
  * is mirrored into the config map's tap_rx_frames, vnetd's TX batch).
+ * With --agent TAP, vnetd serves no port: agent.c drives attached taps'
+ * rx-frames instead (attach mode).
  *
  * Exit status: 0 after a signal, 1 when a port cannot be set up (the
  * message names the cause), 2 on usage errors.
@@ -28,6 +30,7 @@
 #include <bpf/libbpf.h>
 
 #include "vnetd.h"
+#include "agent.h"
 
 #define EXIT_STARTUP 1
 #define EXIT_USAGE 2
@@ -38,6 +41,7 @@ static const char usage_text[] =
 	"             [--netns NAME] [--cpus LIST] [OPTIONS]\n"
 	"       vnetd --config FILE [OPTIONS]\n"
 	"       vnetd --port socket=PATH,tap=NAME[,queues=N][,client] [--port ...] [OPTIONS]\n"
+	"       vnetd --agent TAP [--agent TAP ...] [--netns NAME] [AGENT OPTIONS]\n"
 	"\n"
 	"vhost-user-net backend over a multi-queue tap, with vnet's BPF\n"
 	"classifier deciding when the guest is signalled.\n"
@@ -60,6 +64,21 @@ static const char usage_text[] =
 	"  -f, --config FILE     ports, one per line: socket=PATH tap=NAME\n"
 	"                        [queues=N] [client] [netns=NAME] [cpus=LIST];\n"
 	"                        '#' starts a comment\n"
+	"\n"
+	"Agent (attach mode: kernel vhost-net drives taps that 'vnetctl attach'\n"
+	"attached; no vhost-user socket):\n"
+	"  -a, --agent TAP       push the BPF policy's adaptive-tx recommendation\n"
+	"                        to TAP's own rx-frames (ethtool -C TAP\n"
+	"                        rx-frames N) with hysteresis; repeatable;\n"
+	"                        --netns NAME: the taps live there\n"
+	"      --agent-interval MS\n"
+	"                        sample every MS ms (10-10000, default 100)\n"
+	"      --agent-max-rate N\n"
+	"                        at most N changes per second per tap (1-100,\n"
+	"                        default 2)\n"
+	"      --agent-hold N    change only after N consecutive samples asked\n"
+	"                        for a step of 25 % and 2 frames (1-1000,\n"
+	"                        default 3)\n"
 	"\n"
 	"Options:\n"
 	"      --no-uring        plain read/writev instead of io_uring\n"
@@ -88,6 +107,9 @@ struct opts {
 	struct vnetd_port_cfg ports[MAX_PORTS];
 	/* where each port came from, for messages */
 	char origin[MAX_PORTS][64];
+	/* --agent mode (agent.c) */
+	struct vnetd_agent_opts agent;
+	bool have_agent_opts;
 };
 
 /* --- usage errors ----------------------------------------------------- */
@@ -333,6 +355,7 @@ static int parse_level(const char *s, int *level)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_CPUS = 256, OPT_NO_URING, OPT_LOG_LEVEL, OPT_BUSY_POLL };
+	enum { OPT_AGENT_INTERVAL = 512, OPT_AGENT_MAX_RATE, OPT_AGENT_HOLD };
 	static const struct option lopts[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "tap", required_argument, NULL, 't' },
@@ -342,6 +365,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "cpus", required_argument, NULL, OPT_CPUS },
 		{ "port", required_argument, NULL, 'p' },
 		{ "config", required_argument, NULL, 'f' },
+		{ "agent", required_argument, NULL, 'a' },
+		{ "agent-interval", required_argument, NULL, OPT_AGENT_INTERVAL },
+		{ "agent-max-rate", required_argument, NULL, OPT_AGENT_MAX_RATE },
+		{ "agent-hold", required_argument, NULL, OPT_AGENT_HOLD },
 		{ "no-uring", no_argument, NULL, OPT_NO_URING },
 		{ "busy-poll", required_argument, NULL, OPT_BUSY_POLL },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -359,7 +386,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 	o->log_level = VHOST_LOG_INFO;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":s:t:q:cn:p:f:vhV", lopts,
+	while ((c = getopt_long(argc, argv, ":s:t:q:cn:p:f:a:vhV", lopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -413,6 +440,42 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case OPT_NO_URING:
 			o->no_uring = true;
 			break;
+		case 'a':
+			if (!tap_name_ok(optarg))
+				return usage_error("--agent: '%s' is not a valid interface name",
+						   optarg);
+			if (o->agent.ntaps == VNETD_AGENT_MAX_TAPS)
+				return usage_error("more than %d --agent",
+						   VNETD_AGENT_MAX_TAPS);
+			for (i = 0; i < o->agent.ntaps; i++)
+				if (!strcmp(o->agent.taps[i], optarg))
+					return usage_error("--agent %s given twice",
+							   optarg);
+			o->agent.taps[o->agent.ntaps++] = optarg;
+			break;
+		case OPT_AGENT_INTERVAL:
+			if (!parse_uint(optarg, VNETD_AGENT_INTERVAL_MIN,
+					VNETD_AGENT_INTERVAL_MAX, &v))
+				return usage_error("--agent-interval '%s': milliseconds, %d-%d",
+						   optarg, VNETD_AGENT_INTERVAL_MIN,
+						   VNETD_AGENT_INTERVAL_MAX);
+			o->agent.interval_ms = (unsigned int)v;
+			o->have_agent_opts = true;
+			break;
+		case OPT_AGENT_MAX_RATE:
+			if (!parse_uint(optarg, 1, VNETD_AGENT_MAX_RATE_MAX, &v))
+				return usage_error("--agent-max-rate '%s': changes per second, 1-%d",
+						   optarg, VNETD_AGENT_MAX_RATE_MAX);
+			o->agent.max_rate = (unsigned int)v;
+			o->have_agent_opts = true;
+			break;
+		case OPT_AGENT_HOLD:
+			if (!parse_uint(optarg, 1, VNETD_AGENT_HOLD_MAX, &v))
+				return usage_error("--agent-hold '%s': samples, 1-%d",
+						   optarg, VNETD_AGENT_HOLD_MAX);
+			o->agent.hold = (unsigned int)v;
+			o->have_agent_opts = true;
+			break;
 		case OPT_BUSY_POLL: {
 			char *end;
 			unsigned long v;
@@ -451,6 +514,23 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
+
+	if (o->agent.ntaps) {
+		/* the agent serves no vhost-user port (agent.c) */
+		if (o->have_socket || o->have_tap || o->have_queues ||
+		    o->have_client || o->have_cpus || nspecs || nconfigs)
+			return usage_error("--agent runs without vhost-user ports: --socket, --tap, --port, --config, --queues, --client and --cpus are for the datapath (run a second vnetd)");
+		if (!o->agent.interval_ms)
+			o->agent.interval_ms = VNETD_AGENT_INTERVAL_MS;
+		if (!o->agent.max_rate)
+			o->agent.max_rate = VNETD_AGENT_MAX_RATE;
+		if (!o->agent.hold)
+			o->agent.hold = VNETD_AGENT_HOLD;
+		o->agent.netns = o->have_netns ? o->main.netns : NULL;
+		return 0;
+	}
+	if (o->have_agent_opts)
+		return usage_error("--agent-interval, --agent-max-rate and --agent-hold go with --agent TAP");
 
 	if (o->have_socket || o->have_tap) {
 		if (!o->have_socket)
@@ -792,6 +872,11 @@ int main(int argc, char **argv)
 	if (sfd < 0) {
 		vhost_err("signalfd: %s", strerror(errno));
 		return EXIT_STARTUP;
+	}
+	if (o.agent.ntaps) {
+		/* attach mode: no vhost-user server, no tap of our own */
+		ret = vnetd_agent_run(&o.agent, sfd);
+		goto out_sfd;
 	}
 	ports = calloc(o.nports, sizeof(*ports));
 	if (!ports) {

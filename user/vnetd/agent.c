@@ -1,0 +1,656 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * vnetd --agent TAP...: attach mode (kernel vhost-net owns the taps,
+ * `vnetctl attach TAP` attached vnet's programs).  Every --agent-interval
+ * it reads, per tap, the BPF policy's guest-TX recommendation from the
+ * pinned queues map and, when adaptive-tx is on in the config map, pushes
+ * it to tun's own rx-frames with ethtool netlink:
+ *
+ *   target  = max over the queues with adaptive-tx on and a recommendation
+ *             (nr_windows > 0) of rec_frames, clamped to that queue's
+ *             min-frames..max-frames, then to 1..64 (tun's cap);
+ *   due     = target differs from tun's value (read live every sample,
+ *             whoever set it) by >= 25 % of it and by >= 2 frames;
+ *   change  = due for --agent-hold consecutive samples, and the rate bound
+ *             allows it: a token bucket of depth one refilled at
+ *             --agent-max-rate per second (at most 1 + rate * T changes in
+ *             any T seconds).
+ *
+ * With adaptive-tx off on every queue the static value wins: a value the
+ * agent set is replaced by the config map's tap_rx_frames (the operator's
+ * `vnetctl coalesce set TAP tap rx-frames N`) once, as it is at a clean
+ * exit; a value someone else set since is left alone.  The agent never
+ * writes the config map.  What it does is published in the tap's info map
+ * (struct vnet_info agent_* fields) for `vnetctl coalesce show`.
+ *
+ * docs/coalesce.md ("The vnetd agent") has the reasoning.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+
+#include "libvnet.h"
+#include "log.h"
+#include "agent.h"
+
+#define NSEC_PER_SEC 1000000000ull
+#define NSEC_PER_MSEC 1000000ull
+#define REOPEN_NS NSEC_PER_SEC /* a lost tap is looked for once a second */
+
+#define CFG_SIZE (sizeof(struct vnet_config) * VNET_MAX_QUEUES)
+#define QS_SIZE \
+	(sizeof(struct vnet_queue_state) * VNET_DIR_MAX * VNET_MAX_QUEUES)
+
+#define ag_err(t, fmt, ...) vhost_err("agent: %s: " fmt, (t)->name, ##__VA_ARGS__)
+#define ag_warn(t, fmt, ...) vhost_warn("agent: %s: " fmt, (t)->name, ##__VA_ARGS__)
+#define ag_info(t, fmt, ...) vhost_info("agent: %s: " fmt, (t)->name, ##__VA_ARGS__)
+#define ag_dbg(t, fmt, ...) vhost_dbg("agent: %s: " fmt, (t)->name, ##__VA_ARGS__)
+
+struct agent_tap {
+	const char *name;
+	bool open;            /* maps mapped, the tap is driven */
+	int ifindex;
+	int info_fd;
+	dev_t info_dev;       /* the info pin, to notice detach/re-attach */
+	ino_t info_ino;
+	const struct vnet_config *cfg;     /* read-only mappings */
+	const struct vnet_queue_state *qs;
+	struct vnet_info pub; /* the agent_* fields we publish */
+	__u32 cur;            /* tun's rx-frames as last read or set */
+	bool driving;         /* cur is ours: the static value is owed back */
+	unsigned int due;     /* consecutive samples a change was due */
+	bool changed;         /* last_change_ns is valid */
+	__u64 last_change_ns;
+	__u64 retry_ns;       /* closed: next attempt to open */
+	char last_err[sizeof(((struct vnet_err *)0)->msg)]; /* closed: why */
+	char last_warn[sizeof(((struct vnet_err *)0)->msg)]; /* said once */
+};
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * NSEC_PER_SEC + (__u64)ts.tv_nsec;
+}
+
+/* pid is a live (not zombie) process named vnetd* */
+static bool vnetd_alive(__u32 pid)
+{
+	char path[64], buf[256], *open, *close_;
+	FILE *f;
+	bool ok = false;
+
+	/* "PID (COMM) STATE ...": COMM may hold ')' itself */
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f)) {
+		open = strchr(buf, '(');
+		close_ = strrchr(buf, ')');
+		ok = open && close_ && !strncmp(open + 1, "vnetd", 5) &&
+		     close_[1] == ' ' && close_[2] != 'Z' && close_[2] != 'X';
+	}
+	fclose(f);
+	return ok;
+}
+
+/* a pinned map of the tap with the value size, entries and flags of the ABI */
+static int map_check(struct agent_tap *t, int fd, const char *name,
+		     __u32 value_size, __u32 entries, bool mmapable,
+		     struct vnet_err *err)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+
+	if (bpf_obj_get_info_by_fd(fd, &mi, &len)) {
+		vnet_err_set(err, "%s: %s map: %s", t->name, name,
+			     strerror(errno));
+		return -errno;
+	}
+	if (mi.value_size != value_size || mi.max_entries != entries ||
+	    (mmapable && !(mi.map_flags & BPF_F_MMAPABLE))) {
+		vnet_err_set(err, "%s: the %s map (value %u bytes, %u entries) is not what this vnetd expects (%u, %u): attached by another vnet version; run 'vnetctl detach %s' and 'vnetctl attach %s'",
+			     t->name, name, mi.value_size, mi.max_entries,
+			     value_size, entries, t->name, t->name);
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static void *map_mmap_ro(struct agent_tap *t, const char *name, size_t size,
+			 __u32 value_size, __u32 entries, struct vnet_err *err)
+{
+	void *p;
+	int fd, ret;
+
+	fd = vnet_map_open(t->name, name, err);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	ret = map_check(t, fd, name, value_size, entries, true, err);
+	if (ret) {
+		close(fd);
+		errno = -ret;
+		return NULL;
+	}
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	ret = errno;
+	close(fd);
+	if (p == MAP_FAILED) {
+		vnet_err_set(err, "%s: cannot map the %s map: %s", t->name,
+			     name, strerror(ret));
+		errno = ret;
+		return NULL;
+	}
+	return p;
+}
+
+static int info_pin_stat(const struct agent_tap *t, struct stat *sb)
+{
+	char path[PATH_MAX];
+
+	if (vnet_pin_path(path, sizeof(path), t->name, "info"))
+		return -ENAMETOOLONG;
+	return stat(path, sb) ? -errno : 0;
+}
+
+static void tap_close(struct agent_tap *t)
+{
+	if (t->cfg)
+		munmap((void *)t->cfg, CFG_SIZE);
+	if (t->qs)
+		munmap((void *)t->qs, QS_SIZE);
+	if (t->info_fd >= 0)
+		close(t->info_fd);
+	t->cfg = NULL;
+	t->qs = NULL;
+	t->info_fd = -1;
+	t->open = false;
+	t->driving = false;
+	t->due = 0;
+}
+
+/* merge our agent_* fields into the entry (attach's fields stay) */
+static int publish(struct agent_tap *t)
+{
+	struct vnet_info in = {};
+	__u32 key = 0;
+
+	if (bpf_map_lookup_elem(t->info_fd, &key, &in))
+		return -errno;
+	in.agent_pid = t->pub.agent_pid;
+	in.agent_state = t->pub.agent_state;
+	in.agent_heartbeat_ns = t->pub.agent_heartbeat_ns;
+	in.agent_samples = t->pub.agent_samples;
+	in.agent_changes = t->pub.agent_changes;
+	in.agent_limited = t->pub.agent_limited;
+	in.agent_interval_ms = t->pub.agent_interval_ms;
+	in.agent_max_rate = t->pub.agent_max_rate;
+	in.agent_hold = t->pub.agent_hold;
+	in.agent_target = t->pub.agent_target;
+	in.agent_rx_frames = t->pub.agent_rx_frames;
+	return bpf_map_update_elem(t->info_fd, &key, &in, BPF_EXIST) ? -errno : 0;
+}
+
+/*
+ * Start driving T: attached, the pins match the device, nobody else
+ * drives it.  0, or -errno with err naming the cause and the fix.
+ */
+static int tap_open(struct agent_tap *t, const struct vnetd_agent_opts *o,
+		    struct vnet_err *err)
+{
+	struct vnet_ethtool_coalesce c = {};
+	struct vnet_tap_users u;
+	struct vnet_info in = {};
+	struct stat sb;
+	__u32 key = 0;
+	__u64 now = now_ns(), stale;
+	int ret, i;
+
+	ret = vnet_tap_check(t->name, &t->ifindex, err);
+	if (ret)
+		return ret;
+	t->info_fd = vnet_map_open(t->name, "info", err);
+	if (t->info_fd < 0) {
+		ret = t->info_fd;
+		t->info_fd = -1;
+		return ret;
+	}
+	ret = map_check(t, t->info_fd, "info", sizeof(struct vnet_info), 1,
+			false, err);
+	if (ret)
+		goto fail;
+	if (bpf_map_lookup_elem(t->info_fd, &key, &in)) {
+		ret = -errno;
+		vnet_err_set(err, "%s: info map: %s", t->name, strerror(errno));
+		goto fail;
+	}
+	if ((int)in.ifindex != t->ifindex) {
+		vnet_err_set(err, "%s: the pins are of another device (ifindex %u, %s is %d now: recreated?); run 'vnetctl detach %s' and 'vnetctl attach %s'",
+			     t->name, in.ifindex, t->name, t->ifindex, t->name,
+			     t->name);
+		ret = -ESTALE;
+		goto fail;
+	}
+	stale = 3ull * in.agent_interval_ms * NSEC_PER_MSEC;
+	if (stale < 2 * NSEC_PER_SEC)
+		stale = 2 * NSEC_PER_SEC;
+	if (in.agent_pid && in.agent_pid != (__u32)getpid() &&
+	    vnetd_alive(in.agent_pid) &&
+	    (in.agent_heartbeat_ns > now || now - in.agent_heartbeat_ns < stale)) {
+		vnet_err_set(err, "%s: already driven by the vnetd agent with pid %u; one agent per tap",
+			     t->name, in.agent_pid);
+		ret = -EBUSY;
+		goto fail;
+	}
+	if (!vnet_tap_users(t->name, &u) && u.vnetd) {
+		for (i = 0; i < u.nr && strncmp(u.user[i].comm, "vnetd", 5); i++)
+			;
+		vnet_err_set(err, "%s: served by vnetd (pid %d), whose guest-TX batch is the tap's rx-frames already; the agent is for taps of kernel vhost-net (attach mode)",
+			     t->name, i < u.nr ? u.user[i].pid : 0);
+		ret = -EBUSY;
+		goto fail;
+	}
+	t->cfg = map_mmap_ro(t, "config", CFG_SIZE, sizeof(struct vnet_config),
+			     VNET_MAX_QUEUES, err);
+	if (!t->cfg) {
+		ret = -errno;
+		goto fail;
+	}
+	t->qs = map_mmap_ro(t, "queues", QS_SIZE,
+			    sizeof(struct vnet_queue_state),
+			    VNET_DIR_MAX * VNET_MAX_QUEUES, err);
+	if (!t->qs) {
+		ret = -errno;
+		goto fail;
+	}
+	ret = vnet_ethtool_coalesce_get(t->ifindex, &c, err);
+	if (ret)
+		goto fail;
+	if (!(c.present & VNET_ETC_RX_FRAMES)) {
+		vnet_err_set(err, "%s: the driver reports no rx-frames", t->name);
+		ret = -EOPNOTSUPP;
+		goto fail;
+	}
+	ret = info_pin_stat(t, &sb);
+	if (ret) {
+		vnet_err_set(err, "%s: info pin: %s", t->name, strerror(-ret));
+		goto fail;
+	}
+	t->info_dev = sb.st_dev;
+	t->info_ino = sb.st_ino;
+	t->cur = c.rx_frames;
+	t->driving = false;
+	t->due = 0;
+	t->changed = false;
+	memset(&t->pub, 0, sizeof(t->pub));
+	t->pub.agent_pid = (__u32)getpid();
+	t->pub.agent_state = VNET_AGENT_IDLE;
+	t->pub.agent_heartbeat_ns = now;
+	t->pub.agent_interval_ms = o->interval_ms;
+	t->pub.agent_max_rate = o->max_rate;
+	t->pub.agent_hold = o->hold;
+	/* counters go on across a re-open of the same pins */
+	if (in.agent_pid == (__u32)getpid()) {
+		t->pub.agent_samples = in.agent_samples;
+		t->pub.agent_changes = in.agent_changes;
+		t->pub.agent_limited = in.agent_limited;
+	}
+	ret = publish(t);
+	if (ret) {
+		vnet_err_set(err, "%s: cannot write the info map: %s", t->name,
+			     strerror(-ret));
+		goto fail;
+	}
+	t->open = true;
+	t->last_err[0] = '\0';
+	return 0;
+fail:
+	tap_close(t);
+	return ret;
+}
+
+/* tap_open() once a second while T is not driven; logs what changed */
+static void tap_reopen(struct agent_tap *t, const struct vnetd_agent_opts *o,
+		       __u64 now)
+{
+	struct vnet_err err = {};
+
+	if (now < t->retry_ns)
+		return;
+	t->retry_ns = now + REOPEN_NS;
+	if (tap_open(t, o, &err)) {
+		if (strcmp(err.msg, t->last_err)) {
+			ag_dbg(t, "not driven: %s", err.msg);
+			snprintf(t->last_err, sizeof(t->last_err), "%s", err.msg);
+		}
+		return;
+	}
+	ag_info(t, "attached again: driving rx-frames (now %u)", t->cur);
+}
+
+static void tap_lost(struct agent_tap *t, const char *why, __u64 now)
+{
+	ag_warn(t, "%s: no longer driven; the agent looks for it again every second (other taps go on)",
+		why);
+	if (t->info_fd >= 0) {
+		t->pub.agent_pid = 0;
+		t->pub.agent_state = VNET_AGENT_IDLE;
+		publish(t); /* the pins may be gone: best effort */
+	}
+	tap_close(t);
+	t->retry_ns = now + REOPEN_NS;
+	snprintf(t->last_err, sizeof(t->last_err), "%s", why);
+}
+
+/* the pins and the device are still those we opened */
+static bool tap_present(struct agent_tap *t, __u64 now)
+{
+	struct stat sb;
+	unsigned int idx;
+
+	if (info_pin_stat(t, &sb) || sb.st_dev != t->info_dev ||
+	    sb.st_ino != t->info_ino) {
+		tap_lost(t, "vnet was detached (or attached again)", now);
+		return false;
+	}
+	idx = if_nametoindex(t->name);
+	if (!idx || (int)idx != t->ifindex) {
+		tap_lost(t, "the device is gone", now);
+		return false;
+	}
+	return true;
+}
+
+/* a move from cur to want is worth a change */
+static bool step_due(__u32 cur, __u32 want)
+{
+	__u32 d = cur > want ? cur - want : want - cur;
+
+	return d >= VNETD_AGENT_STEP_MIN &&
+	       (__u64)d * 100 >= (__u64)cur * VNETD_AGENT_STEP_PCT;
+}
+
+/* the combined recommendation (0: none) and whether adaptive-tx is on */
+static __u32 target(const struct agent_tap *t, bool *adaptive)
+{
+	__u32 q, best = 0, f, lo, hi;
+
+	*adaptive = false;
+	for (q = 0; q < VNET_MAX_QUEUES; q++) {
+		const struct vnet_config *c = &t->cfg[q];
+		const struct vnet_queue_state *s =
+			&t->qs[vnet_key(VNET_DIR_TX, q)];
+
+		if (!(__atomic_load_n(&c->flags, __ATOMIC_RELAXED) &
+		      VNET_CFG_ADAPTIVE_TX))
+			continue;
+		*adaptive = true;
+		if (!__atomic_load_n(&s->nr_windows, __ATOMIC_ACQUIRE))
+			continue;
+		f = __atomic_load_n(&s->rec_frames, __ATOMIC_RELAXED);
+		lo = __atomic_load_n(&c->min_frames, __ATOMIC_RELAXED);
+		hi = __atomic_load_n(&c->max_frames, __ATOMIC_RELAXED);
+		if (lo <= hi) {
+			if (f < lo)
+				f = lo;
+			if (f > hi)
+				f = hi;
+		}
+		if (f > best)
+			best = f;
+	}
+	if (!best)
+		return 0;
+	if (best > VNET_TAP_RX_FRAMES_MAX)
+		best = VNET_TAP_RX_FRAMES_MAX;
+	return best;
+}
+
+/* the token bucket (depth one): may a change be made at NOW? */
+static bool rate_ok(const struct agent_tap *t, const struct vnetd_agent_opts *o,
+		    __u64 now)
+{
+	__u64 gap = (NSEC_PER_SEC + o->max_rate - 1) / o->max_rate;
+
+	return !t->changed || now - t->last_change_ns >= gap;
+}
+
+/* a failure that repeats every sample is logged when it first appears */
+static void warn_once(struct agent_tap *t, const char *msg)
+{
+	if (!strncmp(t->last_warn, msg, sizeof(t->last_warn) - 1))
+		return;
+	ag_warn(t, "%s", msg);
+	snprintf(t->last_warn, sizeof(t->last_warn), "%s", msg);
+}
+
+/* tun's live rx-frames into t->cur; false when the device is gone */
+static bool reread(struct agent_tap *t, __u64 now)
+{
+	struct vnet_ethtool_coalesce c = {};
+	struct vnet_err err = {};
+	int ret;
+
+	ret = vnet_ethtool_coalesce_get(t->ifindex, &c, &err);
+	if (ret == -ENODEV) {
+		tap_lost(t, "the device is gone", now);
+		return false;
+	}
+	if (ret) {
+		warn_once(t, err.msg);
+		return true;
+	}
+	t->last_warn[0] = '\0';
+	if ((c.present & VNET_ETC_RX_FRAMES) && c.rx_frames != t->cur) {
+		ag_info(t, "rx-frames %u was set by someone else (was %u)",
+			c.rx_frames, t->cur);
+		t->cur = c.rx_frames;
+		t->driving = false;
+	}
+	return true;
+}
+
+/* ETHTOOL_MSG_COALESCE_SET; false when the device is gone */
+static bool apply(struct agent_tap *t, __u32 v, const char *why, __u64 now)
+{
+	struct vnet_ethtool_coalesce c = { .present = VNET_ETC_RX_FRAMES,
+					   .rx_frames = v };
+	struct vnet_err err = {};
+	int ret;
+
+	ret = vnet_ethtool_coalesce_set(t->ifindex, &c, &err);
+	if (ret == -ENODEV) {
+		tap_lost(t, "the device is gone", now);
+		return false;
+	}
+	/* a failure counts against the rate too: no retry storm */
+	t->changed = true;
+	t->last_change_ns = now;
+	if (ret) {
+		char msg[sizeof(err.msg) + 48];
+
+		snprintf(msg, sizeof(msg), "cannot set rx-frames %u: %s", v,
+			 err.msg);
+		warn_once(t, msg);
+		return true;
+	}
+	ag_info(t, "rx-frames %u -> %u (%s)", t->cur, v, why);
+	t->cur = v;
+	t->pub.agent_changes++;
+	t->pub.agent_rx_frames = v;
+	return true;
+}
+
+/*
+ * The static value back, if tun still has ours (adaptive-tx off, exit).
+ * FRESH: t->cur was read from tun in this sample.
+ */
+static void restore(struct agent_tap *t, const char *why, bool fresh,
+		    __u64 now)
+{
+	__u32 v;
+
+	if (!t->driving || (!fresh && !reread(t, now)) || !t->driving)
+		return;
+	t->driving = false;
+	v = __atomic_load_n(&t->cfg[0].tap_rx_frames, __ATOMIC_RELAXED);
+	if (v > VNET_TAP_RX_FRAMES_MAX)
+		v = VNET_TAP_RX_FRAMES_MAX;
+	if (v != t->cur)
+		apply(t, v, why, now);
+}
+
+static void sample(struct agent_tap *t, const struct vnetd_agent_opts *o,
+		   __u64 now)
+{
+	bool adaptive;
+	__u32 want;
+	int ret;
+
+	/* tun's live value: an 'ethtool -C' of someone else counts */
+	if (!tap_present(t, now) || !reread(t, now))
+		return;
+	want = target(t, &adaptive);
+	t->pub.agent_target = want;
+	t->pub.agent_state = !adaptive ? VNET_AGENT_IDLE :
+			     want ? VNET_AGENT_FOLLOWING : VNET_AGENT_WAITING;
+
+	if (!adaptive) {
+		/* static values win: put the operator's value back, once */
+		t->due = 0;
+		if (t->driving) {
+			if (rate_ok(t, o, now))
+				restore(t, "adaptive-tx is off: the static value",
+					true, now);
+			else
+				t->pub.agent_limited++;
+		}
+	} else if (want) {
+		t->due = step_due(t->cur, want) ? t->due + 1 : 0;
+		if (t->due >= o->hold) {
+			if (!rate_ok(t, o, now)) {
+				t->pub.agent_limited++;
+			} else {
+				if (!apply(t, want, "adaptive-tx recommendation", now))
+					return; /* gone */
+				t->driving = true;
+				t->due = 0;
+			}
+		}
+	} else {
+		t->due = 0; /* no window closed yet: keep what tun has */
+	}
+	if (!t->open)
+		return;
+	t->pub.agent_samples++;
+	t->pub.agent_heartbeat_ns = now_ns();
+	ret = publish(t);
+	if (ret)
+		ag_dbg(t, "info map: %s", strerror(-ret));
+}
+
+/* SIGINT/SIGTERM read from the signalfd: true */
+static bool signalled(int sfd)
+{
+	struct signalfd_siginfo si;
+
+	if (read(sfd, &si, sizeof(si)) != sizeof(si))
+		return false;
+	vhost_info("agent: %s, exiting", strsignal((int)si.ssi_signo));
+	return true;
+}
+
+int vnetd_agent_run(const struct vnetd_agent_opts *o, int sfd)
+{
+	struct agent_tap *taps;
+	struct vnet_err err = {};
+	struct pollfd pfd = { .fd = sfd, .events = POLLIN };
+	__u64 next, now, period = (__u64)o->interval_ms * NSEC_PER_MSEC;
+	unsigned int i;
+	int ret = 0, n;
+
+	if (o->netns && vnet_netns_enter(o->netns, &err)) {
+		vhost_err("agent: %s", err.msg);
+		return 1;
+	}
+	taps = calloc(o->ntaps, sizeof(*taps));
+	if (!taps) {
+		vhost_err("agent: out of memory");
+		return 1;
+	}
+	for (i = 0; i < o->ntaps; i++) {
+		taps[i].name = o->taps[i];
+		taps[i].info_fd = -1;
+	}
+	for (i = 0; i < o->ntaps; i++) {
+		if (tap_open(&taps[i], o, &err)) {
+			vhost_err("agent: %s", err.msg);
+			ret = 1;
+			goto out;
+		}
+		ag_info(&taps[i], "driving tun's rx-frames (now %u) from the adaptive-tx recommendation: every %u ms, a step of %u %% and %u frames for %u samples, at most %u change%s per second",
+			taps[i].cur, o->interval_ms, VNETD_AGENT_STEP_PCT,
+			VNETD_AGENT_STEP_MIN, o->hold, o->max_rate,
+			o->max_rate == 1 ? "" : "s");
+	}
+
+	next = now_ns();
+	for (;;) {
+		now = now_ns();
+		if (now >= next) {
+			for (i = 0; i < o->ntaps; i++) {
+				if (taps[i].open)
+					sample(&taps[i], o, now);
+				else
+					tap_reopen(&taps[i], o, now);
+			}
+			next += period;
+			now = now_ns();
+			if (next <= now) /* overrun: skip the missed ticks */
+				next = now + period;
+		}
+		n = poll(&pfd, 1, (int)((next - now + NSEC_PER_MSEC - 1) /
+					NSEC_PER_MSEC));
+		if (n < 0 && errno != EINTR) {
+			vhost_err("agent: poll: %s", strerror(errno));
+			ret = 1;
+			break;
+		}
+		if (n > 0 && signalled(sfd))
+			break;
+	}
+out:
+	for (i = 0; i < o->ntaps; i++) {
+		struct agent_tap *t = &taps[i];
+
+		if (!t->open)
+			continue;
+		now = now_ns();
+		if (t->driving)
+			restore(t, "the agent exits: the static value", false,
+				now);
+		if (!t->open)
+			continue;
+		t->pub.agent_pid = 0;
+		t->pub.agent_state = VNET_AGENT_IDLE;
+		t->pub.agent_heartbeat_ns = now;
+		publish(t);
+		tap_close(t);
+	}
+	free(taps);
+	return ret;
+}
