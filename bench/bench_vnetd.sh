@@ -18,8 +18,9 @@
 #            io_uring loop; "vnet" with vnet's programs attached to the tap
 #            (as vnetd's tap has them), "bare" without
 #   floor    the same loop into the bare tap with its link down: tun
-#            fails every write with EIO before building an skb, so this
-#            is io_uring's own bound, above any tap writer (guest->tap)
+#            builds the skb, then drops it with EIO instead of handing it
+#            to the stack: a write path with no receive behind it, a
+#            bound above any tap writer (guest->tap)
 # Directions and meters:
 #   guest->tap  testpmd txonly; rx_packets of the tap per second
 #   tap->guest  frames sent out of the tap by an AF_PACKET generator on
@@ -561,7 +562,7 @@ done
 read -r _ fp _ < <(ratios "${R[floor,g2t,64]:-}" "${R[peer,g2t,64]:-}")
 read -r _ cp _ < <(ratios "${R[ceil_vnet,g2t,64]:-}" "${R[peer,g2t,64]:-}")
 echo "  reachable at all: the tap ceiling (vnet) is ${cp}x the peer; io_uring's"
-echo "  floor (writes failing with EIO, no skb built) is ${fp}x the peer"
+echo "  floor (writes tun drops with EIO: no XDP, no stack) is ${fp}x the peer"
 echo
 echo "call-eventfd signals per 1000 frames (vufe guests against vnetd, see docs/benchmarks.md):"
 # shellcheck disable=SC2001 # indent every line
