@@ -21,6 +21,8 @@
 #            builds the skb, then drops it with EIO instead of handing it
 #            to the stack: a write path with no receive behind it, a
 #            bound above any tap writer (guest->tap)
+#   refused  the same loop writing 8 bytes, which tun refuses at once
+#            (EINVAL): io_uring and tun's entry, no frame (64 B row)
 # Directions and meters:
 #   guest->tap  testpmd txonly; rx_packets of the tap per second
 #   tap->guest  frames sent out of the tap by an AF_PACKET generator on
@@ -328,6 +330,16 @@ g2t_floor()
 	echo "${r:-nan nan nan}"
 }
 
+# g2t_refused TAP: "completions/s completions/CPU-s share"
+g2t_refused()
+{
+	local r
+
+	r=$("$IO" refused --netns "$NS" --tap "$1" --cpu "$BACKEND_CPU" \
+		--seconds "$SECS" --warmup 0.3 2>>"$LOGS/io.log")
+	echo "${r:-nan nan nan}"
+}
+
 # g2t_ceiling TAP SIZE: "frames/s frames/CPU-s share"
 g2t_ceiling()
 {
@@ -385,7 +397,7 @@ fi
 # R: frames/s; C: frames per second of the backend's CPU time; S: the
 # share of the window the backend had its CPU (guest->tap only)
 declare -A R C S
-CONFIGS="vnetd vnetd_bp peer ceil_vnet ceil_bare floor"
+CONFIGS="vnetd vnetd_bp peer ceil_vnet ceil_bare floor refused"
 # record CONFIG DIR SIZE "FRAMES/S [FRAMES/CPU-S SHARE]"
 record()
 {
@@ -440,6 +452,8 @@ for rep in $(seq "$REPS"); do
 				record ceil_vnet g2t "$s" "$(g2t_ceiling "$TC" "$s")"
 				record ceil_bare g2t "$s" "$(g2t_ceiling "$TB" "$s")"
 				record floor g2t "$s" "$(g2t_floor "$TB" "$s")"
+				[ "$s" = 64 ] &&
+					record refused g2t "$s" "$(g2t_refused "$TB")"
 				record ceil_vnet t2g "$s" "$(t2g_ceiling "$TC" "$s")"
 				record ceil_bare t2g "$s" "$(t2g_ceiling "$TB" "$s")"
 			done
@@ -489,7 +503,8 @@ fmt()
 
 declare -A LABEL=([vnetd]="vnetd" [vnetd_bp]="vnetd --busy-poll $BUSY_POLL" [peer]="DPDK vhost+tap peer"
 	[ceil_vnet]="tap ceiling, vnet attached" [ceil_bare]="tap ceiling, bare tap"
-	[floor]="io_uring floor (link down)")
+	[floor]="io_uring floor (link down)"
+	[refused]="refused writes (8 B, EINVAL)")
 
 # table TITLE ARRAY DIR UNIT: one line per configuration, a column per size
 table()
@@ -563,6 +578,8 @@ read -r _ fp _ < <(ratios "${R[floor,g2t,64]:-}" "${R[peer,g2t,64]:-}")
 read -r _ cp _ < <(ratios "${R[ceil_vnet,g2t,64]:-}" "${R[peer,g2t,64]:-}")
 echo "  reachable at all: the tap ceiling (vnet) is ${cp}x the peer; io_uring's"
 echo "  floor (writes tun drops with EIO: no XDP, no stack) is ${fp}x the peer"
+read -r _ rp _ < <(ratios "${R[refused,g2t,64]:-}" "${R[peer,g2t,64]:-}")
+echo "  writes tun refuses at once (8 B, EINVAL: no frame at all) are ${rp}x"
 echo
 echo "call-eventfd signals per 1000 frames (vufe guests against vnetd, see docs/benchmarks.md):"
 # shellcheck disable=SC2001 # indent every line

@@ -24,6 +24,9 @@
  *           running XDP and the stack; completions per second bound any
  *           tap writer whose frames go on into the host (perf: io_uring
  *           ~20%, tun_get_user/tun_build_skb/flow dissection the rest)
+ *   refused the same loop writing 8 bytes, less than the virtio-net
+ *           header: tun refuses each write at once (EINVAL); what
+ *           io_uring and tun's entry cost, with no frame at all
  *   spin    [--cpu C] [--seconds S]
  *           a busy loop: a polling guest's use of its CPU
  *   signals --socket PATH --netns NS --tap TAP [--frames N]
@@ -264,8 +267,16 @@ static void ring_init(struct io_uring *ring, unsigned int entries)
 
 /* ---- write: the guest->tap ceiling ---- */
 
-static int do_write(const struct opts *o, bool floor)
+enum write_kind {
+	W_FRAMES,	/* frames the tap takes: count rx_packets */
+	W_FLOOR,	/* link down: tun builds the skb, drops it (EIO) */
+	W_REFUSED,	/* 8 bytes, less than the virtio-net header: EINVAL */
+};
+
+static int do_write(const struct opts *o, enum write_kind kind)
 {
+	bool floor = kind != W_FRAMES;
+	int fail = kind == W_FLOOR ? -EIO : -EINVAL;
 	static const unsigned char dst[ETH_ALEN] = { 2, 0, 0, 0, 0, 0 };
 	static unsigned char buf[VNET_HDR_LEN + MAX_FRAME];
 	unsigned int len, i, head, n;
@@ -280,6 +291,8 @@ static int do_write(const struct opts *o, bool floor)
 	enter_netns(o->netns);
 	pin(o->cpu);
 	len = VNET_HDR_LEN + udp_frame(buf + VNET_HDR_LEN, o->size, dst);
+	if (kind == W_REFUSED)
+		len = 8;
 	fd = tap_queue(o->dev, true);
 	ring_init(&ring, o->batch);
 	iov = (struct iovec){ buf, sizeof(buf) };
@@ -318,7 +331,7 @@ static int do_write(const struct opts *o, bool floor)
 			n = 0;
 			io_uring_for_each_cqe(&ring, head, cqe) {
 				if (cqe->res == (int)len ||
-				    (floor && cqe->res == -EIO))
+				    (floor && cqe->res == fail))
 					written++;
 				else if (cqe->res != -EAGAIN)
 					die("write into %s: %s", o->dev,
@@ -333,7 +346,8 @@ static int do_write(const struct opts *o, bool floor)
 	cpu0 = thread_cpu() - cpu0;
 	c1 = link_counter(o->dev, "rx_packets");
 	fprintf(stderr, "%s: %.0f completions/s, %.0f rx_packets/s\n",
-		floor ? "floor" : "write", written / (t1 - t0),
+		kind == W_FLOOR ? "floor" : kind == W_REFUSED ? "refused" : "write",
+		written / (t1 - t0),
 		(c1 - c0) / (t1 - t0));
 	report(floor ? written : c1 - c0, t1 - t0, cpu0);
 	return 0;
@@ -774,7 +788,7 @@ static int do_signals(const struct opts *o)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: bench_vnetd_io rate|write|floor|read|gen|spin|signals [options]\n"
+		"usage: bench_vnetd_io rate|write|floor|refused|read|gen|spin|signals [options]\n"
 		"  --netns NS --dev|--tap NAME --size N --cpu C --seconds S\n"
 		"  --warmup S --wait S --batch N --counter rx_packets|tx_packets\n"
 		"  --socket PATH --frames N --pid PID\n");
@@ -838,9 +852,11 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "rate"))
 		return do_rate(&o);
 	if (!strcmp(mode, "write"))
-		return do_write(&o, false);
+		return do_write(&o, W_FRAMES);
 	if (!strcmp(mode, "floor"))
-		return do_write(&o, true);
+		return do_write(&o, W_FLOOR);
+	if (!strcmp(mode, "refused"))
+		return do_write(&o, W_REFUSED);
 	if (!strcmp(mode, "read"))
 		return do_read(&o);
 	if (!strcmp(mode, "gen"))
