@@ -31,7 +31,7 @@ SKELS      := $(OUT)/vnet.skel.h $(OUT)/bench_empty.skel.h
 
 VNETCTL    := $(OUT)/vnetctl
 SELFTESTS  := $(OUT)/selftests/test_classify $(OUT)/selftests/tapwrite $(OUT)/selftests/test_policy
-BENCHES    := $(OUT)/bench/bench_tap
+BENCHES    := $(OUT)/bench/bench_tap $(OUT)/bench/bench_xmit_send
 
 # the vhost-user backend library (user/vhost/) and its unit test, built
 # with ASan/UBSan
@@ -141,6 +141,11 @@ $(VNETD_ASAN): $(VNETD_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(
 
 $(OUT)/bench/bench_tap: $(OUT)/bench/bench_tap.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -luring
+
+# bench/bench_xmit.sh's sender: AF_PACKET on a device vnet is not on
+$(OUT)/bench/bench_xmit_send: bench/bench_xmit_send.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@
 
 # The test command of the README and of .ci/run.
 check: all
