@@ -27,7 +27,7 @@ LIB_OBJS   := $(LIB_SRCS:%.c=$(OUT)/%.o)
 CLI_SRCS   := $(wildcard cli/*.c)
 CLI_OBJS   := $(CLI_SRCS:%.c=$(OUT)/%.o)
 LIBVNET    := $(OUT)/libvnet.a
-SKELS      := $(OUT)/vnet.skel.h $(OUT)/bench_empty.skel.h
+SKELS      := $(OUT)/vnet.skel.h $(OUT)/bench_empty.skel.h $(OUT)/xmit_dispatch.skel.h
 
 VNETCTL    := $(OUT)/vnetctl
 SELFTESTS  := $(OUT)/selftests/test_classify $(OUT)/selftests/tapwrite $(OUT)/selftests/test_policy
@@ -77,6 +77,10 @@ $(OUT)/vnet.bpf.o: $(VNET_BPF:%=$(OUT)/bpf/%.bpf.o)
 	$(BPFTOOL) gen object $@ $^
 
 $(OUT)/bench_empty.bpf.o: $(OUT)/bpf/bench_empty.bpf.o
+	cp $< $@
+
+# the shared net_dev_start_xmit dispatcher: one per host, not per tap
+$(OUT)/xmit_dispatch.bpf.o: $(OUT)/bpf/xmit_dispatch.bpf.o
 	cp $< $@
 
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o

@@ -8,42 +8,28 @@
  * selection, and tun's own steering and filter programs need the tap's file
  * descriptor, which QEMU owns in attach mode.  A tracepoint rather than
  * fentry: it needs no function tracer (CONFIG_FUNCTION_TRACER) and is a
- * stable hook.  It fires for every device, so the first thing it does is
- * compare the device.
+ * stable hook.
  *
- * The kernel types are declared locally with CO-RE relocations, so the
- * object does not depend on the build machine's kernel.
+ * It is not attached to the tracepoint itself: one shared dispatcher
+ * (xmit_dispatch.bpf.c) is, for every tap, and tail-calls this tap's
+ * program through its slot of a PROG_ARRAY, found by {netns, ifindex} in a
+ * hash.  So a frame of any other device of the host costs one hash lookup,
+ * however many taps are attached (docs/design.md).  Where the kernel
+ * refuses that, vnetctl attaches this program to the tracepoint directly
+ * (one program per tap, every one run on every frame of the host).  Either
+ * way it first compares the device: the check that matters in the
+ * per-tap fallback, and in the shared design what makes a slot reused by
+ * another tap while a dispatcher run was in flight harmless.
+ *
+ * The kernel types are declared locally with CO-RE relocations (xmit.h),
+ * so the object does not depend on the build machine's kernel.
  */
 #include "maps.h"
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "parse.h"
 #include "account.h"
-
-struct ns_common___vnet {
-	unsigned int inum;
-} __attribute__((preserve_access_index));
-
-struct net___vnet {
-	struct ns_common___vnet ns;
-} __attribute__((preserve_access_index));
-
-typedef struct {
-	struct net___vnet *net;
-} possible_net_t___vnet;
-
-struct net_device___vnet {
-	int ifindex;
-	possible_net_t___vnet nd_net;
-} __attribute__((preserve_access_index));
-
-struct sk_buff___vnet {
-	unsigned int len;
-	__u16 queue_mapping;
-	__u16 transport_header;
-	unsigned char *head;
-	char cb[48];
-} __attribute__((preserve_access_index));
+#include "xmit.h"
 
 /* the tap this instance counts for (set by vnetctl attach before load) */
 const volatile __u32 target_ifindex = 0;
@@ -61,8 +47,7 @@ int BPF_PROG(vnet_xmit_rx, struct sk_buff___vnet *skb,
 
 	if (BPF_CORE_READ(dev, ifindex) != (int)target_ifindex)
 		return 0;
-	if (target_netns &&
-	    BPF_CORE_READ(dev, nd_net.net, ns.inum) != target_netns)
+	if (target_netns && vnet_dev_netns(dev) != target_netns)
 		return 0;
 	bpf_probe_read_kernel(&classid, sizeof(classid),
 			      (char *)skb + bpf_core_field_offset(skb->cb) +

@@ -27,6 +27,49 @@ static void print_hook(const char *key, const char *label,
 	out_text("\n");
 }
 
+/*
+ * The tap's vnet_xmit_rx and how it runs: tail-called by the shared
+ * dispatcher ("shared": no link of its own, the dispatcher's program and
+ * link are named apart), on a link of its own ("per-tap", the fallback),
+ * or "none": pinned but reached by neither (the dispatcher lost its entry;
+ * detach and attach again).
+ */
+static void print_xmit(const struct vnet_status *st)
+{
+	const struct vnet_hook_status *h = &st->xmit;
+
+	if (!h->prog_id) {
+		out_null("xmit", NULL);
+		return;
+	}
+	out_text("  %-12s", "tun xmit");
+	out_obj_open("xmit");
+	out_u64("prog_id", "prog %llu", h->prog_id);
+	switch (st->xmit_attach) {
+	case VNET_XMIT_SHARED:
+		/* no link of its own: the dispatcher's outlives the tap */
+		out_null("link_id", NULL);
+		out_str("attach", " (%s", "shared");
+		out_u64("dispatcher_prog_id", " dispatcher prog %llu",
+			st->xmit_dispatcher_id);
+		out_u64("dispatcher_link_id", " link %llu",
+			st->xmit_dispatcher_link_id);
+		out_u64("slot", " slot %llu)", st->xmit_slot);
+		break;
+	case VNET_XMIT_PER_TAP:
+		out_u64("link_id", " link %llu", h->link_id);
+		out_str("attach", " (%s: on the tracepoint itself, not through the shared dispatcher)",
+			"per-tap");
+		break;
+	default:
+		out_null("link_id", NULL);
+		out_str("attach", " (%s: not reached by the tracepoint; detach and attach again)",
+			"none");
+	}
+	out_obj_close();
+	out_text("\n");
+}
+
 static void print_queues(const char *key, const __u64 *bits)
 {
 	int q, n = 0;
@@ -61,7 +104,7 @@ static void print_status(const struct vnet_status *st)
 		   st->xdp.prog_id ? vnet_xdp_mode_name(st->xdp_mode) : NULL);
 	print_hook("tc_ingress", "tc ingress", &st->tc_ingress, NULL);
 	print_hook("tc_egress", "tc egress", &st->tc_egress, NULL);
-	print_hook("xmit", "tun xmit", &st->xmit, NULL);
+	print_xmit(st);
 	out_str("rx_queue_source", "  rx queues   %s\n",
 		st->info.rx_queue_src == VNET_RXQ_XMIT ?
 			"net_dev_start_xmit (the queue tun picked)" :

@@ -177,7 +177,7 @@ struct vnet_info {
 	__u32 xdp_mode;     /* XDP_FLAGS_* the XDP program was attached with */
 	__u64 attached_ns;  /* CLOCK_REALTIME seconds of the attach */
 	__u32 rx_queue_src; /* VNET_RXQ_*: where guest-RX queues come from */
-	__u32 __pad;
+	__u32 xmit_attach;  /* VNET_XMIT_*: how vnet_xmit_rx is reached (0: per tap) */
 	/*
 	 * The vnetd agent (`vnetd --agent DEV`, attach mode): it pushes the
 	 * guest-TX recommendation to tun's own rx-frames (docs/coalesce.md).
@@ -208,6 +208,36 @@ struct vnet_info {
 /* struct vnet_info.rx_queue_src */
 #define VNET_RXQ_XMIT 1 /* net_dev_start_xmit tracepoint: the queue tun picked */
 #define VNET_RXQ_TC 2   /* tc egress queue_mapping: before the pick */
+
+/*
+ * struct vnet_info.xmit_attach (rx_queue_src == VNET_RXQ_XMIT): how the
+ * tap's vnet_xmit_rx runs on the net_dev_start_xmit tracepoint.
+ */
+#define VNET_XMIT_SHARED 1  /* tail-called by the one shared dispatcher */
+#define VNET_XMIT_PER_TAP 2 /* attached itself (the kernel refused the shared one) */
+
+/*
+ * The shared dispatcher of the net_dev_start_xmit tracepoint, pinned under
+ * /sys/fs/bpf/vnet/net_dev_start_xmit/ (bpf/xmit_dispatch.bpf.c, docs/design.md):
+ *
+ *   devs   HASH        key = vnet_xmit_key   value = vnet_xmit_entry
+ *   progs  PROG_ARRAY  key = slot            value = the tap's vnet_xmit_rx
+ *
+ * One entry per attached tap; written by vnetctl under flock(2) of
+ * /sys/fs/bpf/vnet.
+ */
+#define VNET_XMIT_MAX_TAPS 4096
+
+struct vnet_xmit_key {
+	__u32 netns;   /* inode of the tap's network namespace */
+	__u32 ifindex;
+};
+
+struct vnet_xmit_entry {
+	__u32 slot;      /* index into progs */
+	__u32 prog_id;   /* the tap's vnet_xmit_rx (what detach checks) */
+	char ifname[16]; /* its pin directory, /sys/fs/bpf/vnet/IFNAME */
+};
 
 /* struct vnet_dp_stats.drops[] */
 enum vnet_drop {
@@ -249,6 +279,8 @@ _Static_assert(sizeof(struct vnet_class_stats) ==
 _Static_assert(sizeof(struct vnet_queue_state) == 128, "vnet_queue_state");
 _Static_assert(sizeof(struct vnet_config) == 48, "vnet_config");
 _Static_assert(sizeof(struct vnet_info) == 104, "vnet_info");
+_Static_assert(sizeof(struct vnet_xmit_key) == 8, "vnet_xmit_key");
+_Static_assert(sizeof(struct vnet_xmit_entry) == 24, "vnet_xmit_entry");
 #endif
 
 #endif /* VNET_ABI_H */

@@ -176,6 +176,43 @@ static void legacy_tc_status(const char *ifname, const char *pin,
 	close(fd);
 }
 
+static __u32 pinned_prog_id(const char *ifname, const char *pin)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd = pin_get(ifname, pin);
+
+	if (fd < 0)
+		return 0;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		info.id = 0;
+	close(fd);
+	return info.id;
+}
+
+/*
+ * How the tap's vnet_xmit_rx runs: its own link (per-tap fallback), or the
+ * shared dispatcher, which must have it in the tap's slot right now.
+ */
+static void xmit_status(const char *ifname, struct vnet_status *st)
+{
+	struct vnet_xmit_status xs;
+
+	hook_status(ifname, VNET_PIN_LINK_XMIT, &st->xmit);
+	if (st->xmit.prog_id) {
+		st->xmit_attach = VNET_XMIT_PER_TAP;
+		return;
+	}
+	st->xmit.prog_id = pinned_prog_id(ifname, VNET_PIN_PROG_XMIT);
+	if (!st->xmit.prog_id || vnet_xmit_query(&xs, st->xmit.prog_id) ||
+	    !xs.found)
+		return;
+	st->xmit_attach = VNET_XMIT_SHARED;
+	st->xmit_slot = xs.slot;
+	st->xmit_dispatcher_id = xs.prog_id;
+	st->xmit_dispatcher_link_id = xs.link_id;
+}
+
 int vnet_status(const char *ifname, struct vnet_status *st,
 		struct vnet_err *err)
 {
@@ -202,7 +239,7 @@ int vnet_status(const char *ifname, struct vnet_status *st,
 	hook_status(ifname, VNET_PIN_LINK_XDP, &st->xdp);
 	hook_status(ifname, VNET_PIN_LINK_TC_INGRESS, &st->tc_ingress);
 	hook_status(ifname, VNET_PIN_LINK_TC_EGRESS, &st->tc_egress);
-	hook_status(ifname, VNET_PIN_LINK_XMIT, &st->xmit);
+	xmit_status(ifname, st);
 	if (!st->tc_egress.prog_id)
 		legacy_tc_status(ifname, VNET_PIN_PROG_TC_EGRESS,
 				 st->info.ifindex, &st->tc_egress);
@@ -251,6 +288,7 @@ int vnet_list(char (*names)[IF_NAMESIZE], int max)
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d)) && n < max) {
+		/* the shared dispatcher's pins: too long for a device name */
 		if (de->d_name[0] == '.' || strlen(de->d_name) >= IF_NAMESIZE)
 			continue;
 		snprintf(names[n++], IF_NAMESIZE, "%.15s", de->d_name);
@@ -501,6 +539,60 @@ static void config_defaults(int fd)
 		bpf_map_update_elem(fd, &q, &c, BPF_ANY);
 }
 
+/* Take the tap's vnet_xmit_rx out of the shared dispatcher, if it is in. */
+static void detach_xmit(const char *ifname)
+{
+	__u32 id = pinned_prog_id(ifname, VNET_PIN_PROG_XMIT);
+
+	if (id)
+		vnet_xmit_unregister(ifname, id);
+}
+
+/*
+ * Guest-RX counting at net_dev_start_xmit: the tap's vnet_xmit_rx is
+ * pinned (prog_xmit) and tail-called by the one shared dispatcher
+ * (xmit.c), so that frames of other devices do not run one program per
+ * attached tap.  If the kernel refuses that (tail calls between these
+ * programs, the dispatcher's maps), the program is attached to the
+ * tracepoint itself, as before (link_xmit), and info says which.
+ * VNET_XMIT_DISPATCH=per-tap in the environment asks for the fallback
+ * (tests, benchmarks).
+ */
+static int attach_xmit(struct vnet *skel, const char *ifname,
+		       struct vnet_info *info, struct vnet_err *err)
+{
+	int prog = bpf_program__fd(skel->progs.vnet_xmit_rx);
+	const char *env = getenv("VNET_XMIT_DISPATCH");
+	struct vnet_err xerr = {};
+	int fd, ret;
+
+	ret = pin_fd(prog, ifname, VNET_PIN_PROG_XMIT, err);
+	if (ret)
+		return ret;
+	if (!env || strcmp(env, "per-tap")) {
+		ret = vnet_xmit_register(ifname, (__u32)info->netns_cookie,
+					 (__u32)info->ifindex, prog, &xerr);
+		if (!ret) {
+			info->xmit_attach = VNET_XMIT_SHARED;
+			return 0;
+		}
+	}
+	fd = bpf_raw_tracepoint_open(NULL, prog);
+	if (fd < 0) {
+		ret = -errno;
+		vnet_err_set(err, "%s: cannot attach to the net_dev_start_xmit tracepoint: %s%s%s",
+			     ifname, strerror(errno),
+			     xerr.msg[0] ? "; nor through the shared dispatcher: " : "",
+			     xerr.msg);
+		return ret;
+	}
+	ret = pin_fd(fd, ifname, VNET_PIN_LINK_XMIT, err);
+	close(fd);
+	if (!ret)
+		info->xmit_attach = VNET_XMIT_PER_TAP;
+	return ret;
+}
+
 int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 		struct vnet_err *err)
 {
@@ -544,6 +636,7 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 	}
 
 	netns_cookie(&info.netns_cookie);
+	info.ifindex = (__u32)ifindex;
 	/*
 	 * Guest-RX frames are counted at the net_dev_start_xmit tracepoint,
 	 * where the queue is known; a kernel that cannot attach there (no BTF)
@@ -621,16 +714,7 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 			goto unwind;
 	}
 	if (info.rx_queue_src == VNET_RXQ_XMIT) {
-		fd = bpf_raw_tracepoint_open(NULL,
-				bpf_program__fd(skel->progs.vnet_xmit_rx));
-		if (fd < 0) {
-			ret = -errno;
-			vnet_err_set(err, "%s: cannot attach to the net_dev_start_xmit tracepoint: %s",
-				     ifname, strerror(errno));
-			goto unwind;
-		}
-		ret = pin_fd(fd, ifname, VNET_PIN_LINK_XMIT, err);
-		close(fd);
+		ret = attach_xmit(skel, ifname, &info, err);
 		if (ret)
 			goto unwind;
 	}
@@ -658,6 +742,7 @@ unwind:
 			detach_legacy_tc(ifindex, false);
 			close(lfd);
 		}
+		detach_xmit(ifname);
 		pin_dir_remove(ifname);
 	}
 out:
@@ -696,6 +781,7 @@ int vnet_detach(const char *ifname, struct vnet_err *err)
 	detach_link_pin(ifname, VNET_PIN_LINK_TC_INGRESS);
 	detach_link_pin(ifname, VNET_PIN_LINK_TC_EGRESS);
 	detach_link_pin(ifname, VNET_PIN_LINK_XMIT);
+	detach_xmit(ifname);
 	/* legacy clsact filters: only where the device is in this netns */
 	fd = pin_get(ifname, VNET_PIN_PROG_TC_INGRESS);
 	if (fd >= 0) {
@@ -737,5 +823,7 @@ int vnet_gc(char (*removed)[IF_NAMESIZE], int max, struct vnet_err *err)
 				 names[i]);
 		done++;
 	}
+	/* dispatcher entries whose pins are gone (removed by hand, say) */
+	vnet_xmit_gc();
 	return done;
 }

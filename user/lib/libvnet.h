@@ -23,7 +23,8 @@
 #define VNET_PIN_LINK_XDP "link_xdp"
 #define VNET_PIN_LINK_TC_INGRESS "link_tc_ingress"
 #define VNET_PIN_LINK_TC_EGRESS "link_tc_egress"
-#define VNET_PIN_LINK_XMIT "link_xmit" /* tp_btf/net_dev_start_xmit */
+#define VNET_PIN_LINK_XMIT "link_xmit" /* per-tap fallback only (below) */
+#define VNET_PIN_PROG_XMIT "prog_xmit" /* the tap's vnet_xmit_rx */
 #define VNET_PIN_PROG_TC_INGRESS "prog_tc_ingress" /* legacy clsact only */
 #define VNET_PIN_PROG_TC_EGRESS "prog_tc_egress"   /* legacy clsact only */
 
@@ -75,7 +76,16 @@ struct vnet_status {
 	char ifname[IF_NAMESIZE];
 	bool present;  /* the device still exists (links are live) */
 	struct vnet_info info;
+	/*
+	 * xmit: prog_id is the tap's vnet_xmit_rx; link_id its own link
+	 * (xmit_attach VNET_XMIT_PER_TAP), 0 when the shared dispatcher
+	 * tail-calls it (VNET_XMIT_SHARED: the xmit_dispatcher_* fields).
+	 */
 	struct vnet_hook_status xdp, tc_ingress, tc_egress, xmit;
+	__u32 xmit_attach;             /* VNET_XMIT_* as found now, 0: not reached */
+	__u32 xmit_slot;               /* shared: the tap's slot in the dispatcher */
+	__u32 xmit_dispatcher_id;      /* shared: the dispatcher's program id */
+	__u32 xmit_dispatcher_link_id; /* shared: and its link */
 	__u32 xdp_mode; /* XDP_ATTACHED_* from the kernel, 0 if unknown */
 	/* queues that carried at least one frame, per direction (bitmaps) */
 	__u64 seen[VNET_DIR_MAX][VNET_MAX_QUEUES / 64];
@@ -88,8 +98,53 @@ int vnet_status(const char *ifname, struct vnet_status *st,
 /* Names of all devices with pins, sorted; returns the count or -errno. */
 int vnet_list(char (*names)[IF_NAMESIZE], int max);
 
-/* Remove pins of devices that are gone; returns how many were removed. */
+/*
+ * Remove pins of devices that are gone, then the shared dispatcher's
+ * entries of taps whose pins are gone (and the dispatcher when none is
+ * left); returns how many devices were removed.
+ */
 int vnet_gc(char (*removed)[IF_NAMESIZE], int max, struct vnet_err *err);
+
+/* --- the shared net_dev_start_xmit dispatcher (xmit.c) ----------------- */
+
+/*
+ * Pins of the one dispatcher of the host (include/vnet/abi.h).  bpffs
+ * refuses dots in names (EPERM), so no dot-directory: a name of 16
+ * characters or more, which no network device can have (IFNAMSIZ), so
+ * vnet_list(), status and gc never take it for a device.
+ */
+#define VNET_XMIT_PIN_NAME "net_dev_start_xmit"
+#define VNET_XMIT_PIN_DIR VNET_PIN_ROOT "/" VNET_XMIT_PIN_NAME
+#define VNET_XMIT_PIN_LINK "link"
+#define VNET_XMIT_PIN_DEVS "devs"
+#define VNET_XMIT_PIN_PROGS "progs"
+
+/*
+ * Have the dispatcher tail-call PROG_FD (the tap's vnet_xmit_rx) for the
+ * device {NETNS, IFINDEX}; creates and attaches the dispatcher if there is
+ * none.  -errno (err says why) when the kernel refuses: the caller attaches
+ * the program per tap instead.
+ */
+int vnet_xmit_register(const char *ifname, __u32 netns, __u32 ifindex,
+		       int prog_fd, struct vnet_err *err);
+/*
+ * Remove the entry of program PROG_ID (0: IFNAME's entry); the last one
+ * takes the dispatcher off the tracepoint and removes its pins.  Returns 1
+ * if the dispatcher was removed, 0, or -errno.
+ */
+int vnet_xmit_unregister(const char *ifname, __u32 prog_id);
+/* Remove entries whose tap pins are gone; 1 if the dispatcher went too. */
+int vnet_xmit_gc(void);
+
+struct vnet_xmit_status {
+	__u32 link_id, prog_id; /* the dispatcher's */
+	__u32 nr_taps;          /* entries */
+	bool found;             /* the queried program is in its slot */
+	__u32 slot;
+};
+
+/* -ENOENT when there is no dispatcher */
+int vnet_xmit_query(struct vnet_xmit_status *xs, __u32 prog_id);
 
 /* --- maps ------------------------------------------------------------- */
 
