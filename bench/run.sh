@@ -4,7 +4,8 @@
 # Benchmarks of the tap write path (docs/benchmarks.md).  Called by
 # `make bench` after `make all`; builds nothing.  Extra arguments go to
 # bench_tap (e.g. --json, -r 11, -s 64).  The default run takes about
-# 1.5 minutes on a 2-CPU VM, then bench_vnetd.sh about 4 more.
+# 1.5 minutes on a 2-CPU VM, then bench_vnetd.sh about 4 more and
+# bench_xmit.sh about 1.5 more.
 
 set -u
 
@@ -45,6 +46,17 @@ fi
 rc=$?
 if [ "$rc" -ne 0 ]; then
 	echo "bench/run.sh: bench_vnetd.sh failed (exit $rc)" >&2
+	exit "$rc"
+fi
+
+# what attached taps cost other devices' transmits: ns per frame with 0, 1,
+# 16, 64 taps (docs/benchmarks.md, "Taps and other devices' transmits";
+# about 1.5 minutes); BENCH_XMIT_ARGS go to it (e.g. "-r 7")
+# shellcheck disable=SC2086
+"$here/bench_xmit.sh" ${BENCH_XMIT_ARGS:-}
+rc=$?
+if [ "$rc" -ne 0 ]; then
+	echo "bench/run.sh: bench_xmit.sh failed (exit $rc)" >&2
 	exit "$rc"
 fi
 exit 0
