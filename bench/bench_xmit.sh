@@ -62,10 +62,10 @@ for f in "$VNETCTL" "$SEND"; do
 		exit 1
 	fi
 done
-command -v bpftool >/dev/null && command -v jq >/dev/null || {
+if ! command -v bpftool >/dev/null || ! command -v jq >/dev/null; then
 	echo "bench_xmit.sh: needs bpftool and jq" >&2
 	exit 1
-}
+fi
 
 max=0
 for c in $counts; do
@@ -171,4 +171,4 @@ for c in "${ordered[@]}"; do
 		"$(awk -v a="$md" -v b="$base" 'BEGIN { printf "%+.1f", a - b }')" \
 		"${progs[$c]}"
 done
-echo "# ns per frame of the sender's CPU time (user + system); +median: over $(echo "${ordered[0]}") taps"
+echo "# ns per frame of the sender's CPU time (user + system); +median: over ${ordered[0]} taps"
