@@ -214,7 +214,7 @@ static void entry_remove(const struct shared *sh, const struct vnet_xmit_key *k,
 int vnet_xmit_register(const char *ifname, __u32 netns, __u32 ifindex,
 		       int prog_fd, struct vnet_err *err)
 {
-	static unsigned char used[VNET_XMIT_MAX_TAPS];
+	unsigned char used[VNET_XMIT_MAX_TAPS]; /* not static: threads */
 	struct vnet_xmit_key key = { .netns = netns, .ifindex = ifindex };
 	struct vnet_xmit_key k, next, *prev = NULL;
 	struct vnet_xmit_entry e = {}, old;
