@@ -5,7 +5,7 @@
 # `make bench` after `make all`; builds nothing.  Extra arguments go to
 # bench_tap (e.g. --json, -r 11, -s 64).  The default run takes about
 # 1.5 minutes on a 2-CPU VM, then bench_vnetd.sh about 4 more and
-# bench_xmit.sh about 1.5 more.
+# bench_xmit.sh about 2.5 more.
 
 set -u
 
@@ -51,7 +51,7 @@ fi
 
 # what attached taps cost other devices' transmits: ns per frame with 0, 1,
 # 16, 64 taps (docs/benchmarks.md, "Taps and other devices' transmits";
-# about 1.5 minutes); BENCH_XMIT_ARGS go to it (e.g. "-r 7")
+# about 2.5 minutes); BENCH_XMIT_ARGS go to it (e.g. "-r 7")
 # shellcheck disable=SC2086
 "$here/bench_xmit.sh" ${BENCH_XMIT_ARGS:-}
 rc=$?
