@@ -15,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 
 KSFT_PREFIX=attach
 
-ALL_CASES="attach default frames tcp reattach foreign foreign_netns gone cli env watch tchook xmit_two xmit_parallel xmit_gc xmit_pertap"
+ALL_CASES="attach default frames tcp reattach foreign foreign_netns samename gone cli env watch tchook xmit_two xmit_parallel xmit_gc xmit_pertap"
 CLASSES="urgent push ack other malformed"
 NQ=2
 
@@ -438,6 +438,51 @@ case_foreign_netns()
 	expect "$dev_a (other netns): ip link xdp prog" "$xdp_a" "$(ip_xdp_id "$ns_a" "$dev_a")"
 	expect "$dev_a (other netns): xdp link $link_a" "$xdp_a" "$(bpftool -j link show id "$link_a" 2>/dev/null | jq -r '.prog_id' 2>/dev/null)"
 	report foreign_netns_force "$(run_said)"
+}
+
+# Pins are named by device: a tap of the same name in another netns must
+# neither take them over nor remove them (attach and detach refuse), and
+# the first tap keeps counting.
+case_samename()
+{
+	local ns_a st links
+
+	new_case sna || { fail samename_setup "cannot create netns/tap"; return; }
+	ns_a=$NS
+	run vnetctl -n "$ns_a" attach "$DEV"
+	[ "$RUN_RC" -eq 0 ] || { fail samename_attach "$(run_said)"; case_cleanup; return; }
+	links=$(status_links "$(vnetctl -n "$ns_a" -j status "$DEV" 2>/dev/null)" | tr '\n' ' ')
+	ns_create snb && tap_create "$NS" "$DEV" ||
+		{ fail samename_setup "cannot create the second netns/tap"; case_cleanup; return; }
+
+	run vnetctl -n "$NS" attach "$DEV"
+	expect "attach of the same name in $NS: exit" 1 "$RUN_RC"
+	expect "the error names the other namespace" yes "$(grep -q 'another network namespace' <<<"$RUN_ERR" && echo yes || echo no)"
+	# shellcheck disable=SC2086 # a list of ids
+	expect "the first tap's links ($links) alive" "$(echo $links)" "$(echo $(links_alive $links))"
+	report samename_attach_refused "$(run_said)"
+
+	run vnetctl -n "$NS" detach "$DEV"
+	expect "detach of the same name in $NS: exit" 1 "$RUN_RC"
+	expect "pins kept" yes "$(pins_exist "$DEV" && echo yes || echo no)"
+	st=$(vnetctl -n "$ns_a" -j status "$DEV" 2>/dev/null)
+	expect "the first tap still present" true "$(json "$st" '.[0].present')"
+	expect "its ifindex in the pins" "$(ip netns exec "$ns_a" cat "/sys/class/net/$DEV/ifindex")" "$(json "$st" '.[0].info.ifindex // .[0].ifindex')"
+	report samename_detach_refused "$(run_said)"
+
+	run "$TAPWRITE" -n "$ns_a" -d "$DEV" -q $NQ send 0 urgent 10
+	expect "tapwrite into the first tap" 0 "$RUN_RC"
+	st=$(vnetctl -n "$ns_a" -j stats "$DEV" 2>/dev/null)
+	expect "the first tap counts its frames" 10 "$(vnet_stat "$st" tx 0 urgent)"
+	report samename_first_counts "$(run_said) $st"
+
+	run vnetctl -n "$ns_a" detach "$DEV"
+	expect "detach where it lives: exit" 0 "$RUN_RC"
+	run vnetctl -n "$NS" attach "$DEV"
+	expect "then the other netns may attach the name" 0 "$RUN_RC"
+	run vnetctl -n "$NS" detach "$DEV"
+	report samename_after_detach "$(run_said)"
+	case_cleanup
 }
 
 # dev_gone DEV: vnetctl reports DEV as not present

@@ -448,14 +448,39 @@ static int foreign_xdp(const char *ifname, int ifindex, bool force,
 	return ret;
 }
 
+/* the calling thread's network namespace (vnetd enters one per port) */
 static int netns_cookie(__u64 *ino)
 {
 	struct stat sb;
 
-	if (stat("/proc/self/ns/net", &sb))
+	if (stat("/proc/thread-self/ns/net", &sb) &&
+	    stat("/proc/self/ns/net", &sb))
 		return -errno;
 	*ino = sb.st_ino;
 	return 0;
+}
+
+/*
+ * The pins are named by device only.  -EEXIST (err says so) when they
+ * belong to a live device in another network namespace and this one has
+ * a device of the same name: attaching or detaching here would take vnet
+ * away from that other device.  Reading them from anywhere stays allowed
+ * (vnetctl stats from the host for a tap in a netns).
+ */
+static int pins_of_other_netns(const char *ifname,
+			       const struct vnet_status *st,
+			       struct vnet_err *err)
+{
+	__u64 cur;
+
+	if (!st->present || !st->info.netns_cookie || netns_cookie(&cur) ||
+	    cur == st->info.netns_cookie || !if_nametoindex(ifname))
+		return 0;
+	vnet_err_set(err, "%s: the pins in %s/%s belong to a device %s in another network namespace (netns inode %llu; this one is %llu): vnet names its pins by device, so one attached %s per host; detach it there ('vnetctl -n NETNS detach %s') or give this tap another name",
+		     ifname, VNET_PIN_ROOT, ifname, ifname,
+		     (unsigned long long)st->info.netns_cookie,
+		     (unsigned long long)cur, ifname, ifname);
+	return -EEXIST;
 }
 
 /* tc: a tcx link if the kernel has tcx, else a legacy clsact filter. */
@@ -620,6 +645,9 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 		return ret;
 
 	if (!vnet_status(ifname, &st, NULL)) {
+		ret = pins_of_other_netns(ifname, &st, err);
+		if (ret)
+			return ret;
 		if (st.present && st.info.ifindex == (__u32)ifindex) {
 			vnet_err_set(err, "%s: already attached (pins in %s/%s); nothing to do",
 				     ifname, VNET_PIN_ROOT, ifname);
@@ -762,6 +790,7 @@ static void detach_link_pin(const char *ifname, const char *pin)
 
 int vnet_detach(const char *ifname, struct vnet_err *err)
 {
+	struct vnet_status st;
 	struct vnet_info info = {};
 	char dir[PATH_MAX];
 	struct stat sb;
@@ -772,6 +801,11 @@ int vnet_detach(const char *ifname, struct vnet_err *err)
 		return -ENAMETOOLONG;
 	if (stat(dir, &sb))
 		return pins_missing(ifname, dir, err);
+	if (!vnet_status(ifname, &st, NULL)) {
+		ret = pins_of_other_netns(ifname, &st, err);
+		if (ret)
+			return ret;
+	}
 	fd = pin_get(ifname, "info");
 	if (fd >= 0) {
 		bpf_map_lookup_elem(fd, &key, &info);
