@@ -257,55 +257,13 @@ static void print_recommendations(const struct show *s)
 			 quiet, n ? "more " : "", quiet == 1 ? "" : "s");
 }
 
-/* a live (not zombie) process named vnetd* */
-static bool vnetd_pid_alive(__u32 pid)
-{
-	char path[64], buf[256], *open, *close_;
-	bool ok = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (fgets(buf, sizeof(buf), f)) {
-		open = strchr(buf, '(');
-		close_ = strrchr(buf, ')');
-		ok = open && close_ && !strncmp(open + 1, "vnetd", 5) &&
-		     close_[1] == ' ' && close_[2] != 'Z' && close_[2] != 'X';
-	}
-	fclose(f);
-	return ok;
-}
-
-/*
- * The vnetd agent of the info map is running: its pid is a live vnetd and
- * its heartbeat is recent (3 samples, at least 2 s).  *age_ms: since it.
- */
-static bool agent_alive(const struct vnet_info *in, __u64 *age_ms)
-{
-	struct timespec ts;
-	__u64 now, stale_ms;
-
-	if (!in->agent_pid || !vnetd_pid_alive(in->agent_pid))
-		return false;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
-	*age_ms = now > in->agent_heartbeat_ns ?
-			  (now - in->agent_heartbeat_ns) / 1000000 : 0;
-	stale_ms = 3ull * in->agent_interval_ms;
-	if (stale_ms < 2000)
-		stale_ms = 2000;
-	return *age_ms <= stale_ms;
-}
-
 /* the agent's line of the tap section; true when an agent runs */
 static bool print_agent(const struct show *s)
 {
 	const struct vnet_info *in = &s->info;
 	__u64 age_ms = 0;
 
-	if (!agent_alive(in, &age_ms)) {
+	if (!vnet_agent_alive(in, &age_ms)) {
 		out_null("agent", NULL);
 		return false;
 	}

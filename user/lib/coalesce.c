@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 
@@ -392,4 +393,45 @@ int vnet_tap_users(const char *ifname, struct vnet_tap_users *u)
 	}
 	closedir(proc);
 	return 0;
+}
+
+/* a live (not zombie) process named vnetd*: "PID (COMM) STATE ..." */
+static bool vnetd_pid_alive(__u32 pid)
+{
+	char path[64], buf[256], *open, *close_;
+	bool ok = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (fgets(buf, sizeof(buf), f)) {
+		/* COMM may hold ')' itself: the last one ends it */
+		open = strchr(buf, '(');
+		close_ = strrchr(buf, ')');
+		ok = open && close_ && !strncmp(open + 1, "vnetd", 5) &&
+		     close_[1] == ' ' && close_[2] != 'Z' && close_[2] != 'X';
+	}
+	fclose(f);
+	return ok;
+}
+
+bool vnet_agent_alive(const struct vnet_info *in, __u64 *age_ms)
+{
+	struct timespec ts;
+	__u64 now, age, stale_ms;
+
+	if (!in->agent_pid || !vnetd_pid_alive(in->agent_pid))
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;
+	age = now > in->agent_heartbeat_ns ?
+		      (now - in->agent_heartbeat_ns) / 1000000 : 0;
+	if (age_ms)
+		*age_ms = age;
+	stale_ms = 3ull * in->agent_interval_ms;
+	if (stale_ms < 2000)
+		stale_ms = 2000;
+	return age <= stale_ms;
 }

@@ -232,6 +232,13 @@ int vnet_coalesce_set(const char *ifname, int queue,
 int vnet_coalesce_set_tap(const char *ifname, __u32 rx_frames,
 			  struct vnet_err *err);
 
+/*
+ * The `vnetd --agent` recorded in IN runs: agent_pid is a live (not
+ * zombie) process named vnetd* and its heartbeat is recent (3 samples, at
+ * least 2 s).  *age_ms (may be NULL): since the heartbeat.
+ */
+bool vnet_agent_alive(const struct vnet_info *in, __u64 *age_ms);
+
 /* Per-(dir, queue) state (qs[VNET_DIR_MAX * VNET_MAX_QUEUES]) of IFNAME. */
 int vnet_queues_read(const char *ifname, struct vnet_queue_state *qs,
 		     struct vnet_err *err);

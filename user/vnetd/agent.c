@@ -84,28 +84,6 @@ static __u64 now_ns(void)
 	return (__u64)ts.tv_sec * NSEC_PER_SEC + (__u64)ts.tv_nsec;
 }
 
-/* pid is a live (not zombie) process named vnetd* */
-static bool vnetd_alive(__u32 pid)
-{
-	char path[64], buf[256], *open, *close_;
-	FILE *f;
-	bool ok = false;
-
-	/* "PID (COMM) STATE ...": COMM may hold ')' itself */
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (fgets(buf, sizeof(buf), f)) {
-		open = strchr(buf, '(');
-		close_ = strrchr(buf, ')');
-		ok = open && close_ && !strncmp(open + 1, "vnetd", 5) &&
-		     close_[1] == ' ' && close_[2] != 'Z' && close_[2] != 'X';
-	}
-	fclose(f);
-	return ok;
-}
-
 /* a pinned map of the tap with the value size, entries and flags of the ABI */
 static int map_check(struct agent_tap *t, int fd, const char *name,
 		     __u32 value_size, __u32 entries, bool mmapable,
@@ -217,7 +195,7 @@ static int tap_open(struct agent_tap *t, const struct vnetd_agent_opts *o,
 	struct vnet_info in = {};
 	struct stat sb;
 	__u32 key = 0;
-	__u64 now = now_ns(), stale;
+	__u64 now = now_ns();
 	int ret, i;
 
 	ret = vnet_tap_check(t->name, &t->ifindex, err);
@@ -245,12 +223,7 @@ static int tap_open(struct agent_tap *t, const struct vnetd_agent_opts *o,
 		ret = -ESTALE;
 		goto fail;
 	}
-	stale = 3ull * in.agent_interval_ms * NSEC_PER_MSEC;
-	if (stale < 2 * NSEC_PER_SEC)
-		stale = 2 * NSEC_PER_SEC;
-	if (in.agent_pid && in.agent_pid != (__u32)getpid() &&
-	    vnetd_alive(in.agent_pid) &&
-	    (in.agent_heartbeat_ns > now || now - in.agent_heartbeat_ns < stale)) {
+	if (in.agent_pid != (__u32)getpid() && vnet_agent_alive(&in, NULL)) {
 		vnet_err_set(err, "%s: already driven by the vnetd agent with pid %u; one agent per tap",
 			     t->name, in.agent_pid);
 		ret = -EBUSY;
