@@ -42,6 +42,7 @@
 #include "libvnet.h"
 #include "log.h"
 #include "agent.h"
+#include "vnetd.h"
 
 #define NSEC_PER_SEC 1000000000ull
 #define NSEC_PER_MSEC 1000000ull
@@ -75,14 +76,6 @@ struct agent_tap {
 	char last_err[sizeof(((struct vnet_err *)0)->msg)]; /* closed: why */
 	char last_warn[sizeof(((struct vnet_err *)0)->msg)]; /* said once */
 };
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * NSEC_PER_SEC + (__u64)ts.tv_nsec;
-}
 
 /* a pinned map of the tap with the value size, entries and flags of the ABI */
 static int map_check(struct agent_tap *t, int fd, const char *name,
@@ -195,7 +188,7 @@ static int tap_open(struct agent_tap *t, const struct vnetd_agent_opts *o,
 	struct vnet_info in = {};
 	struct stat sb;
 	__u32 key = 0;
-	__u64 now = now_ns();
+	__u64 now = vnetd_now_ns();
 	int ret, i;
 
 	ret = vnet_tap_check(t->name, &t->ifindex, err);
@@ -530,7 +523,7 @@ static void sample(struct agent_tap *t, const struct vnetd_agent_opts *o,
 	if (!t->open)
 		return;
 	t->pub.agent_samples++;
-	t->pub.agent_heartbeat_ns = now_ns();
+	t->pub.agent_heartbeat_ns = vnetd_now_ns();
 	ret = publish(t);
 	if (ret)
 		ag_dbg(t, "info map: %s", strerror(-ret));
@@ -581,9 +574,9 @@ int vnetd_agent_run(const struct vnetd_agent_opts *o, int sfd)
 			o->max_rate == 1 ? "" : "s");
 	}
 
-	next = now_ns();
+	next = vnetd_now_ns();
 	for (;;) {
-		now = now_ns();
+		now = vnetd_now_ns();
 		if (now >= next) {
 			for (i = 0; i < o->ntaps; i++) {
 				if (taps[i].open)
@@ -592,7 +585,7 @@ int vnetd_agent_run(const struct vnetd_agent_opts *o, int sfd)
 					tap_reopen(&taps[i], o, now);
 			}
 			next += period;
-			now = now_ns();
+			now = vnetd_now_ns();
 			if (next <= now) /* overrun: skip the missed ticks */
 				next = now + period;
 		}
@@ -612,7 +605,7 @@ out:
 
 		if (!t->open)
 			continue;
-		now = now_ns();
+		now = vnetd_now_ns();
 		if (t->driving)
 			restore(t, "the agent exits: the static value", false,
 				now);

@@ -476,19 +476,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->agent.hold = (unsigned int)v;
 			o->have_agent_opts = true;
 			break;
-		case OPT_BUSY_POLL: {
-			char *end;
-			unsigned long v;
-
-			errno = 0;
-			v = strtoul(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-' ||
-			    v > VNETD_BUSY_POLL_MAX_US)
+		case OPT_BUSY_POLL:
+			if (!parse_uint(optarg, 0, VNETD_BUSY_POLL_MAX_US, &v))
 				return usage_error("--busy-poll '%s': microseconds, 0-%u",
 						   optarg, VNETD_BUSY_POLL_MAX_US);
 			o->busy_poll_us = (unsigned int)v;
 			break;
-		}
 		case 'v':
 			o->log_level = VHOST_LOG_DEBUG;
 			break;
