@@ -65,8 +65,11 @@ SELFTESTS  += $(TEST_VNETD)
 # ... and bench/bench_vnetd.sh's tools (ceiling loops, load, signal counts)
 BENCH_VNETD_IO := $(OUT)/bench/bench_vnetd_io
 BENCHES    += $(BENCH_VNETD_IO)
+# make evidence's tables (bench/evidence.sh): medians, ratios, Welch's t
+EVSTAT     := $(OUT)/bench/evstat
+BENCHES    += $(EVSTAT)
 
-.PHONY: all check test bench demo install clean deps e2e
+.PHONY: all check test bench evidence demo install clean deps e2e
 all: $(VNETCTL) $(SELFTESTS) $(BENCHES) $(VNETD) $(VNETD_ASAN)
 
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS)
@@ -78,6 +81,10 @@ $(OUT)/vnet.bpf.o: $(VNET_BPF:%=$(OUT)/bpf/%.bpf.o)
 
 $(OUT)/bench_empty.bpf.o: $(OUT)/bpf/bench_empty.bpf.o
 	cp $< $@
+
+$(EVSTAT): bench/evstat.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< -o $@ -lm
 
 # the shared net_dev_start_xmit dispatcher: one per host, not per tap
 $(OUT)/xmit_dispatch.bpf.o: $(OUT)/bpf/xmit_dispatch.bpf.o
@@ -159,6 +166,11 @@ test: check
 
 bench: all
 	bench/run.sh
+
+# a real guest behind vnetd and behind QEMU's own tap backend, side by
+# side (docs/evidence.md); not a test.  EVIDENCE_ARGS: e.g. -r 3 -t 2
+evidence: all
+	bench/evidence.sh $(EVIDENCE_ARGS)
 
 # a real guest behind vnetd when QEMU is installed (scripts/demo-vm.sh
 # falls back to the synthetic scripts/demo.sh, and says so, without it)

@@ -21,7 +21,9 @@
 
 #include "vnetctl.h"
 
-#define GUEST_FLAGS (VNET_CFG_ADAPTIVE_RX | VNET_CFG_ADAPTIVE_TX)
+#define GUEST_FLAGS                                          \
+	(VNET_CFG_ADAPTIVE_RX | VNET_CFG_ADAPTIVE_TX |        \
+	 VNET_CFG_NO_RX_BYPASS | VNET_CFG_NO_TX_BYPASS)
 
 struct show {
 	const char *dev;
@@ -106,6 +108,11 @@ static void print_guest(const struct vnet_config *c)
 		 on_off(c->flags & VNET_CFG_ADAPTIVE_TX));
 	out_bool("adaptive_rx", NULL, c->flags & VNET_CFG_ADAPTIVE_RX);
 	out_bool("adaptive_tx", NULL, c->flags & VNET_CFG_ADAPTIVE_TX);
+	out_text("Bypass RX (push): %s  TX (urgent): %s\n",
+		 on_off(!(c->flags & VNET_CFG_NO_RX_BYPASS)),
+		 on_off(!(c->flags & VNET_CFG_NO_TX_BYPASS)));
+	out_bool("rx_push_bypass", NULL, !(c->flags & VNET_CFG_NO_RX_BYPASS));
+	out_bool("tx_urgent_bypass", NULL, !(c->flags & VNET_CFG_NO_TX_BYPASS));
 	out_u64("rx_usecs", "rx-usecs: %llu\n", c->rx_usecs);
 	out_u64("rx_frames", "rx-frames: %llu\n", c->rx_frames);
 	out_text("\n");

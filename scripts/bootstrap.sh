@@ -12,6 +12,7 @@ liburing-dev libmnl-dev
 iproute2 ethtool jq procps kmod util-linux
 dpdk-dev librte-net-vhost23 librte-net-virtio23 librte-net-tap23 librte-mempool-ring23
 qemu-system-x86 busybox-static iperf3 iputils-ping xz-utils binutils
+sockperf gnuplot-nox
 "
 
 if [ "$(id -u)" != 0 ]; then

@@ -141,6 +141,24 @@ case_guest()
 	expect "queues[rx,3].adaptive after off" 0 "$(qs_map 1 3 adaptive)"
 	expect "config[3].flags after off" 0 "$(cfg_map 3 flags)"
 	report guest_adaptive_off "$(run_said)"
+
+	# the urgent/push bypass: on by default, off as negative flags
+	doc=$(show_json)
+	expect "tx_urgent_bypass by default" true "$(guest_q "$doc" 0 tx_urgent_bypass)"
+	expect "rx_push_bypass by default" true "$(guest_q "$doc" 0 rx_push_bypass)"
+	run vnetctl -n "$NS" coalesce set "$DEV" tx-urgent-bypass off
+	expect "set exit" 0 "$RUN_RC"
+	doc=$(show_json)
+	expect tx_urgent_bypass false "$(guest_q "$doc" 7 tx_urgent_bypass)"
+	expect rx_push_bypass true "$(guest_q "$doc" 7 rx_push_bypass)"
+	expect "config[7].flags (NO_TX_BYPASS)" 4 "$(cfg_map 7 flags)"
+	run vnetctl -n "$NS" coalesce set "$DEV" tx-urgent-bypass on rx-push-bypass off
+	expect "config[7].flags (NO_RX_BYPASS)" 8 "$(cfg_map 7 flags)"
+	grep -qF "Bypass RX (push): off  TX (urgent): on" <<<"$(vnetctl -n "$NS" coalesce show "$DEV" 2>&1)" ||
+		_mismatch+="show: no line 'Bypass RX (push): off  TX (urgent): on'; "
+	run vnetctl -n "$NS" coalesce set "$DEV" rx-push-bypass maybe
+	expect "bad bypass value exit" 2 "$RUN_RC"
+	report guest_bypass "$(run_said) $doc"
 	case_cleanup
 }
 

@@ -1115,6 +1115,7 @@ static bool qs_read(const struct port *p, __u32 dir, __u32 q,
 
 struct coal {
 	__u32 tx_frames, tx_usecs, rx_frames, rx_usecs;
+	__u32 flags; /* VNET_CFG_NO_*_BYPASS */
 };
 
 /* the guest NIC's coalescing of queue pair q, live in the config map */
@@ -1128,7 +1129,9 @@ static bool cfg_set(const struct port *p, __u32 q, const struct coal *c)
 	cfg.tx_usecs = c->tx_usecs;
 	cfg.rx_frames = c->rx_frames;
 	cfg.rx_usecs = c->rx_usecs;
-	cfg.flags &= ~(VNET_CFG_ADAPTIVE_TX | VNET_CFG_ADAPTIVE_RX);
+	cfg.flags &= ~(VNET_CFG_ADAPTIVE_TX | VNET_CFG_ADAPTIVE_RX |
+		       VNET_CFG_NO_TX_BYPASS | VNET_CFG_NO_RX_BYPASS);
+	cfg.flags |= c->flags;
 	cfg.gen++;
 	return ASSERT_OK(bpf_map_update_elem(p->cfg_fd, &q, &cfg, BPF_ANY),
 			 "write config map");
@@ -2071,6 +2074,55 @@ static void notify_tx_urgent(void)
 		  "at most one signal per used-ring update");
 	ASSERT_GE(d.notify_urgent - d0.notify_urgent, bursts * 8 / 10,
 		  "notify_urgent");
+	ASSERT_EQ(d.notify_sent - d0.notify_sent, sig,
+		  "dp_stats notify_sent = call-eventfd signals");
+out:
+	if (fe)
+		vufe_destroy(fe);
+	vd_cleanup(&vd);
+}
+
+/*
+ * tx-urgent-bypass off: the same urgent frames as above are coalesced by
+ * tx-frames like any others (what the bypass switch is for: the same
+ * coalescing values with and without it)
+ */
+static void notify_tx_urgent_no_bypass(void)
+{
+	struct coal c = { .tx_frames = TX_FRAMES, .tx_usecs = 50000,
+			  .flags = VNET_CFG_NO_TX_BYPASS };
+	struct vnet_queue_state q0, q1;
+	struct vufe_vq_stats st0, st;
+	struct vnet_dp_stats d0, d;
+	struct vufe *fe = NULL;
+	unsigned int seq = 0;
+	__u64 sig;
+	struct vd vd;
+
+	if (!notify_setup(&vd, "nnob", &c, true, &fe))
+		goto out;
+	vufe_vq_stats(fe, VUFE_TXQ(0), &st0);
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
+	qs_read(&vd.port[0], VNET_DIR_TX, 0, &q0);
+	if (!tx_bursts(fe, NOTIFY_FRAMES, NOTIFY_BURST, URGENT, false, &seq))
+		goto out;
+	settle(fe, &vd.port[0], VUFE_TXQ(0), VNET_DIR_TX, &st0, &d0, 150, &st,
+	       &d);
+	qs_read(&vd.port[0], VNET_DIR_TX, 0, &q1);
+	sig = st.signals - st0.signals;
+	dbg("urgent, bypass off: %llu signals (urgent %llu frames %llu timer %llu)\n",
+	    (unsigned long long)sig,
+	    (unsigned long long)(d.notify_urgent - d0.notify_urgent),
+	    (unsigned long long)(d.notify_frames - d0.notify_frames),
+	    (unsigned long long)(d.notify_timer - d0.notify_timer));
+	ASSERT_GE(q1.urgent - q0.urgent, NOTIFY_FRAMES,
+		  "the classifier counted the urgent frames");
+	ASSERT_EQ(d.notify_urgent - d0.notify_urgent, 0,
+		  "bypass off: no urgent signal");
+	ASSERT_LE(sig, NOTIFY_FRAMES / TX_FRAMES + 8,
+		  "bypass off: urgent frames coalesced by tx-frames");
+	ASSERT_GE(sig, NOTIFY_FRAMES / TX_FRAMES / 2,
+		  "bypass off: completions still signalled");
 	ASSERT_EQ(d.notify_sent - d0.notify_sent, sig,
 		  "dp_stats notify_sent = call-eventfd signals");
 out:
@@ -3251,6 +3303,7 @@ static const struct {
 	{ notify_tx_bulk, "vnetd/notify_tx_bulk" },
 	{ notify_tx_live_change, "vnetd/notify_tx_live_change" },
 	{ notify_tx_urgent, "vnetd/notify_tx_urgent" },
+	{ notify_tx_urgent_no_bypass, "vnetd/notify_tx_urgent_no_bypass" },
 	{ notify_tx_event_idx, "vnetd/notify_tx_event_idx" },
 	{ busy_poll, "vnetd/busy_poll" },
 	{ notify_tx_single, "vnetd/notify_tx_single" },

@@ -142,6 +142,14 @@ struct vnet_queue_state {
 /* enum vnet_config.flags */
 #define VNET_CFG_ADAPTIVE_TX (1u << 0)
 #define VNET_CFG_ADAPTIVE_RX (1u << 1)
+/*
+ * The urgent/push bypass, on unless these are set: an urgent TX frame
+ * (TCP payload without PSH) has its completion signalled at once, a push RX
+ * frame its arrival, whatever tx-/rx-frames and -usecs say.  Negative
+ * flags, so that a zeroed entry has the bypass on.
+ */
+#define VNET_CFG_NO_TX_BYPASS (1u << 2)
+#define VNET_CFG_NO_RX_BYPASS (1u << 3)
 
 /*
  * Per queue configuration: coalescing in the guest NIC's words (virtio

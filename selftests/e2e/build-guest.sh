@@ -6,8 +6,8 @@
 #   build/e2e/vmlinux         Debian's kernel, uncompressed (an ELF with a
 #                             PVH note: QEMU boots it directly, ~3 s to init
 #                             under TCG), extracted from the bzImage
-#   build/e2e/initramfs.cpio  busybox (busybox-static), iperf3 and ethtool
-#                             with their shared libraries, the kernel
+#   build/e2e/initramfs.cpio  busybox (busybox-static), iperf3, ethtool and
+#                             sockperf with their shared libraries, the kernel
 #                             package's virtio and virtio_net modules and
 #                             selftests/e2e/guest-init.sh as /init
 #
@@ -34,7 +34,7 @@ HERE=$top/selftests/e2e
 # the modules the guest loads, in dependency order (checked against each
 # module's depends= below)
 MODULES="virtio_ring virtio virtio_pci_modern_dev virtio_pci_legacy_dev virtio_pci failover net_failover virtio_net"
-TOOLS="/usr/bin/iperf3 /usr/sbin/ethtool"
+TOOLS="/usr/bin/iperf3 /usr/sbin/ethtool /usr/bin/sockperf"
 BUSYBOX=/bin/busybox
 
 die()

@@ -28,6 +28,11 @@
 #   mark:NAME                  print a marker the host waits for
 #   sleep:N                    sleep N seconds
 #   reach:SECS                 wait until the host answers a ping
+#   serve:TTY                  take commands from /dev/TTY (a second serial
+#                              port) until "quit": a line "TAG COMMAND..."
+#                              runs COMMAND with sh, its output goes back on
+#                              TTY between "VNET-OUT-BEGIN TAG" and
+#                              "VNET-OUT-END TAG rc=N" (bench/evidence.sh)
 #
 # Output lines (each starts with "VNET: "; \r from the tty is the host's
 # problem):
@@ -208,6 +213,29 @@ step_iperf()
 	fi
 }
 
+# serve TTY: a command loop on a serial port (raw, no echo), for a host
+# that decides what to run next from what it measured
+step_serve()
+{
+	local dev=/dev/$1 tag cmd rc
+
+	if ! stty -F "$dev" raw -echo 2>/dev/null; then
+		err "serve: cannot set up $dev"
+		return
+	fi
+	exec 3<>"$dev"
+	echo "VNET-SERVE-READY" >&3
+	while read -r tag cmd <&3; do
+		[ "$tag" = quit ] && break
+		[ -n "$tag" ] || continue
+		echo "VNET-OUT-BEGIN $tag" >&3
+		sh -c "$cmd" >&3 2>&1 </dev/null
+		rc=$?
+		echo "VNET-OUT-END $tag rc=$rc" >&3
+	done
+	exec 3>&-
+}
+
 step_wait()
 {
 	local p tag
@@ -257,6 +285,7 @@ for s in "$@"; do
 			err "reach: $HOST did not answer in ${2:-10} s"
 		fi
 		;;
+	serve) step_serve "${2:-ttyS1}" ;;
 	*) err "unknown step $s" ;;
 	esac
 done

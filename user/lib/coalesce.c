@@ -33,27 +33,32 @@ static const struct coal_word {
 	size_t off; /* in struct vnet_config; flags for the booleans */
 	__u32 max;
 	__u32 flag; /* the VNET_CFG_* flag of a boolean word */
+	bool neg;   /* the flag is set when the word is off */
 } coal_words[] = {
 	{ "rx-usecs", VNET_COAL_RX_USECS, offsetof(struct vnet_config, rx_usecs),
-	  VNET_COAL_USECS_MAX, 0 },
+	  VNET_COAL_USECS_MAX, 0, false },
 	{ "rx-frames", VNET_COAL_RX_FRAMES,
-	  offsetof(struct vnet_config, rx_frames), VNET_COAL_FRAMES_MAX, 0 },
+	  offsetof(struct vnet_config, rx_frames), VNET_COAL_FRAMES_MAX, 0, false },
 	{ "tx-usecs", VNET_COAL_TX_USECS, offsetof(struct vnet_config, tx_usecs),
-	  VNET_COAL_USECS_MAX, 0 },
+	  VNET_COAL_USECS_MAX, 0, false },
 	{ "tx-frames", VNET_COAL_TX_FRAMES,
-	  offsetof(struct vnet_config, tx_frames), VNET_COAL_FRAMES_MAX, 0 },
+	  offsetof(struct vnet_config, tx_frames), VNET_COAL_FRAMES_MAX, 0, false },
 	{ "adaptive-rx", VNET_COAL_ADAPTIVE_RX,
-	  offsetof(struct vnet_config, flags), 1, VNET_CFG_ADAPTIVE_RX },
+	  offsetof(struct vnet_config, flags), 1, VNET_CFG_ADAPTIVE_RX, false },
 	{ "adaptive-tx", VNET_COAL_ADAPTIVE_TX,
-	  offsetof(struct vnet_config, flags), 1, VNET_CFG_ADAPTIVE_TX },
+	  offsetof(struct vnet_config, flags), 1, VNET_CFG_ADAPTIVE_TX, false },
 	{ "min-frames", VNET_COAL_MIN_FRAMES,
-	  offsetof(struct vnet_config, min_frames), VNET_COAL_FRAMES_MAX, 0 },
+	  offsetof(struct vnet_config, min_frames), VNET_COAL_FRAMES_MAX, 0, false },
 	{ "max-frames", VNET_COAL_MAX_FRAMES,
-	  offsetof(struct vnet_config, max_frames), VNET_COAL_FRAMES_MAX, 0 },
+	  offsetof(struct vnet_config, max_frames), VNET_COAL_FRAMES_MAX, 0, false },
 	{ "min-usecs", VNET_COAL_MIN_USECS,
-	  offsetof(struct vnet_config, min_usecs), VNET_COAL_USECS_MAX, 0 },
+	  offsetof(struct vnet_config, min_usecs), VNET_COAL_USECS_MAX, 0, false },
 	{ "max-usecs", VNET_COAL_MAX_USECS,
-	  offsetof(struct vnet_config, max_usecs), VNET_COAL_USECS_MAX, 0 },
+	  offsetof(struct vnet_config, max_usecs), VNET_COAL_USECS_MAX, 0, false },
+	{ "tx-urgent-bypass", VNET_COAL_TX_BYPASS,
+	  offsetof(struct vnet_config, flags), 1, VNET_CFG_NO_TX_BYPASS, true },
+	{ "rx-push-bypass", VNET_COAL_RX_BYPASS,
+	  offsetof(struct vnet_config, flags), 1, VNET_CFG_NO_RX_BYPASS, true },
 };
 
 #define NR_WORDS (sizeof(coal_words) / sizeof(coal_words[0]))
@@ -105,7 +110,7 @@ int vnet_coalesce_req_add(struct vnet_coalesce_req *req, const char *word,
 		return -ERANGE;
 	}
 	if (w->flag) {
-		if (value)
+		if (!value != !w->neg)
 			req->val.flags |= w->flag;
 		else
 			req->val.flags &= ~w->flag;

@@ -190,6 +190,8 @@ const char *vnet_dir_name(int dir);
 #define VNET_COAL_MAX_FRAMES (1u << 7)
 #define VNET_COAL_MIN_USECS (1u << 8)
 #define VNET_COAL_MAX_USECS (1u << 9)
+#define VNET_COAL_TX_BYPASS (1u << 10)
+#define VNET_COAL_RX_BYPASS (1u << 11)
 
 struct vnet_coalesce_req {
 	__u32 mask;              /* VNET_COAL_* */
@@ -199,8 +201,9 @@ struct vnet_coalesce_req {
 /*
  * Add "WORD VALUE" in the guest NIC's words (ethtool's: rx-usecs,
  * rx-frames, tx-usecs, tx-frames, adaptive-rx, adaptive-tx, and vnet's
- * adaptive bounds min-frames, max-frames, min-usecs, max-usecs; booleans
- * are 0/1) to req.  -ENOENT for an unknown word, -ERANGE (err: "rx-frames:
+ * adaptive bounds min-frames, max-frames, min-usecs, max-usecs and the
+ * bypass switches tx-urgent-bypass, rx-push-bypass; booleans are 0/1) to
+ * req.  -ENOENT for an unknown word, -ERANGE (err: "rx-frames:
  * value 65 out of range (0-32768)") for a value out of range.
  */
 int vnet_coalesce_req_add(struct vnet_coalesce_req *req, const char *word,

@@ -419,6 +419,20 @@ bool vhost_vq_need_notify(struct vhost_vq *vq)
 	return vring_need_event(le16toh(RD(*used_event_ptr(vq))), new, old);
 }
 
+bool vhost_vq_want_notify(struct vhost_vq *vq)
+{
+	if (!vq->avail || vhost_vq_broken(vq))
+		return false;
+	if (!vq->event_idx || !vq->signalled_used_valid)
+		return true; /* the flag is read when the decision is taken */
+	if (vq->notify_on_empty)
+		return true;
+	/* the used->idx store before the used_event load, as above */
+	smp_mb();
+	return vring_need_event(le16toh(RD(*used_event_ptr(vq))), vq->used_idx,
+				vq->signalled_used);
+}
+
 int vhost_vq_signal(struct vhost_vq *vq)
 {
 	uint64_t one = 1;

@@ -180,6 +180,17 @@ void vhost_vq_log_write(struct vhost_vq *vq, const struct vhost_vq_elem *elem,
  */
 bool vhost_vq_need_notify(struct vhost_vq *vq);
 
+/*
+ * The same question without recording anything: would the guest want a
+ * call for what was pushed since the last decision?  A coalescing device
+ * asks before it holds a signal back: when the answer is no, there is
+ * nothing to hold (and no timer to arm) until a later push crosses the
+ * guest's used_event.  The driver that moves used_event back over entries
+ * already pushed re-checks the used ring itself (virtqueue_poll), so no
+ * call is lost.
+ */
+bool vhost_vq_want_notify(struct vhost_vq *vq);
+
 /* Write the call eventfd unconditionally (no-op without one). 0/-errno. */
 int vhost_vq_signal(struct vhost_vq *vq);
 

@@ -5,9 +5,12 @@
  *
  *   1. urgent: at once if the classifier counted an urgent frame (TX) or
  *      a PSH frame (RX) on this queue in this burst   -> notify_urgent
+ *      (unless tx-urgent-bypass / rx-push-bypass is off)
  *   2. frames == 0 || usecs == 0: at once (no coalescing)
  *   3. `frames` used entries pending                  -> notify_frames
- *   4. `usecs` since the first pending one (timerfd)  -> notify_timer;
+ *   4. the guest wants no call yet (EVENT_IDX used_event not crossed):
+ *      nothing is held, no timer armed
+ *   5. `usecs` since the first pending one (timerfd)  -> notify_timer;
  *      a burst held back counts notify_deferred
  *
  * and in every case EVENT_IDX has the last word: vhost_vq_notify() asks
@@ -113,7 +116,9 @@ void vnetd_coal_pushed(struct vnetd_qp *qp, int dir, unsigned int n,
 	uint64_t now, deadline;
 
 	c->pending += n;
-	if (urgent) {
+	if (urgent && !(VNETD_LOAD(qp->cfg->flags) &
+			(dir == VNET_DIR_TX ? VNET_CFG_NO_TX_BYPASS :
+					      VNET_CFG_NO_RX_BYPASS))) {
 		vnetd_coal_flush(qp, dir, &st->notify_urgent);
 		return;
 	}
@@ -124,6 +129,15 @@ void vnetd_coal_pushed(struct vnetd_qp *qp, int dir, unsigned int n,
 	}
 	if (c->pending >= frames) {
 		vnetd_coal_flush(qp, dir, &st->notify_frames);
+		return;
+	}
+	/*
+	 * The guest wants no call for these yet (EVENT_IDX: used_event not
+	 * crossed): nothing is owed, nothing to hold, no timer to arm.  A
+	 * later push that crosses used_event starts the window.
+	 */
+	if (!vhost_vq_want_notify(vq_of(qp, dir))) {
+		c->pending = 0;
 		return;
 	}
 	now = vnetd_now_ns();

@@ -1,0 +1,515 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# make evidence: does a real guest's TCP do better behind vnetd than behind
+# QEMU's own tap backend?  One guest (Debian's kernel, stock virtio_net,
+# selftests/e2e/build-guest.sh) under QEMU TCG gets one NIC per arm:
+#
+#   tap        QEMU's own -netdev tap (vhost=off: no /dev/vhost-net here)
+#   vnetd      a vnetd on its defaults (nothing set)
+#   static     a vnetd with tx/rx-frames 32, tx/rx-usecs 200
+#   nobypass   the same values with the urgent/PSH bypass off
+#   adaptive   a vnetd with adaptive-tx and adaptive-rx on
+#
+# (each vnetd arm is its own vnetd process and tap, so every one is on
+# exactly its configuration from the start and its CPU time is its own).
+# The guest runs the workloads on the NIC of the arm under test, taking
+# commands from a second serial port (guest-init.sh's serve step); the
+# servers (iperf3, sockperf) run in the host's network namespace.  Arms are
+# interleaved within each repetition (ABCDE EDCBA ...), after a warm-up.
+#
+# Workloads (the seeds' own):
+#   sw64 sw256 sw1024 sw4096   TCP guest -> host, iperf3 -l N (small writes)
+#   bulk-tx bulk-rx            TCP bulk both ways (TSO on)
+#   rr64                       TCP request/response, 64 B (sockperf ping-pong)
+#   udp64                      UDP 64 B guest -> host, frames/s into the tap;
+#                              also on the vnetd arm with the tap's
+#                              rx-frames 1 (arm batch1: vnetd's TX batch 1)
+#
+# and per cell: guest interrupts of the NIC (/proc/interrupts), the
+# backend's CPU time (vnetd's; QEMU's whole process for the tap arm), call
+# signals (vnetctl -j stats) and the mean guest-TX frame size (the tap's
+# rx_bytes / rx_packets: TCP builds larger segments when completions come
+# on time).  Then the same with a busy loop on CPU 1 (the "hog" table) for
+# the small writes and RR.
+#
+#   bench/evidence.sh [-r REPS] [-t SECS] [-w WORKLOADS] [-a ARMS]
+#                     [-H REPS] [-o DIR]
+#
+#   -r REPS       repetitions of the quiet table (default 5)
+#   -t SECS       seconds per measurement (default 3)
+#   -w LIST       workloads, comma separated (default all)
+#   -a LIST       arms (default tap,vnetd,static,nobypass,adaptive)
+#   -H REPS       repetitions of the hog table (default = REPS; 0: none)
+#   -o DIR        results (default build/evidence): results.tsv (every
+#                 measurement), summary.md (the tables), *.svg (plots)
+#
+# Environment: OUT, QEMU, VNETD, VNETCTL.  Not a test: make check does not
+# run it.  docs/evidence.md explains the method and holds a run.
+
+set -u
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(dirname "$HERE")
+OUT=${OUT:-$TOP/build}
+case $OUT in /*) ;; *) OUT=$TOP/$OUT ;; esac
+# shellcheck source=selftests/e2e/vm.sh
+source "$TOP/selftests/e2e/vm.sh"
+EVSTAT=$OUT/bench/evstat
+
+REPS=5
+SECS=3
+HOG_REPS=""
+WORKLOADS="sw64,sw256,sw1024,sw4096,bulk-tx,bulk-rx,rr64,udp64"
+ARMS="tap,vnetd,static,nobypass,adaptive"
+HOG_WORKLOADS="sw64,sw256,rr64"
+HOG_ARMS="tap,vnetd,static"
+DIR=$OUT/evidence
+
+usage()
+{
+	sed -n '/^#   bench\/evidence.sh/,/^# Environment/p' "$0" | sed 's/^# \{0,1\}//;$d' >&2
+	exit 2
+}
+
+while getopts "r:t:w:a:H:o:h" o; do
+	case $o in
+	r) REPS=$OPTARG ;;
+	t) SECS=$OPTARG ;;
+	w) WORKLOADS=$OPTARG ;;
+	a) ARMS=$OPTARG ;;
+	H) HOG_REPS=$OPTARG ;;
+	o) DIR=$OPTARG ;;
+	*) usage ;;
+	esac
+done
+HOG_REPS=${HOG_REPS:-$REPS}
+for v in "$REPS" "$SECS" "$HOG_REPS"; do
+	[[ $v =~ ^[0-9]+$ ]] || { echo "evidence: '$v' is not a whole number" >&2; usage; }
+done
+[ "$REPS" -ge 1 ] && [ "$SECS" -ge 1 ] || { echo "evidence: -r and -t must be at least 1" >&2; exit 2; }
+
+die()
+{
+	echo "evidence: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" = 0 ] || die "must run as root (network namespaces, taps, BPF, vnetd)"
+for t in "$VNETD" "$VNETCTL" "$EVSTAT"; do
+	[ -x "$t" ] || die "$t not found: run 'make all' first (make evidence does)"
+done
+for t in "$QEMU" iperf3 sockperf jq taskset; do
+	command -v "$t" >/dev/null 2>&1 || die "$t not found: run scripts/bootstrap.sh"
+done
+"$TOP/selftests/e2e/build-guest.sh" >/dev/null || die "cannot build the guest (selftests/e2e/build-guest.sh)"
+
+# --- the arms ------------------------------------------------------------------
+
+# arm_index ARM: 0 for tap, 1.. for the vnetd arms (the guest NIC's slot)
+ALL_ARMS="tap vnetd static nobypass adaptive"
+arm_index()
+{
+	local i=0 a
+
+	for a in $ALL_ARMS; do
+		[ "$a" = "$1" ] && { echo $i; return 0; }
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# arm_coalesce ARM: the vnetctl coalesce set words of a vnetd arm
+arm_coalesce()
+{
+	case $1 in
+	static) echo "tx-frames 32 tx-usecs 200 rx-frames 32 rx-usecs 200" ;;
+	nobypass) echo "tx-frames 32 tx-usecs 200 rx-frames 32 rx-usecs 200 tx-urgent-bypass off rx-push-bypass off" ;;
+	adaptive) echo "adaptive-tx on adaptive-rx on" ;;
+	*) echo "" ;;
+	esac
+}
+
+# addresses: arm i is 198.51.100.(16i+1)/28 on the host, +1 in the guest;
+# the tap arm is 192.0.2.1/24, as in the e2e tests
+arm_host()
+{
+	local i
+
+	i=$(arm_index "$1")
+	if [ "$i" = 0 ]; then
+		echo 192.0.2.1
+	else
+		echo "198.51.100.$((16 * i + 1))"
+	fi
+}
+
+arm_guest()
+{
+	local i
+
+	i=$(arm_index "$1")
+	if [ "$i" = 0 ]; then
+		echo 192.0.2.2
+	else
+		echo "198.51.100.$((16 * i + 2))"
+	fi
+}
+
+arm_plen()
+{
+	[ "$(arm_index "$1")" = 0 ] && echo 24 || echo 28
+}
+
+arm_mac()
+{
+	printf '02:00:00:00:%02x:02\n' "$(arm_index "$1")"
+}
+
+arm_tap()
+{
+	echo "${TAPS[$(arm_index "$1")]}"
+}
+
+# --- setup -----------------------------------------------------------------------
+
+mkdir -p "$DIR"
+rm -f "$DIR"/results.tsv "$DIR"/*.svg "$DIR"/summary.md
+VM_LOGS=$DIR/logs
+rm -rf "$VM_LOGS"
+mkdir -p "$VM_LOGS"
+NS="vnet-ev-$$"
+PIDS=()
+TAPS=()
+VPIDS=()
+QEMU_PID=""
+HOG_PID=""
+
+cleanup()
+{
+	local p t
+
+	[ "$BASHPID" = "$$" ] || return 0
+	[ -n "$HOG_PID" ] && kill "$HOG_PID" 2>/dev/null
+	if [ -n "$QEMU_PID" ]; then
+		kill -TERM "$QEMU_PID" 2>/dev/null
+		_vm_poll 5000 _vm_gone "$QEMU_PID" || kill -KILL "$QEMU_PID" 2>/dev/null
+	fi
+	for p in ${PIDS[@]+"${PIDS[@]}"}; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	for p in ${PIDS[@]+"${PIDS[@]}"}; do
+		_vm_poll 10000 _vm_gone "$p" || kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	for t in ${TAPS[@]+"${TAPS[@]}"}; do
+		[ -e "/sys/fs/bpf/vnet/$t" ] && "$VNETCTL" detach "$t" >/dev/null 2>&1
+	done
+	ip netns del "$NS" 2>/dev/null
+	return 0
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+ip netns add "$NS" || die "cannot create netns $NS"
+ip -n "$NS" link set lo up
+ip netns exec "$NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+
+# one tap per arm; QEMU creates the tap arm's (in the netns it runs in)
+for a in $ALL_ARMS; do
+	TAPS+=("ev$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')$(arm_index "$a")")
+done
+
+# vnetd_arm ARM: a vnetd of its own, server mode, on its own tap
+start_vnetd()
+{
+	local a=$1 sock=$VM_LOGS/$1.sock log=$VM_LOGS/vnetd-$1.log
+
+	"$VNETD" --netns "$NS" --tap "$(arm_tap "$a")" --socket "$sock" >"$log" 2>&1 &
+	PIDS+=("$!")
+	VPIDS[$(arm_index "$a")]=$!
+	_vm_poll 10000 test -S "$sock" || die "vnetd for $a did not start: $(tail -n 3 "$log")"
+}
+
+QEMU_NET=()
+for a in $ALL_ARMS; do
+	i=$(arm_index "$a")
+	# shellcheck disable=SC2054 # QEMU's commas
+	if [ "$i" = 0 ]; then
+		QEMU_NET+=(-netdev "tap,id=n0,ifname=$(arm_tap tap),script=no,downscript=no,vhost=off")
+	else
+		start_vnetd "$a"
+		# shellcheck disable=SC2086 # words
+		[ -n "$(arm_coalesce "$a")" ] &&
+			{ "$VNETCTL" -n "$NS" coalesce set "$(arm_tap "$a")" $(arm_coalesce "$a") ||
+				die "vnetctl coalesce set for arm $a failed"; }
+		QEMU_NET+=(-chardev "socket,id=c$i,path=$VM_LOGS/$a.sock"
+			-netdev "vhost-user,id=n$i,chardev=c$i")
+	fi
+	# the same device for every arm: INTx (vectors=0, see docs/e2e.md),
+	# EVENT_IDX and mergeable buffers as QEMU offers them
+	QEMU_NET+=(-device "virtio-net-pci,netdev=n$i,mac=$(arm_mac "$a"),vectors=0,addr=$((3 + i))")
+done
+
+CTL=$VM_LOGS/ctl
+rm -f "$CTL.in" "$CTL.out"
+mkfifo "$CTL.in" "$CTL.out" || die "mkfifo"
+SERIAL=$VM_LOGS/console.log
+# shellcheck disable=SC2054
+QEMU_ARGS=(-accel tcg -cpu max -smp 1 -m "$E2E_MEM"
+	-machine "q35,memory-backend=mem"
+	-object "memory-backend-memfd,id=mem,size=${E2E_MEM}M,share=on"
+	-nodefaults -no-user-config -display none -no-reboot
+	-kernel "$E2E_VMLINUX" -initrd "$E2E_INITRD"
+	-append "console=ttyS0 loglevel=4 panic=-1 vnet.steps=serve:ttyS1"
+	"${QEMU_NET[@]}"
+	-serial "file:$SERIAL"
+	-chardev "pipe,id=ctl,path=$CTL" -serial chardev:ctl)
+printf '%s\n' "$QEMU ${QEMU_ARGS[*]}" >"$VM_LOGS/qemu.cmdline"
+ip netns exec "$NS" "$QEMU" "${QEMU_ARGS[@]}" </dev/null >"$VM_LOGS/qemu.err" 2>&1 &
+QEMU_PID=$!
+PIDS+=("$QEMU_PID")
+# O_RDWR: never blocks, no EOF when QEMU goes
+cat <>"$CTL.out" >"$VM_LOGS/ctl.log" &
+PIDS+=("$!")
+
+_vm_poll 60000 grep -q VNET-SERVE-READY "$VM_LOGS/ctl.log" ||
+	die "the guest did not come up: $(tr -d '\r' <"$SERIAL" | tail -n 3 | tr '\n' ' ') $(tail -n 2 "$VM_LOGS/qemu.err")"
+
+# guest CMD...: run CMD in the guest, print its output; 1 when it failed
+# or took longer than 60 s + SECS
+guest()
+{
+	local tag start
+
+	# unique without a counter: guest runs in $(...) subshells
+	tag=c$(date +%s%N)
+	start=$(wc -c <"$VM_LOGS/ctl.log")
+	printf '%s %s\n' "$tag" "$*" >"$CTL.in"
+	_vm_poll $(((60 + SECS) * 1000)) grep -q "^VNET-OUT-END $tag rc=" "$VM_LOGS/ctl.log" || {
+		echo "evidence: guest command '$*' timed out" >&2
+		return 1
+	}
+	tail -c +$((start + 1)) "$VM_LOGS/ctl.log" |
+		sed -n "/^VNET-OUT-BEGIN $tag\$/,/^VNET-OUT-END $tag rc=/p" | sed '1d;$d'
+	tail -c +$((start + 1)) "$VM_LOGS/ctl.log" | grep -q "^VNET-OUT-END $tag rc=0\$"
+}
+
+# the guest's interfaces by MAC, addresses on both ends
+for a in $ALL_ARMS; do
+	tap=$(arm_tap "$a")
+	ip -n "$NS" link show "$tap" >/dev/null 2>&1 || die "no tap $tap for arm $a"
+	ip netns exec "$NS" sysctl -qw "net.ipv6.conf.$tap.disable_ipv6=1" 2>/dev/null
+	ip -n "$NS" addr replace "$(arm_host "$a")/$(arm_plen "$a")" dev "$tap"
+	ip -n "$NS" link set "$tap" up
+	dev=$(guest "for d in /sys/class/net/eth*; do [ \"\$(cat \$d/address)\" = $(arm_mac "$a") ] && echo \${d##*/}; done; true") ||
+		die "guest: no NIC with MAC $(arm_mac "$a")"
+	[ -n "$dev" ] || die "guest: no NIC with MAC $(arm_mac "$a")"
+	GDEV[$(arm_index "$a")]=$dev
+	guest "ip addr flush dev $dev; ip addr add $(arm_guest "$a")/$(arm_plen "$a") dev $dev && ip link set $dev up" >/dev/null ||
+		die "guest: cannot configure $dev"
+done
+for a in $ALL_ARMS; do
+	guest "n=0; while ! ping -c 1 -W 1 $(arm_host "$a") >/dev/null 2>&1; do n=\$((n+1)); [ \$n -ge 20 ] && exit 1; done" >/dev/null ||
+		die "arm $a: the guest cannot reach $(arm_host "$a")"
+done
+
+ip netns exec "$NS" iperf3 -s -p 5201 >"$VM_LOGS/iperf3-server.log" 2>&1 &
+PIDS+=("$!")
+ip netns exec "$NS" sockperf server --tcp -p 11111 >"$VM_LOGS/sockperf-server.log" 2>&1 &
+PIDS+=("$!")
+_vm_poll 5000 sh -c "ip netns exec $NS ss -Hltn 'sport = :5201' | grep -q . && ip netns exec $NS ss -Hltn 'sport = :11111' | grep -q ." ||
+	die "iperf3/sockperf servers did not start"
+
+# --- one measurement -----------------------------------------------------------
+
+# cpu_ticks PID [TID]: utime + stime of the whole process, or of one of
+# its threads (clock ticks)
+cpu_ticks()
+{
+	local f=/proc/$1/stat
+
+	[ -n "${2:-}" ] && f=/proc/$1/task/$2/stat
+	# the command name may hold blanks: count from its closing ")"
+	sed 's/^.*) //' "$f" 2>/dev/null | awk '{ print $12 + $13 }' || echo 0
+}
+
+tapstat()
+{
+	cat "/sys/class/net/$1/statistics/$2" 2>/dev/null ||
+		ip netns exec "$NS" cat "/sys/class/net/$1/statistics/$2"
+}
+
+# signals ARM: call signals sent so far (both directions, every queue)
+signals()
+{
+	"$VNETCTL" -n "$NS" -j stats "$(arm_tap "$1")" 2>/dev/null |
+		jq '[.queues[]? | .datapath.notify_sent // 0] | add // 0'
+}
+
+TICK=$(getconf CLK_TCK)
+
+# record TABLE WORKLOAD ARM REP METRIC VALUE
+record()
+{
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$DIR/results.tsv"
+}
+
+# the guest side of a workload on ARM's NIC: prints one line of numbers
+workload_cmd()
+{
+	local w=$1 h=$2 dev=$3 irq
+
+	# the NIC's interrupts (INTx: one line, summed over the CPUs)
+	irq="i=\$(cat /sys/class/net/$dev/device/../irq); s() { awk -v i=\"\$i:\" '\$1 == i { n = 0; for (k = 2; k <= NF; k++) if (\$k ~ /^[0-9]+\$/) n += \$k; print n }' /proc/interrupts; }"
+	case $w in
+	sw*)
+		echo "$irq; a=\$(s); iperf3 -c $h -p 5201 -l ${w#sw} -t $SECS -f k --connect-timeout 5000 >/tmp/o 2>&1; rc=\$?; b=\$(s); echo irq \$((b - a)); awk '/receiver\$/ { print \"kbps\", \$7 }' /tmp/o; [ \$rc = 0 ] || cat /tmp/o; exit \$rc" ;;
+	bulk-tx)
+		echo "$irq; a=\$(s); iperf3 -c $h -p 5201 -t $SECS -f k --connect-timeout 5000 >/tmp/o 2>&1; rc=\$?; b=\$(s); echo irq \$((b - a)); awk '/receiver\$/ { print \"kbps\", \$7 }' /tmp/o; [ \$rc = 0 ] || cat /tmp/o; exit \$rc" ;;
+	bulk-rx)
+		echo "$irq; a=\$(s); iperf3 -c $h -p 5201 -R -t $SECS -f k --connect-timeout 5000 >/tmp/o 2>&1; rc=\$?; b=\$(s); echo irq \$((b - a)); awk '/receiver\$/ { print \"kbps\", \$7 }' /tmp/o; [ \$rc = 0 ] || cat /tmp/o; exit \$rc" ;;
+	rr64)
+		echo "$irq; a=\$(s); sockperf ping-pong --tcp -i $h -p 11111 -m 64 -t $SECS --full-rtt >/tmp/o 2>&1; rc=\$?; b=\$(s); echo irq \$((b - a)); sed -n 's/.*avg-[a-z]*=\\([0-9.]*\\).*/avg \\1/p; s/.*percentile 50.000 = *\\([0-9.]*\\).*/p50 \\1/p; s/.*percentile 99.000 = *\\([0-9.]*\\).*/p99 \\1/p; s/.*\\[Valid Duration\\] RunTime=[0-9.]* sec; SentMessages=\\([0-9]*\\).*/msgs \\1/p' /tmp/o; [ \$rc = 0 ] || cat /tmp/o; exit \$rc" ;;
+	udp64)
+		echo "$irq; a=\$(s); iperf3 -c $h -p 5201 -u -l 64 -b 0 -t $SECS -f k --connect-timeout 5000 >/tmp/o 2>&1; rc=\$?; b=\$(s); echo irq \$((b - a)); [ \$rc = 0 ] || cat /tmp/o; exit \$rc" ;;
+	esac
+}
+
+# measure TABLE WORKLOAD ARM REP: one cell, recorded
+measure()
+{
+	local t=$1 w=$2 a=$3 r=$4 arm=$3 i tap h out c0 c1 m0 m1 q0 q1 s0 s1 p0 p1 b0 b1 t0 t1 v
+
+	# batch1: the vnetd arm with the tap's rx-frames 1 (vnetd's TX batch)
+	[ "$a" = batch1 ] && arm=vnetd
+	i=$(arm_index "$arm")
+	tap=$(arm_tap "$arm")
+	h=$(arm_host "$arm")
+	[ "$a" = batch1 ] && "$VNETCTL" -n "$NS" coalesce set "$tap" tap rx-frames 1
+	c0=0
+	[ "$i" != 0 ] && c0=$(cpu_ticks "${VPIDS[$i]}")
+	m0=$(cpu_ticks "$QEMU_PID" "$QEMU_PID")
+	q0=$(cpu_ticks "$QEMU_PID")
+	[ "$i" != 0 ] && s0=$(signals "$arm")
+	p0=$(tapstat "$tap" rx_packets)
+	b0=$(tapstat "$tap" rx_bytes)
+	t0=$(date +%s%N)
+	out=$(guest "$(workload_cmd "$w" "$h" "${GDEV[$i]}")")
+	rc=$?
+	t1=$(date +%s%N)
+	p1=$(tapstat "$tap" rx_packets)
+	b1=$(tapstat "$tap" rx_bytes)
+	[ "$i" != 0 ] && s1=$(signals "$arm")
+	c1=0
+	[ "$i" != 0 ] && c1=$(cpu_ticks "${VPIDS[$i]}")
+	m1=$(cpu_ticks "$QEMU_PID" "$QEMU_PID")
+	q1=$(cpu_ticks "$QEMU_PID")
+	[ "$a" = batch1 ] && "$VNETCTL" -n "$NS" coalesce set "$tap" tap rx-frames 0
+	if [ $rc != 0 ]; then
+		echo "evidence: $t $w $a rep $r failed: $(echo "$out" | tail -n 3 | tr '\n' ' ')" >&2
+		record "$t" "$w" "$a" "$r" failed 1
+		return 1
+	fi
+	printf '%s\n' "$out" | while read -r k v; do
+		case $k in
+		kbps) record "$t" "$w" "$a" "$r" mbps "$(awk -v v="$v" 'BEGIN { printf "%.2f", v / 1000 }')" ;;
+		p50 | p99 | avg) record "$t" "$w" "$a" "$r" "rtt_$k" "$v" ;;
+		msgs) record "$t" "$w" "$a" "$r" rr_per_s "$(awk -v v="$v" -v s="$SECS" 'BEGIN { printf "%.0f", v / s }')" ;;
+		irq) record "$t" "$w" "$a" "$r" irqs "$v" ;;
+		esac
+	done
+	v=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
+	record "$t" "$w" "$a" "$r" wall_s "$v"
+	record "$t" "$w" "$a" "$r" tx_frames $((p1 - p0))
+	record "$t" "$w" "$a" "$r" tx_bytes $((b1 - b0))
+	[ $((p1 - p0)) -gt 0 ] && record "$t" "$w" "$a" "$r" tx_frame_size $(((b1 - b0) / (p1 - p0)))
+	[ "$w" = udp64 ] && record "$t" "$w" "$a" "$r" udp_fps "$(awk -v n=$((p1 - p0)) -v s="$SECS" 'BEGIN { printf "%.0f", n / s }')"
+	record "$t" "$w" "$a" "$r" vnetd_cpu_s "$(awk -v n=$((c1 - c0)) -v k="$TICK" 'BEGIN { printf "%.2f", n / k }')"
+	# outside the vCPU: QEMU's main thread (the tap backend, interrupt
+	# injection) and vnetd
+	record "$t" "$w" "$a" "$r" backend_cpu_s "$(awk -v n=$((c1 - c0 + m1 - m0)) -v k="$TICK" 'BEGIN { printf "%.2f", n / k }')"
+	record "$t" "$w" "$a" "$r" qemu_cpu_s "$(awk -v n=$((q1 - q0)) -v k="$TICK" 'BEGIN { printf "%.2f", n / k }')"
+	[ "$i" != 0 ] && record "$t" "$w" "$a" "$r" signals $((s1 - s0))
+	return 0
+}
+
+# arms_of WORKLOAD LIST: the arms a workload runs on
+arms_of()
+{
+	local w=$1 list=$2
+
+	if [ "$w" = udp64 ] && [[ ",$list," == *,vnetd,* ]]; then
+		list="$list,batch1"
+	fi
+	echo "${list//,/ }"
+}
+
+# table NAME REPS WORKLOADS ARMS: every repetition, arms interleaved
+run_table()
+{
+	local t=$1 reps=$2 wl=$3 al=$4 r w a arms rev n=0 total
+
+	total=0
+	for w in ${wl//,/ }; do
+		arms=$(arms_of "$w" "$al")
+		total=$((total + reps * $(echo "$arms" | wc -w)))
+	done
+	for ((r = 1; r <= reps; r++)); do
+		for w in ${wl//,/ }; do
+			arms=$(arms_of "$w" "$al")
+			# ABC CBA ...: drift hits every arm alike
+			if [ $((r % 2)) = 0 ]; then
+				rev=""
+				for a in $arms; do rev="$a $rev"; done
+				arms=$rev
+			fi
+			for a in $arms; do
+				n=$((n + 1))
+				printf '\r# %s: %d/%d (rep %d, %s, %s)        ' "$t" "$n" "$total" "$r" "$w" "$a" >&2
+				measure "$t" "$w" "$a" "$r"
+			done
+		done
+	done
+	echo >&2
+}
+
+# --- the run ---------------------------------------------------------------------
+
+{
+	echo "machine	cpus	$(nproc)"
+	echo "machine	cpu	$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+	echo "machine	kernel	$(uname -r)"
+	echo "machine	qemu	$(qemu_version)"
+	echo "machine	guest_kernel	$(cat "$E2E_DIR/kernel.version" 2>/dev/null)"
+	echo "machine	syscall_ns	$("$EVSTAT" --syscall-ns)"
+	echo "machine	secs	$SECS"
+	echo "machine	date	$(date -u +%Y-%m-%dT%H:%MZ)"
+} >"$DIR/machine.tsv"
+
+# warm-up: every arm once, not recorded
+for a in ${ARMS//,/ }; do
+	guest "iperf3 -c $(arm_host "$a") -p 5201 -t 1 >/dev/null 2>&1" >/dev/null
+done
+
+start=$(date +%s)
+run_table quiet "$REPS" "$WORKLOADS" "$ARMS"
+if [ "$HOG_REPS" -gt 0 ]; then
+	# a busy loop on CPU 1: a host's CPUs are shared
+	taskset -c 1 sh -c 'while :; do :; done' &
+	HOG_PID=$!
+	run_table hog "$HOG_REPS" "$HOG_WORKLOADS" "$HOG_ARMS"
+	kill "$HOG_PID" 2>/dev/null
+	wait "$HOG_PID" 2>/dev/null
+	HOG_PID=""
+fi
+echo "# measured in $(($(date +%s) - start)) s" >&2
+
+printf 'quit\n' >"$CTL.in"
+"$EVSTAT" --dir "$DIR" >"$DIR/summary.md" || die "evstat failed"
+cat "$DIR/summary.md"
+if command -v gnuplot >/dev/null 2>&1; then
+	for f in "$DIR"/*.gp; do
+		[ -f "$f" ] && (cd "$DIR" && gnuplot "$f" 2>>"$VM_LOGS/gnuplot.err")
+	done
+fi
+echo "# results in ${DIR#"$TOP"/}: results.tsv, summary.md, $(cd "$DIR" && ls -- *.svg 2>/dev/null | tr '\n' ' ')" >&2

@@ -1,0 +1,556 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * evstat: the tables of `make evidence` (bench/evidence.sh) from its raw
+ * measurements.
+ *
+ *   evstat --dir DIR      read DIR/results.tsv and DIR/machine.tsv, print
+ *                         the summary (markdown) and write DIR/TABLE.dat and
+ *                         DIR/TABLE.gp (gnuplot scripts that draw SVG plots)
+ *   evstat --syscall-ns   the cost of a null syscall here, in ns (median
+ *                         of 9 runs of 200000 getppid())
+ *
+ * results.tsv: TABLE WORKLOAD ARM REP METRIC VALUE, tab separated.  Every
+ * cell is median [min..max] over the repetitions; ratios are of medians,
+ * to the tap arm (QEMU's own backend) of the same table; p is the two-sided
+ * p-value of Welch's t-test against the tap arm's repetitions.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#define MAX_ROWS 65536
+#define MAX_REPS 64
+#define NAME 32
+
+struct row {
+	char table[NAME], wl[NAME], arm[NAME], metric[NAME];
+	int rep;
+	double v;
+};
+
+static struct row rows[MAX_ROWS];
+static int nrows;
+static double secs = 3;
+
+static const char *const arms[] = { "tap", "vnetd", "static", "nobypass",
+				    "adaptive", "batch1" };
+#define NR_ARMS (int)(sizeof(arms) / sizeof(arms[0]))
+static const char *const wls[] = { "sw64", "sw256", "sw1024", "sw4096",
+				   "bulk-tx", "bulk-rx", "rr64", "udp64" };
+#define NR_WLS (int)(sizeof(wls) / sizeof(wls[0]))
+
+/* --- statistics ---------------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct sample {
+	double v[MAX_REPS];
+	int n;
+};
+
+static double median(const struct sample *s)
+{
+	double t[MAX_REPS];
+
+	memcpy(t, s->v, sizeof(double) * (size_t)s->n);
+	qsort(t, (size_t)s->n, sizeof(double), cmp_double);
+	return s->n % 2 ? t[s->n / 2] : (t[s->n / 2 - 1] + t[s->n / 2]) / 2;
+}
+
+static void minmax(const struct sample *s, double *lo, double *hi)
+{
+	int i;
+
+	*lo = *hi = s->v[0];
+	for (i = 1; i < s->n; i++) {
+		if (s->v[i] < *lo)
+			*lo = s->v[i];
+		if (s->v[i] > *hi)
+			*hi = s->v[i];
+	}
+}
+
+static void mean_var(const struct sample *s, double *m, double *var)
+{
+	double sum = 0, sq = 0;
+	int i;
+
+	for (i = 0; i < s->n; i++)
+		sum += s->v[i];
+	*m = sum / s->n;
+	for (i = 0; i < s->n; i++)
+		sq += (s->v[i] - *m) * (s->v[i] - *m);
+	*var = s->n > 1 ? sq / (s->n - 1) : 0;
+}
+
+/* continued fraction of the regularized incomplete beta function */
+static double betacf(double a, double b, double x)
+{
+	double qab = a + b, qap = a + 1, qam = a - 1, c = 1, d, h;
+	int m;
+
+	d = 1 - qab * x / qap;
+	if (fabs(d) < 1e-300)
+		d = 1e-300;
+	d = 1 / d;
+	h = d;
+	for (m = 1; m <= 300; m++) {
+		double m2 = 2.0 * m, aa, del;
+
+		aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+		d = 1 + aa * d;
+		if (fabs(d) < 1e-300)
+			d = 1e-300;
+		c = 1 + aa / c;
+		if (fabs(c) < 1e-300)
+			c = 1e-300;
+		d = 1 / d;
+		h *= d * c;
+		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+		d = 1 + aa * d;
+		if (fabs(d) < 1e-300)
+			d = 1e-300;
+		c = 1 + aa / c;
+		if (fabs(c) < 1e-300)
+			c = 1e-300;
+		d = 1 / d;
+		del = d * c;
+		h *= del;
+		if (fabs(del - 1) < 1e-12)
+			break;
+	}
+	return h;
+}
+
+static double betai(double a, double b, double x)
+{
+	double bt;
+
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	bt = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) +
+		 b * log(1 - x));
+	if (x < (a + 1) / (a + b + 2))
+		return bt * betacf(a, b, x) / a;
+	return 1 - bt * betacf(b, a, 1 - x) / b;
+}
+
+/* Welch's t-test, two-sided p; 1 when it cannot tell (n < 2) */
+static double welch_p(const struct sample *x, const struct sample *y)
+{
+	double mx, vx, my, vy, se2, t, df;
+
+	if (x->n < 2 || y->n < 2)
+		return 1;
+	mean_var(x, &mx, &vx);
+	mean_var(y, &my, &vy);
+	se2 = vx / x->n + vy / y->n;
+	if (se2 <= 0)
+		return mx == my ? 1 : 0;
+	t = (mx - my) / sqrt(se2);
+	df = se2 * se2 / ((vx / x->n) * (vx / x->n) / (x->n - 1) +
+			  (vy / y->n) * (vy / y->n) / (y->n - 1));
+	return betai(df / 2, 0.5, df / (df + t * t));
+}
+
+/* --- the measurements -------------------------------------------------------- */
+
+static int load(const char *dir)
+{
+	char path[4096], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/results.tsv", dir);
+	f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "evstat: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f) && nrows < MAX_ROWS) {
+		struct row *r = &rows[nrows];
+
+		if (sscanf(line, "%31s %31s %31s %d %31s %lf", r->table, r->wl,
+			   r->arm, &r->rep, r->metric, &r->v) == 6)
+			nrows++;
+	}
+	fclose(f);
+	return 0;
+}
+
+/* metric of (table, workload, arm) per repetition; derived ones computed */
+static double raw(const char *t, const char *w, const char *a, int rep,
+		  const char *m, int *ok)
+{
+	int i;
+
+	for (i = 0; i < nrows; i++) {
+		const struct row *r = &rows[i];
+
+		if (r->rep == rep && !strcmp(r->table, t) && !strcmp(r->wl, w) &&
+		    !strcmp(r->arm, a) && !strcmp(r->metric, m)) {
+			*ok = 1;
+			return r->v;
+		}
+	}
+	*ok = 0;
+	return 0;
+}
+
+static double metric(const char *t, const char *w, const char *a, int rep,
+		     const char *m, int *ok)
+{
+	double v, u;
+	int ok2;
+
+	/* per MB moved: interrupts, backend CPU ms */
+	if (!strcmp(m, "irq_per_mb") || !strcmp(m, "cpu_ms_per_mb")) {
+		v = raw(t, w, a, rep, !strcmp(m, "irq_per_mb") ? "irqs" :
+								"backend_cpu_s",
+			ok);
+		u = raw(t, w, a, rep, "mbps", &ok2);
+		if (!*ok || !ok2 || u <= 0) {
+			*ok = 0;
+			return 0;
+		}
+		if (m[0] == 'c')
+			v *= 1000;
+		return v / (u * secs / 8);
+	}
+	/* per 1000 transactions or frames */
+	if (!strcmp(m, "irq_per_k")) {
+		v = raw(t, w, a, rep, "irqs", ok);
+		u = raw(t, w, a, rep, !strcmp(w, "rr64") ? "rr_per_s" : "udp_fps",
+			&ok2);
+		if (!*ok || !ok2 || u <= 0) {
+			*ok = 0;
+			return 0;
+		}
+		return v * 1000 / (u * secs);
+	}
+	return raw(t, w, a, rep, m, ok);
+}
+
+static int sample_of(const char *t, const char *w, const char *a,
+		     const char *m, struct sample *s)
+{
+	int rep, ok;
+
+	s->n = 0;
+	for (rep = 1; rep <= MAX_REPS && s->n < MAX_REPS; rep++) {
+		double v = metric(t, w, a, rep, m, &ok);
+
+		if (ok)
+			s->v[s->n++] = v;
+	}
+	return s->n;
+}
+
+static int has_table(const char *t)
+{
+	int i;
+
+	for (i = 0; i < nrows; i++)
+		if (!strcmp(rows[i].table, t))
+			return 1;
+	return 0;
+}
+
+static int has_arm(const char *t, const char *w, const char *a)
+{
+	int i;
+
+	for (i = 0; i < nrows; i++)
+		if (!strcmp(rows[i].table, t) && !strcmp(rows[i].wl, w) &&
+		    !strcmp(rows[i].arm, a))
+			return 1;
+	return 0;
+}
+
+static void fmt_num(char *buf, size_t len, double v)
+{
+	if (fabs(v) >= 100)
+		snprintf(buf, len, "%.0f", v);
+	else if (fabs(v) >= 10)
+		snprintf(buf, len, "%.1f", v);
+	else
+		snprintf(buf, len, "%.2f", v);
+}
+
+/* one cell: median [min..max], and against BASE: ratio, p */
+static void cell(const struct sample *s, const struct sample *base)
+{
+	char m[32], lo[32], hi[32];
+	double a, b, bm;
+
+	if (!s->n) {
+		printf(" – |");
+		return;
+	}
+	minmax(s, &a, &b);
+	fmt_num(m, sizeof(m), median(s));
+	fmt_num(lo, sizeof(lo), a);
+	fmt_num(hi, sizeof(hi), b);
+	printf(" %s [%s..%s]", m, lo, hi);
+	if (base && base != s && base->n) {
+		bm = median(base);
+		if (bm != 0)
+			printf(" **%.2fx**", median(s) / bm);
+		printf(" p=%.3g", welch_p(s, base));
+	}
+	printf(" |");
+}
+
+struct col {
+	const char *metric, *title;
+};
+
+/* a table: one row per workload (or arm), one column per arm */
+static void arm_table(const char *t, const char *title, const char *const *wl,
+		      int nwl, const char *m)
+{
+	int i, j, any;
+
+	printf("\n**%s**\n\n| workload |", title);
+	for (j = 0; j < NR_ARMS; j++) {
+		for (i = 0, any = 0; i < nwl; i++)
+			any |= has_arm(t, wl[i], arms[j]);
+		if (any)
+			printf(" %s |", arms[j]);
+	}
+	printf("\n|---|");
+	for (j = 0; j < NR_ARMS; j++) {
+		for (i = 0, any = 0; i < nwl; i++)
+			any |= has_arm(t, wl[i], arms[j]);
+		if (any)
+			printf("---|");
+	}
+	printf("\n");
+	for (i = 0; i < nwl; i++) {
+		struct sample base, s;
+
+		if (!has_arm(t, wl[i], "tap") && !has_arm(t, wl[i], "vnetd"))
+			continue;
+		sample_of(t, wl[i], "tap", m, &base);
+		printf("| %s |", wl[i]);
+		for (j = 0; j < NR_ARMS; j++) {
+			int k;
+
+			for (k = 0, any = 0; k < nwl; k++)
+				any |= has_arm(t, wl[k], arms[j]);
+			if (!any)
+				continue;
+			if (!has_arm(t, wl[i], arms[j])) {
+				printf(" |");
+				continue;
+			}
+			sample_of(t, wl[i], arms[j], m, &s);
+			cell(&s, j ? &base : NULL);
+		}
+		printf("\n");
+	}
+}
+
+static void compare(const char *t, const char *w, const char *a,
+		    const char *b, const char *m, const char *what)
+{
+	struct sample x, y;
+
+	if (!sample_of(t, w, a, m, &x) || !sample_of(t, w, b, m, &y))
+		return;
+	printf("- %s (%s, %s %s): %s %.2f vs %s %.2f: **%.2fx**, p=%.3g\n",
+	       what, t, w, m, a, median(&x), b, median(&y),
+	       median(&y) ? median(&x) / median(&y) : 0, welch_p(&x, &y));
+}
+
+static void plots(const char *dir, const char *t)
+{
+	static const int sizes[] = { 64, 256, 1024, 4096 };
+	char path[4096];
+	FILE *f;
+	int i, j;
+
+	snprintf(path, sizeof(path), "%s/%s-sw.dat", dir, t);
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	fprintf(f, "# write size, then per arm: median min max (Mbit/s)\n");
+	for (i = 0; i < 4; i++) {
+		char w[16];
+
+		snprintf(w, sizeof(w), "sw%d", sizes[i]);
+		fprintf(f, "%d", sizes[i]);
+		for (j = 0; j < NR_ARMS - 1; j++) {
+			struct sample s;
+			double lo, hi;
+
+			if (!sample_of(t, w, arms[j], "mbps", &s)) {
+				fprintf(f, " NaN NaN NaN");
+				continue;
+			}
+			minmax(&s, &lo, &hi);
+			fprintf(f, " %.3f %.3f %.3f", median(&s), lo, hi);
+		}
+		fprintf(f, "\n");
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%s-rr.dat", dir, t);
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	fprintf(f, "# arm p50 p50min p50max p99 p99min p99max (us)\n");
+	for (j = 0; j < NR_ARMS - 1; j++) {
+		struct sample s50, s99;
+		double a, b, c, d;
+
+		if (!sample_of(t, "rr64", arms[j], "rtt_p50", &s50) ||
+		    !sample_of(t, "rr64", arms[j], "rtt_p99", &s99))
+			continue;
+		minmax(&s50, &a, &b);
+		minmax(&s99, &c, &d);
+		fprintf(f, "%s %.2f %.2f %.2f %.2f %.2f %.2f\n", arms[j],
+			median(&s50), a, b, median(&s99), c, d);
+	}
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%s.gp", dir, t);
+	f = fopen(path, "w");
+	if (!f)
+		return;
+	fprintf(f, "set terminal svg size 800,480 dynamic font 'sans,12'\n"
+		   "set output '%s-sw.svg'\n"
+		   "set title 'TCP guest -> host by write size (%s): median, min..max'\n"
+		   "set logscale xy\nset xlabel 'write size (bytes)'\n"
+		   "set ylabel 'Mbit/s'\nset key top left\nset grid\n"
+		   "set xtics (64, 256, 1024, 4096)\nplot ",
+		t, t);
+	for (j = 0; j < NR_ARMS - 1; j++)
+		fprintf(f, "%s'%s-sw.dat' using 1:%d:%d:%d with yerrorlines title '%s'",
+			j ? ", " : "", t, 2 + 3 * j, 3 + 3 * j, 4 + 3 * j,
+			arms[j]);
+	fprintf(f, "\n\nunset logscale\nset output '%s-rr.svg'\n"
+		   "set title 'TCP RR 64 B round trip (%s): median, min..max'\n"
+		   "set style data histogram\nset style histogram errorbars gap 2 lw 1\n"
+		   "set style fill solid 0.6 border -1\nset xlabel 'arm'\n"
+		   "set ylabel 'round trip (us)'\nset xtics auto\nset yrange [0:*]\n"
+		   "plot '%s-rr.dat' using 2:3:4:xtic(1) title 'p50', '' using 5:6:7 title 'p99'\n",
+		t, t, t);
+	fclose(f);
+}
+
+static void machine(const char *dir)
+{
+	char path[4096], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/machine.tsv", dir);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	printf("| machine | |\n|---|---|\n");
+	while (fgets(line, sizeof(line), f)) {
+		char *k, *v;
+
+		line[strcspn(line, "\n")] = 0;
+		k = strchr(line, '\t');
+		if (!k)
+			continue;
+		k++;
+		v = strchr(k, '\t');
+		if (!v)
+			continue;
+		*v++ = 0;
+		printf("| %s | %s |\n", k, v);
+		if (!strcmp(k, "secs"))
+			secs = atof(v);
+	}
+	fclose(f);
+}
+
+static void report(const char *dir)
+{
+	static const char *const stream[] = { "sw64", "sw256", "sw1024",
+					      "sw4096", "bulk-tx", "bulk-rx" };
+	static const char *const rr[] = { "rr64" };
+	static const char *const udp[] = { "udp64" };
+	static const char *const tables[] = { "quiet", "hog" };
+	unsigned int t;
+
+	machine(dir);
+	for (t = 0; t < 2; t++) {
+		const char *tb = tables[t];
+
+		if (!has_table(tb))
+			continue;
+		printf("\n### %s%s\n", tb,
+		       t ? ": a busy loop on CPU 1" : ": nothing else running");
+		printf("\nEach cell: median [min..max] over the repetitions; "
+		       "vnetd arms also: ratio of medians to `tap` and Welch's p.\n");
+		arm_table(tb, "TCP throughput, Mbit/s", stream, 6, "mbps");
+		arm_table(tb, "RR 64 B round trip p50, us", rr, 1, "rtt_p50");
+		arm_table(tb, "RR 64 B round trip p99, us", rr, 1, "rtt_p99");
+		arm_table(tb, "RR 64 B round trip mean, us", rr, 1, "rtt_avg");
+		arm_table(tb, "UDP 64 B frames/s into the tap", udp, 1, "udp_fps");
+		arm_table(tb, "guest interrupts per MB", stream, 6, "irq_per_mb");
+		arm_table(tb, "guest interrupts per 1000 transactions (RR) / frames (UDP)",
+			  (const char *const[]){ "rr64", "udp64" }, 2, "irq_per_k");
+		arm_table(tb, "mean guest-TX frame size, bytes (tap rx_bytes / rx_packets)",
+			  stream, 6, "tx_frame_size");
+		arm_table(tb, "host CPU outside the vCPU, ms per MB (QEMU's main thread + vnetd)",
+			  stream, 6, "cpu_ms_per_mb");
+		arm_table(tb, "call signals (vnetd's notify_sent, both directions)",
+			  wls, NR_WLS, "signals");
+		printf("\n");
+		compare(tb, "rr64", "nobypass", "static", "rtt_p50",
+			"bypass off vs on, same coalescing values");
+		compare(tb, "rr64", "nobypass", "static", "rtt_p99",
+			"bypass off vs on, same coalescing values");
+		compare(tb, "udp64", "batch1", "vnetd", "udp_fps",
+			"vnetd TX batch 1 vs its default");
+		plots(dir, tb);
+	}
+}
+
+static int syscall_ns(void)
+{
+	double runs[9];
+	int r, i;
+
+	for (r = 0; r < 9; r++) {
+		struct timespec a, b;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		for (i = 0; i < 200000; i++)
+			syscall(SYS_getppid);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		runs[r] = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) /
+			  200000;
+	}
+	qsort(runs, 9, sizeof(double), cmp_double);
+	printf("%.0f\n", runs[4]);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 2 && !strcmp(argv[1], "--syscall-ns"))
+		return syscall_ns();
+	if (argc != 3 || strcmp(argv[1], "--dir")) {
+		fprintf(stderr, "Usage: evstat --dir DIR | --syscall-ns\n");
+		return 2;
+	}
+	if (load(argv[2]))
+		return 1;
+	report(argv[2]);
+	return 0;
+}
