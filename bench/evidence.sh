@@ -44,7 +44,8 @@
 #   -o DIR        results (default build/evidence): results.tsv (every
 #                 measurement), summary.md (the tables), *.svg (plots)
 #
-# Environment: OUT, QEMU, VNETD, VNETCTL.  Not a test: make check does not
+# Environment: OUT, QEMU, VNETD, VNETCTL; EVIDENCE_COAL_ARM (ARM one of
+# static, nobypass, adaptive): other `vnetctl coalesce set` words for it.  Not a test: make check does not
 # run it.  docs/evidence.md explains the method and holds a run.
 
 set -u
@@ -121,6 +122,13 @@ arm_index()
 # arm_coalesce ARM: the vnetctl coalesce set words of a vnetd arm
 arm_coalesce()
 {
+	local v="EVIDENCE_COAL_$1"
+
+	# EVIDENCE_COAL_static="tx-frames 64 ..." tries other values in an arm
+	if [ -n "${!v:-}" ]; then
+		echo "${!v}"
+		return
+	fi
 	case $1 in
 	static) echo "tx-frames 32 tx-usecs 200 rx-frames 32 rx-usecs 200" ;;
 	nobypass) echo "tx-frames 32 tx-usecs 200 rx-frames 32 rx-usecs 200 tx-urgent-bypass off rx-push-bypass off" ;;

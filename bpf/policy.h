@@ -51,8 +51,9 @@
  * compared in the averages' fixed point, x VNET_POLICY_FP.
  */
 #define VNET_POLICY_FP 16
-#define VNET_POLICY_RR_PUSH_PCT 50   /* sample push share: request/response */
-#define VNET_POLICY_RR_RATE 2        /* sample frames/ms below: sparse */
+#define VNET_POLICY_RR_PUSH_PCT 50   /* sample push share: request/response ... */
+#define VNET_POLICY_RR_SIZE 256      /* ... of frames under this many bytes */
+#define VNET_POLICY_RR_RATE 1        /* sample frames/ms below: sparse */
 #define VNET_POLICY_BULK_PUSH_PCT 25 /* average push share at most ... */
 #define VNET_POLICY_BULK_RATE 16     /* ... and frames/ms at least ... */
 #define VNET_POLICY_BULK_URGENT_PCT 50 /* ... with urgent share at least */
@@ -146,11 +147,21 @@ vnet_policy_window(struct vnet_queue_state *q, const struct vnet_config *cfg,
 	ix = q->rec_profile;
 	if (ix >= VNET_POLICY_NR_PROFILES)
 		ix = VNET_POLICY_MID_PROFILE;
-	if (push >= VNET_POLICY_RR_PUSH_PCT * VNET_POLICY_FP ||
-	    rate < VNET_POLICY_RR_RATE * VNET_POLICY_FP) {
+	if (rate < VNET_POLICY_RR_RATE * VNET_POLICY_FP ||
+	    (push >= VNET_POLICY_RR_PUSH_PCT * VNET_POLICY_FP &&
+	     size < VNET_POLICY_RR_SIZE)) {
 		/* this window looked like request/response: latency at once */
 		zone = VNET_POLICY_ZONE_LATENCY;
 		ix = 0;
+	} else if (push >= VNET_POLICY_RR_PUSH_PCT * VNET_POLICY_FP) {
+		/*
+		 * PSH on most frames, and large ones: a stream of small writes,
+		 * each write ending a segment that TCP's autocorking grows
+		 * while completions are held.  Batching is what it needs.
+		 */
+		zone = VNET_POLICY_ZONE_STREAM;
+		if (ix < VNET_POLICY_NR_PROFILES - 1)
+			ix++;
 	} else if (vnet_policy_bulk(q)) {
 		/* a sustained stream: one step towards batching per window */
 		zone = VNET_POLICY_ZONE_BULK;

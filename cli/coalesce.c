@@ -209,6 +209,8 @@ static const char *zone_name(__u32 zone)
 		return "mixed";
 	case VNET_POLICY_ZONE_BULK:
 		return "bulk";
+	case VNET_POLICY_ZONE_STREAM:
+		return "stream";
 	default:
 		return "none";
 	}

@@ -57,8 +57,8 @@
 
 static struct vnet *skel;
 static int cfg_fd, queues_fd, xdp_fd, tc_rx_fd;
-static uint8_t bulk[2048], push[256], ack[128];
-static size_t bulk_len, push_len, ack_len;
+static uint8_t bulk[2048], push[256], ack[128], swrite[1024];
+static size_t bulk_len, push_len, ack_len, swrite_len;
 
 static const struct vnet_config def_cfg = {
 	.min_frames = 1, .max_frames = 64, .min_usecs = 0, .max_usecs = 256,
@@ -283,17 +283,70 @@ static void test_sparse_to_latency(void)
 		return;
 	if (!play_bulk(xdp_fd, VNET_DIR_TX, 8, NULL))
 		return;
-	/* ACKs carry no timestamp: the window closes after 64 of them */
+	/*
+	 * ACKs carry no timestamp: the window closes after 64 of them; 1.5 ms
+	 * apart is under the sparse rate (1 frame/ms)
+	 */
 	for (i = 0; i < WIN_FRAMES + 2; i++) {
 		if (!run(xdp_fd, ack, ack_len, 1))
 			return;
-		sleep_us(700);
+		sleep_us(1500);
 	}
 	if (!state(VNET_DIR_TX, 0, &q))
 		return;
 	ASSERT_EQ(q.rec_profile, 0, "rec_profile");
 	ASSERT_EQ(q.rec_zone, VNET_POLICY_ZONE_LATENCY, "rec_zone");
 	ASSERT_LT(q.avg_push_pct, 1, "no push frames");
+}
+
+/*
+ * A small-write stream (iperf3 -l 64 in a guest): PSH on every segment,
+ * because each write ends one, but segments of several writes (autocorking
+ * grows them while completions are held) at a steady rate.  Not
+ * request/response: from the latency end, one step per window to the
+ * batch end.  Request/response frames of the same PSH share but small
+ * (the rr case's 100-byte messages) still go to latency at once.
+ */
+static void test_small_writes_to_batch(void)
+{
+	struct vnet_queue_state q;
+	int i, w;
+
+	if (!policy_on(VNET_DIR_TX, 0, &def_cfg, true))
+		return;
+	/* start at the latency end: sparse frames first */
+	for (i = 0; i < WIN_FRAMES + 2; i++) {
+		if (!run(xdp_fd, ack, ack_len, 1))
+			return;
+		sleep_us(1500);
+	}
+	if (!state(VNET_DIR_TX, 0, &q) ||
+	    !ASSERT_EQ(q.rec_profile, 0, "latency first"))
+		return;
+	/* the window open since the last ACKs closes on the first writes */
+	for (i = 0; i < WIN_FRAMES; i++)
+		if (!run(xdp_fd, swrite, swrite_len, 1))
+			return;
+	for (w = 0; w < NR_PROFILES + 2; w++) {
+		for (i = 0; i < WIN_FRAMES; i++)
+			if (!run(xdp_fd, swrite, swrite_len, 1))
+				return;
+		if (!state(VNET_DIR_TX, 0, &q))
+			return;
+		if (w < NR_PROFILES - 1 &&
+		    !ASSERT_LE(q.rec_profile, (__u32)w + 2,
+			       "one step per window"))
+			return;
+		if (!ASSERT_NEQ(q.rec_zone, VNET_POLICY_ZONE_LATENCY,
+				"small writes are not request/response"))
+			return;
+	}
+	ASSERT_EQ(q.rec_zone, VNET_POLICY_ZONE_STREAM, "rec_zone");
+	ASSERT_EQ(q.rec_profile, NR_PROFILES - 1, "rec_profile: batch end");
+	ASSERT_EQ(q.rec_frames, 64, "rec_frames");
+	ASSERT_EQ(q.rec_usecs, 128, "rec_usecs (TX ladder)");
+	ASSERT_GE(q.avg_push_pct, 50 * 16, "avg_push_pct: PSH on most");
+	ASSERT_GE(q.avg_size, 256, "avg_size: several writes a segment");
 }
 
 /* a third of the frames PSH: neither zone, one step to the middle */
@@ -662,6 +715,10 @@ int main(void)
 	push_len = (size_t)tcp_frame(push, sizeof(push),
 				     FRAME_TCP_ACK | FRAME_TCP_PSH, 100);
 	ack_len = (size_t)tcp_frame(ack, sizeof(ack), FRAME_TCP_ACK, 0);
+	/* a small-write stream's segment: PSH (each write ends one), grown
+	 * by autocorking to several writes */
+	swrite_len = (size_t)tcp_frame(swrite, sizeof(swrite),
+				       FRAME_TCP_ACK | FRAME_TCP_PSH, 640);
 
 	skel = vnet__open();
 	if (!ASSERT_OK_PTR(skel, "vnet__open")) {
@@ -694,6 +751,9 @@ int main(void)
 	test_end();
 	test_start("policy/sparse_to_latency");
 	test_sparse_to_latency();
+	test_end();
+	test_start("policy/small_writes_to_batch");
+	test_small_writes_to_batch();
 	test_end();
 	test_start("policy/mixed_to_middle");
 	test_mixed_to_middle();

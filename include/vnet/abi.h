@@ -138,6 +138,7 @@ struct vnet_queue_state {
 #define VNET_POLICY_ZONE_LATENCY 1 /* request/response: low rate or push */
 #define VNET_POLICY_ZONE_MIXED 2   /* neither: drift to the middle */
 #define VNET_POLICY_ZONE_BULK 3    /* sustained stream: batch */
+#define VNET_POLICY_ZONE_STREAM 4  /* small writes, PSH on most: batch */
 
 /* enum vnet_config.flags */
 #define VNET_CFG_ADAPTIVE_TX (1u << 0)
