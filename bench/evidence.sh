@@ -6,9 +6,11 @@
 # selftests/e2e/build-guest.sh) under QEMU TCG gets one NIC per arm:
 #
 #   tap        QEMU's own -netdev tap (vhost=off: no /dev/vhost-net here)
-#   vnetd      a vnetd on its defaults (nothing set)
-#   static     a vnetd with tx/rx-frames 32, tx/rx-usecs 200
-#   nobypass   the same values with the urgent/PSH bypass off
+#   vnetd      a vnetd on its defaults (nothing set: static coalescing,
+#              tx/rx-frames 32, tx/rx-usecs 200, urgent/PSH bypass on)
+#   nocoal     a vnetd with coalescing off (tx/rx-frames 0), what vnetd
+#              did by default before: a signal per burst
+#   nobypass   the default values with the urgent/PSH bypass off
 #   adaptive   a vnetd with adaptive-tx and adaptive-rx on
 #
 # (each vnetd arm is its own vnetd process and tap, so every one is on
@@ -39,13 +41,14 @@
 #   -r REPS       repetitions of the quiet table (default 5)
 #   -t SECS       seconds per measurement (default 3)
 #   -w LIST       workloads, comma separated (default all)
-#   -a LIST       arms (default tap,vnetd,static,nobypass,adaptive)
+#   -a LIST       arms (default tap,vnetd,nocoal,nobypass,adaptive)
 #   -H REPS       repetitions of the hog table (default = REPS; 0: none)
 #   -o DIR        results (default build/evidence): results.tsv (every
 #                 measurement), summary.md (the tables), *.svg (plots)
 #
 # Environment: OUT, QEMU, VNETD, VNETCTL; EVIDENCE_COAL_ARM (ARM one of
-# static, nobypass, adaptive): other `vnetctl coalesce set` words for it.  Not a test: make check does not
+# vnetd, nocoal, nobypass, adaptive): other `vnetctl coalesce set` words
+# for it (to try values; docs/evidence.md).  Not a test: make check does not
 # run it.  docs/evidence.md explains the method and holds a run.
 
 set -u
@@ -61,9 +64,9 @@ REPS=5
 SECS=3
 HOG_REPS=""
 WORKLOADS="sw64,sw256,sw1024,sw4096,bulk-tx,bulk-rx,rr64,udp64"
-ARMS="tap,vnetd,static,nobypass,adaptive"
+ARMS="tap,vnetd,nocoal,nobypass,adaptive"
 HOG_WORKLOADS="sw64,sw256,rr64"
-HOG_ARMS="tap,vnetd,static"
+HOG_ARMS="tap,vnetd,nocoal"
 DIR=$OUT/evidence
 
 usage()
@@ -107,7 +110,7 @@ done
 # --- the arms ------------------------------------------------------------------
 
 # arm_index ARM: 0 for tap, 1.. for the vnetd arms (the guest NIC's slot)
-ALL_ARMS="tap vnetd static nobypass adaptive"
+ALL_ARMS="tap vnetd nocoal nobypass adaptive"
 arm_index()
 {
 	local i=0 a
@@ -124,14 +127,14 @@ arm_coalesce()
 {
 	local v="EVIDENCE_COAL_$1"
 
-	# EVIDENCE_COAL_static="tx-frames 64 ..." tries other values in an arm
+	# EVIDENCE_COAL_vnetd="tx-frames 64 ..." tries other values in an arm
 	if [ -n "${!v:-}" ]; then
 		echo "${!v}"
 		return
 	fi
 	case $1 in
-	static) echo "tx-frames 32 tx-usecs 200 rx-frames 32 rx-usecs 200" ;;
-	nobypass) echo "tx-frames 32 tx-usecs 200 rx-frames 32 rx-usecs 200 tx-urgent-bypass off rx-push-bypass off" ;;
+	nocoal) echo "tx-frames 0 tx-usecs 0 rx-frames 0 rx-usecs 0" ;;
+	nobypass) echo "tx-urgent-bypass off rx-push-bypass off" ;;
 	adaptive) echo "adaptive-tx on adaptive-rx on" ;;
 	*) echo "" ;;
 	esac
@@ -356,6 +359,24 @@ signals()
 
 TICK=$(getconf CLK_TCK)
 
+# ctxsw PID [TID]: context switches (voluntary + not) of every thread of
+# PID, or of one: each is a sleep or a preemption, the hops of a path
+ctxsw()
+{
+	local t=/proc/$1/task/*/status
+
+	[ -n "${2:-}" ] && t=/proc/$1/task/$2/status
+	# shellcheck disable=SC2086 # a glob
+	awk '/^(voluntary|nonvoluntary)_ctxt_switches:/ { n += $2 } END { print n + 0 }' $t 2>/dev/null
+}
+
+# kicks ARM: guest kicks vnetd received (both directions, every queue)
+kicks()
+{
+	"$VNETCTL" -n "$NS" -j stats "$(arm_tap "$1")" 2>/dev/null |
+		jq '[.queues[]? | .datapath.kicks // 0] | add // 0'
+}
+
 # record TABLE WORKLOAD ARM REP METRIC VALUE
 record()
 {
@@ -386,7 +407,7 @@ workload_cmd()
 # measure TABLE WORKLOAD ARM REP: one cell, recorded
 measure()
 {
-	local t=$1 w=$2 a=$3 r=$4 arm=$3 i tap h out c0 c1 m0 m1 q0 q1 s0 s1 p0 p1 b0 b1 t0 t1 v
+	local t=$1 w=$2 a=$3 r=$4 arm=$3 i tap h out c0 c1 m0 m1 q0 q1 x0 x1 y0 y1 k0 k1 s0 s1 p0 p1 b0 b1 t0 t1 v
 
 	# batch1: the vnetd arm with the tap's rx-frames 1 (vnetd's TX batch)
 	[ "$a" = batch1 ] && arm=vnetd
@@ -395,7 +416,14 @@ measure()
 	h=$(arm_host "$arm")
 	[ "$a" = batch1 ] && "$VNETCTL" -n "$NS" coalesce set "$tap" tap rx-frames 1
 	c0=0
-	[ "$i" != 0 ] && c0=$(cpu_ticks "${VPIDS[$i]}")
+	x0=0
+	k0=0
+	if [ "$i" != 0 ]; then
+		c0=$(cpu_ticks "${VPIDS[$i]}")
+		x0=$(ctxsw "${VPIDS[$i]}")
+		k0=$(kicks "$arm")
+	fi
+	y0=$(ctxsw "$QEMU_PID" "$QEMU_PID")
 	m0=$(cpu_ticks "$QEMU_PID" "$QEMU_PID")
 	q0=$(cpu_ticks "$QEMU_PID")
 	[ "$i" != 0 ] && s0=$(signals "$arm")
@@ -409,7 +437,14 @@ measure()
 	b1=$(tapstat "$tap" rx_bytes)
 	[ "$i" != 0 ] && s1=$(signals "$arm")
 	c1=0
-	[ "$i" != 0 ] && c1=$(cpu_ticks "${VPIDS[$i]}")
+	x1=0
+	k1=0
+	if [ "$i" != 0 ]; then
+		c1=$(cpu_ticks "${VPIDS[$i]}")
+		x1=$(ctxsw "${VPIDS[$i]}")
+		k1=$(kicks "$arm")
+	fi
+	y1=$(ctxsw "$QEMU_PID" "$QEMU_PID")
 	m1=$(cpu_ticks "$QEMU_PID" "$QEMU_PID")
 	q1=$(cpu_ticks "$QEMU_PID")
 	[ "$a" = batch1 ] && "$VNETCTL" -n "$NS" coalesce set "$tap" tap rx-frames 0
@@ -438,6 +473,8 @@ measure()
 	record "$t" "$w" "$a" "$r" backend_cpu_s "$(awk -v n=$((c1 - c0 + m1 - m0)) -v k="$TICK" 'BEGIN { printf "%.2f", n / k }')"
 	record "$t" "$w" "$a" "$r" qemu_cpu_s "$(awk -v n=$((q1 - q0)) -v k="$TICK" 'BEGIN { printf "%.2f", n / k }')"
 	[ "$i" != 0 ] && record "$t" "$w" "$a" "$r" signals $((s1 - s0))
+	[ "$i" != 0 ] && record "$t" "$w" "$a" "$r" kicks $((k1 - k0))
+	record "$t" "$w" "$a" "$r" ctxsw $((x1 - x0 + y1 - y0))
 	return 0
 }
 
@@ -492,6 +529,11 @@ run_table()
 	echo "machine	syscall_ns	$("$EVSTAT" --syscall-ns)"
 	echo "machine	secs	$SECS"
 	echo "machine	date	$(date -u +%Y-%m-%dT%H:%MZ)"
+	for a in ${ARMS//,/ }; do
+		w=$(arm_coalesce "$a")
+		[ "$a" = tap ] && w="QEMU -netdev tap,vhost=off"
+		echo "machine	arm $a	${w:-defaults (nothing set)}"
+	done
 } >"$DIR/machine.tsv"
 
 # warm-up: every arm once, not recorded

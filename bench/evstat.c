@@ -37,7 +37,7 @@ static struct row rows[MAX_ROWS];
 static int nrows;
 static double secs = 3;
 
-static const char *const arms[] = { "tap", "vnetd", "static", "nobypass",
+static const char *const arms[] = { "tap", "vnetd", "nocoal", "nobypass",
 				    "adaptive", "batch1" };
 #define NR_ARMS (int)(sizeof(arms) / sizeof(arms[0]))
 static const char *const wls[] = { "sw64", "sw256", "sw1024", "sw4096",
@@ -215,22 +215,24 @@ static double metric(const char *t, const char *w, const char *a, int rep,
 	int ok2;
 
 	/* per MB moved: interrupts, backend CPU ms */
-	if (!strcmp(m, "irq_per_mb") || !strcmp(m, "cpu_ms_per_mb")) {
+	if (!strcmp(m, "irq_per_mb") || !strcmp(m, "cpu_ms_per_mb") ||
+	    !strcmp(m, "cs_per_mb")) {
 		v = raw(t, w, a, rep, !strcmp(m, "irq_per_mb") ? "irqs" :
-								"backend_cpu_s",
+				      !strcmp(m, "cs_per_mb")  ? "ctxsw" :
+								 "backend_cpu_s",
 			ok);
 		u = raw(t, w, a, rep, "mbps", &ok2);
 		if (!*ok || !ok2 || u <= 0) {
 			*ok = 0;
 			return 0;
 		}
-		if (m[0] == 'c')
+		if (!strcmp(m, "cpu_ms_per_mb"))
 			v *= 1000;
 		return v / (u * secs / 8);
 	}
 	/* per 1000 transactions or frames */
-	if (!strcmp(m, "irq_per_k")) {
-		v = raw(t, w, a, rep, "irqs", ok);
+	if (!strcmp(m, "irq_per_k") || !strcmp(m, "cs_per_k")) {
+		v = raw(t, w, a, rep, m[0] == 'i' ? "irqs" : "ctxsw", ok);
 		u = raw(t, w, a, rep, !strcmp(w, "rr64") ? "rr_per_s" : "udp_fps",
 			&ok2);
 		if (!*ok || !ok2 || u <= 0) {
@@ -508,13 +510,23 @@ static void report(const char *dir)
 			  stream, 6, "tx_frame_size");
 		arm_table(tb, "host CPU outside the vCPU, ms per MB (QEMU's main thread + vnetd)",
 			  stream, 6, "cpu_ms_per_mb");
+		arm_table(tb, "context switches per MB (QEMU's main thread + vnetd's threads)",
+			  stream, 6, "cs_per_mb");
+		arm_table(tb, "context switches per 1000 transactions (RR) / frames (UDP)",
+			  (const char *const[]){ "rr64", "udp64" }, 2, "cs_per_k");
+		arm_table(tb, "guest kicks vnetd received",
+			  wls, NR_WLS, "kicks");
 		arm_table(tb, "call signals (vnetd's notify_sent, both directions)",
 			  wls, NR_WLS, "signals");
 		printf("\n");
-		compare(tb, "rr64", "nobypass", "static", "rtt_p50",
+		compare(tb, "rr64", "nobypass", "vnetd", "rtt_p50",
 			"bypass off vs on, same coalescing values");
-		compare(tb, "rr64", "nobypass", "static", "rtt_p99",
+		compare(tb, "rr64", "nobypass", "vnetd", "rtt_p99",
 			"bypass off vs on, same coalescing values");
+		compare(tb, "rr64", "nocoal", "vnetd", "rtt_p50",
+			"coalescing off vs the defaults");
+		compare(tb, "sw64", "nocoal", "vnetd", "mbps",
+			"coalescing off vs the defaults");
 		compare(tb, "udp64", "batch1", "vnetd", "udp_fps",
 			"vnetd TX batch 1 vs its default");
 		plots(dir, tb);

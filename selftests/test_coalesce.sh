@@ -86,9 +86,14 @@ case_show()
 	expect "json parses" yes "$(json_ok "$doc" && echo yes || echo no)"
 	expect groups 1 "$(json "$doc" '.guest.groups | length')"
 	expect queues "[[0,255]]" "$(json "$doc" '.guest.groups[0].queues' -c)"
-	for f in rx_usecs rx_frames tx_usecs tx_frames; do
-		expect "$f" 0 "$(guest_q "$doc" 0 "$f")"
-	done
+	# the defaults (include/vnet/abi.h VNET_DEFAULT_*): coalescing on
+	expect "tx_frames (default)" 32 "$(guest_q "$doc" 0 tx_frames)"
+	expect "tx_usecs (default)" 200 "$(guest_q "$doc" 0 tx_usecs)"
+	expect "rx_frames (default)" 32 "$(guest_q "$doc" 0 rx_frames)"
+	expect "rx_usecs (default)" 200 "$(guest_q "$doc" 0 rx_usecs)"
+	expect "tx_urgent_bypass (default)" true "$(guest_q "$doc" 0 tx_urgent_bypass)"
+	expect "rx_push_bypass (default)" true "$(guest_q "$doc" 0 rx_push_bypass)"
+	expect "config[255].tx_usecs (default)" 200 "$(cfg_map 255 tx_usecs)"
 	expect adaptive_rx false "$(guest_q "$doc" 0 adaptive_rx)"
 	expect "tap rx_frames = ethtool -c" "$(ethtool_rx_frames)" "$(json "$doc" '.tap.rx_frames')"
 	# nobody holds the tap's queues: nothing applies the values
@@ -99,7 +104,8 @@ case_show()
 
 	text=$(vnetctl -n "$NS" coalesce show "$DEV" 2>&1)
 	for l in "Coalesce parameters for $DEV (guest NIC, virtio NOTF_COAL words):" \
-		"Adaptive RX: off  TX: off" "rx-usecs: 0" "tx-frames: 0" \
+		"Adaptive RX: off  TX: off" "rx-usecs: 200" "tx-frames: 32" \
+		"Bypass RX (push): on  TX (urgent): on" \
 		"Tap (host view, ethtool -C $DEV):" "takes effect: nowhere"; do
 		grep -qF -- "$l" <<<"$text" || _mismatch+="missing line '$l'; "
 	done
@@ -204,7 +210,7 @@ case_tap()
 	expect "config map tap_rx_frames" 17 "$(cfg_map 0 tap_rx_frames)"
 	expect "config map tap_rx_frames (queue 9)" 17 "$(cfg_map 9 tap_rx_frames)"
 	# the guest NIC's rx-frames is another parameter
-	expect "guest rx_frames untouched" 0 "$(guest_q "$doc" 0 rx_frames)"
+	expect "guest rx_frames untouched (default)" 32 "$(guest_q "$doc" 0 rx_frames)"
 	report tap_vnetctl_to_ethtool "$(run_said) $doc"
 	case_cleanup
 }

@@ -144,6 +144,19 @@ struct vnet_queue_state {
 #define VNET_CFG_ADAPTIVE_TX (1u << 0)
 #define VNET_CFG_ADAPTIVE_RX (1u << 1)
 /*
+ * What `vnetctl attach` (and vnetd, attaching) writes into every queue's
+ * config entry: the guest NIC's coalescing on, with the urgent/push bypass
+ * (flags 0).  Chosen by measurement with a real guest (docs/evidence.md):
+ * held completions let a small-write TCP sender build segments twice as
+ * large, the bypass keeps request/response at the latency of no
+ * coalescing.
+ */
+#define VNET_DEFAULT_TX_FRAMES 32
+#define VNET_DEFAULT_TX_USECS 200
+#define VNET_DEFAULT_RX_FRAMES 32
+#define VNET_DEFAULT_RX_USECS 200
+
+/*
  * The urgent/push bypass, on unless these are set: an urgent TX frame
  * (TCP payload without PSH) has its completion signalled at once, a push RX
  * frame its arrival, whatever tx-/rx-frames and -usecs say.  Negative

@@ -18,7 +18,7 @@
 #   mrg-off         mrg_rxbuf=off: not negotiated, traffic both ways
 #   offloads-off    guest `ethtool -K eth0 tso off gso off`: many small
 #                   segments, classified urgent
-#   coalesce        coalescing off, then tx-frames 16 tx-usecs 50 set live:
+#   coalesce        coalescing set off, then tx-frames 16 tx-usecs 50 live:
 #                   urgent signals and coalesced ones, transfers complete
 #   pause           QEMU `stop` and `cont` under traffic: the rings stop with
 #                   GET_VRING_BASE and resume where they were with
@@ -441,8 +441,10 @@ s_coalesce()
 
 	setup coalesce || return
 	iperf_servers 5201 5202 5203 5204 || return
-	# phase 1 without coalescing, then the host sets it live and pings
-	# the guest, which goes on with phase 2
+	# phase 1 without coalescing (set: it is on by default), then the host
+	# sets it live and pings the guest, which goes on with phase 2
+	run vnetctl coalesce set "$VM_TAP" tx-frames 0 tx-usecs 0 rx-frames 0 rx-usecs 0
+	need "vnetctl coalesce set (off): $(run_said)" [ "$RUN_RC" = 0 ]
 	qemu_start "reach:15+iperf:t0:tx:$SECS:5201+iperf:r0:rx:$SECS:5202+mark:coal+pinged:1+iperf:t1:tx:$SECS:5203+iperf:r1:rx:$SECS:5204" ||
 		{ _bad+="QEMU did not start; "; return; }
 	if vm_wait_line '^VNET: wait pinged' 60; then

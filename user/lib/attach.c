@@ -552,7 +552,11 @@ static void detach_legacy_tc(int ifindex, bool ingress)
 static void config_defaults(int fd)
 {
 	struct vnet_config c = {
-		/* no coalescing until an operator asks for it */
+		/* coalescing on, urgent/push bypass on (abi.h) */
+		.tx_frames = VNET_DEFAULT_TX_FRAMES,
+		.tx_usecs = VNET_DEFAULT_TX_USECS,
+		.rx_frames = VNET_DEFAULT_RX_FRAMES,
+		.rx_usecs = VNET_DEFAULT_RX_USECS,
 		.min_frames = 1,
 		.max_frames = 64,
 		.min_usecs = 0,
