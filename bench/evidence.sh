@@ -350,11 +350,12 @@ tapstat()
 		ip netns exec "$NS" cat "/sys/class/net/$1/statistics/$2"
 }
 
-# signals ARM: call signals sent so far (both directions, every queue)
-signals()
+# dpcount ARM: "SIGNALS KICKS" so far: call signals vnetd sent and guest
+# kicks it received (both directions, every queue)
+dpcount()
 {
 	"$VNETCTL" -n "$NS" -j stats "$(arm_tap "$1")" 2>/dev/null |
-		jq '[.queues[]? | .datapath.notify_sent // 0] | add // 0'
+		jq -r '"\([.queues[]? | .datapath.notify_sent // 0] | add // 0) \([.queues[]? | .datapath.kicks // 0] | add // 0)"'
 }
 
 TICK=$(getconf CLK_TCK)
@@ -370,12 +371,6 @@ ctxsw()
 	awk '/^(voluntary|nonvoluntary)_ctxt_switches:/ { n += $2 } END { print n + 0 }' $t 2>/dev/null
 }
 
-# kicks ARM: guest kicks vnetd received (both directions, every queue)
-kicks()
-{
-	"$VNETCTL" -n "$NS" -j stats "$(arm_tap "$1")" 2>/dev/null |
-		jq '[.queues[]? | .datapath.kicks // 0] | add // 0'
-}
 
 # record TABLE WORKLOAD ARM REP METRIC VALUE
 record()
@@ -407,7 +402,7 @@ workload_cmd()
 # measure TABLE WORKLOAD ARM REP: one cell, recorded
 measure()
 {
-	local t=$1 w=$2 a=$3 r=$4 arm=$3 i tap h out c0 c1 m0 m1 q0 q1 x0 x1 y0 y1 k0 k1 s0 s1 p0 p1 b0 b1 t0 t1 v
+	local t=$1 w=$2 a=$3 r=$4 arm=$3 i tap h out c0 c1 m0 m1 q0 q1 x0 x1 y0 y1 k0 k1 s0 s1 p0 p1 b0 b1 t0 t1 v rc
 
 	# batch1: the vnetd arm with the tap's rx-frames 1 (vnetd's TX batch)
 	[ "$a" = batch1 ] && arm=vnetd
@@ -421,12 +416,11 @@ measure()
 	if [ "$i" != 0 ]; then
 		c0=$(cpu_ticks "${VPIDS[$i]}")
 		x0=$(ctxsw "${VPIDS[$i]}")
-		k0=$(kicks "$arm")
+		read -r s0 k0 < <(dpcount "$arm")
 	fi
 	y0=$(ctxsw "$QEMU_PID" "$QEMU_PID")
 	m0=$(cpu_ticks "$QEMU_PID" "$QEMU_PID")
 	q0=$(cpu_ticks "$QEMU_PID")
-	[ "$i" != 0 ] && s0=$(signals "$arm")
 	p0=$(tapstat "$tap" rx_packets)
 	b0=$(tapstat "$tap" rx_bytes)
 	t0=$(date +%s%N)
@@ -435,14 +429,13 @@ measure()
 	t1=$(date +%s%N)
 	p1=$(tapstat "$tap" rx_packets)
 	b1=$(tapstat "$tap" rx_bytes)
-	[ "$i" != 0 ] && s1=$(signals "$arm")
 	c1=0
 	x1=0
 	k1=0
 	if [ "$i" != 0 ]; then
 		c1=$(cpu_ticks "${VPIDS[$i]}")
 		x1=$(ctxsw "${VPIDS[$i]}")
-		k1=$(kicks "$arm")
+		read -r s1 k1 < <(dpcount "$arm")
 	fi
 	y1=$(ctxsw "$QEMU_PID" "$QEMU_PID")
 	m1=$(cpu_ticks "$QEMU_PID" "$QEMU_PID")
