@@ -12,6 +12,9 @@
 #              did by default before: a signal per burst
 #   nobypass   the default values with the urgent/PSH bypass off
 #   adaptive   a vnetd with adaptive-tx and adaptive-rx on
+#   dpdk       only when named in -a: DPDK's testpmd (vhost PMD + tap PMD,
+#              io forwarding) pinned to CPU 1, where it busy-polls for the
+#              whole run (docs/evidence.md says what that does on 2 CPUs)
 #
 # (each vnetd arm is its own vnetd process and tap, so every one is on
 # exactly its configuration from the start and its CPU time is its own).
@@ -44,7 +47,7 @@
 #   -a LIST       arms (default tap,vnetd,nocoal,nobypass,adaptive)
 #   -H REPS       repetitions of the hog table (default = REPS; 0: none)
 #   -o DIR        results (default build/evidence): results.tsv (every
-#                 measurement), summary.md (the tables), *.svg (plots)
+#                 measurement), summary.md (the tables), *.png (plots)
 #
 # Environment: OUT, QEMU, VNETD, VNETCTL; EVIDENCE_COAL_ARM (ARM one of
 # vnetd, nocoal, nobypass, adaptive): other `vnetctl coalesce set` words
@@ -111,6 +114,8 @@ done
 
 # arm_index ARM: 0 for tap, 1.. for the vnetd arms (the guest NIC's slot)
 ALL_ARMS="tap vnetd nocoal nobypass adaptive"
+[[ ",$ARMS," == *,dpdk,* ]] && ALL_ARMS="$ALL_ARMS dpdk"
+TESTPMD=${VNET_TESTPMD:-dpdk-testpmd}
 arm_index()
 {
 	local i=0 a
@@ -184,7 +189,7 @@ arm_tap()
 # --- setup -----------------------------------------------------------------------
 
 mkdir -p "$DIR"
-rm -f "$DIR"/results.tsv "$DIR"/*.svg "$DIR"/summary.md
+rm -f "$DIR"/results.tsv "$DIR"/*.png "$DIR"/summary.md
 VM_LOGS=$DIR/logs
 rm -rf "$VM_LOGS"
 mkdir -p "$VM_LOGS"
@@ -230,6 +235,24 @@ for a in $ALL_ARMS; do
 	TAPS+=("ev$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')$(arm_index "$a")")
 done
 
+# start_dpdk: testpmd as the vhost-user server of the dpdk arm, its tap
+# PMD creating the arm's tap in the netns
+start_dpdk()
+{
+	local sock=$VM_LOGS/dpdk.sock log=$VM_LOGS/testpmd.log
+
+	command -v "$TESTPMD" >/dev/null 2>&1 || die "$TESTPMD not found (scripts/bootstrap.sh installs DPDK)"
+	ip netns exec "$NS" "$TESTPMD" --lcores "0@1,1@1" --no-huge -m 1024 \
+		--no-pci --no-shconf --file-prefix "vnetev$$" \
+		--vdev "net_vhost0,iface=$sock" --vdev "net_tap0,iface=$(arm_tap dpdk)" \
+		-- --forward-mode=io --auto-start --nb-cores=1 \
+		--total-num-mbufs=32768 --disable-link-check \
+		--stats-period 3600 </dev/null >"$log" 2>&1 &
+	PIDS+=("$!")
+	VPIDS[$(arm_index dpdk)]=$!
+	_vm_poll 30000 test -S "$sock" || die "testpmd did not start: $(tail -n 3 "$log")"
+}
+
 # vnetd_arm ARM: a vnetd of its own, server mode, on its own tap
 start_vnetd()
 {
@@ -247,6 +270,10 @@ for a in $ALL_ARMS; do
 	# shellcheck disable=SC2054 # QEMU's commas
 	if [ "$i" = 0 ]; then
 		QEMU_NET+=(-netdev "tap,id=n0,ifname=$(arm_tap tap),script=no,downscript=no,vhost=off")
+	elif [ "$a" = dpdk ]; then
+		start_dpdk
+		QEMU_NET+=(-chardev "socket,id=c$i,path=$VM_LOGS/dpdk.sock"
+			-netdev "vhost-user,id=n$i,chardev=c$i")
 	else
 		start_vnetd "$a"
 		# shellcheck disable=SC2086 # words
@@ -413,10 +440,11 @@ measure()
 	c0=0
 	x0=0
 	k0=0
+	s0=0
 	if [ "$i" != 0 ]; then
 		c0=$(cpu_ticks "${VPIDS[$i]}")
 		x0=$(ctxsw "${VPIDS[$i]}")
-		read -r s0 k0 < <(dpcount "$arm")
+		[ "$arm" != dpdk ] && read -r s0 k0 < <(dpcount "$arm")
 	fi
 	y0=$(ctxsw "$QEMU_PID" "$QEMU_PID")
 	m0=$(cpu_ticks "$QEMU_PID" "$QEMU_PID")
@@ -432,10 +460,11 @@ measure()
 	c1=0
 	x1=0
 	k1=0
+	s1=0
 	if [ "$i" != 0 ]; then
 		c1=$(cpu_ticks "${VPIDS[$i]}")
 		x1=$(ctxsw "${VPIDS[$i]}")
-		read -r s1 k1 < <(dpcount "$arm")
+		[ "$arm" != dpdk ] && read -r s1 k1 < <(dpcount "$arm")
 	fi
 	y1=$(ctxsw "$QEMU_PID" "$QEMU_PID")
 	m1=$(cpu_ticks "$QEMU_PID" "$QEMU_PID")
@@ -465,8 +494,10 @@ measure()
 	# injection) and vnetd
 	record "$t" "$w" "$a" "$r" backend_cpu_s "$(awk -v n=$((c1 - c0 + m1 - m0)) -v k="$TICK" 'BEGIN { printf "%.2f", n / k }')"
 	record "$t" "$w" "$a" "$r" qemu_cpu_s "$(awk -v n=$((q1 - q0)) -v k="$TICK" 'BEGIN { printf "%.2f", n / k }')"
-	[ "$i" != 0 ] && record "$t" "$w" "$a" "$r" signals $((s1 - s0))
-	[ "$i" != 0 ] && record "$t" "$w" "$a" "$r" kicks $((k1 - k0))
+	if [ "$i" != 0 ] && [ "$arm" != dpdk ]; then
+		record "$t" "$w" "$a" "$r" signals $((s1 - s0))
+		record "$t" "$w" "$a" "$r" kicks $((k1 - k0))
+	fi
 	record "$t" "$w" "$a" "$r" ctxsw $((x1 - x0 + y1 - y0))
 	return 0
 }
@@ -555,4 +586,4 @@ if command -v gnuplot >/dev/null 2>&1; then
 		[ -f "$f" ] && (cd "$DIR" && gnuplot "$f" 2>>"$VM_LOGS/gnuplot.err")
 	done
 fi
-echo "# results in ${DIR#"$TOP"/}: results.tsv, summary.md, $(cd "$DIR" && ls -- *.svg 2>/dev/null | tr '\n' ' ')" >&2
+echo "# results in ${DIR#"$TOP"/}: results.tsv, summary.md, $(cd "$DIR" && ls -- *.png 2>/dev/null | tr '\n' ' ')" >&2

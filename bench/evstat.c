@@ -5,7 +5,7 @@
  *
  *   evstat --dir DIR      read DIR/results.tsv and DIR/machine.tsv, print
  *                         the summary (markdown) and write DIR/TABLE.dat and
- *                         DIR/TABLE.gp (gnuplot scripts that draw SVG plots)
+ *                         DIR/TABLE.gp (gnuplot scripts that draw PNG plots)
  *   evstat --syscall-ns   the cost of a null syscall here, in ns (median
  *                         of 9 runs of 200000 getppid())
  *
@@ -37,8 +37,8 @@ static struct row rows[MAX_ROWS];
 static int nrows;
 static double secs = 3;
 
-static const char *const arms[] = { "tap", "vnetd", "nocoal", "nobypass",
-				    "adaptive", "batch1" };
+static const char *const arms[] = { "tap",      "vnetd", "nocoal", "nobypass",
+				    "adaptive", "dpdk",  "batch1" };
 #define NR_ARMS (int)(sizeof(arms) / sizeof(arms[0]))
 static const char *const wls[] = { "sw64", "sw256", "sw1024", "sw4096",
 				   "bulk-tx", "bulk-rx", "rr64", "udp64" };
@@ -380,9 +380,13 @@ static void plots(const char *dir, const char *t)
 {
 	static const int sizes[] = { 64, 256, 1024, 4096 };
 	char path[4096];
+	int i, j, k, col[NR_ARMS], ncol = 0;
 	FILE *f;
-	int i, j;
 
+	/* the arms with small-write data, in the table's order */
+	for (j = 0; j < NR_ARMS; j++)
+		if (has_arm(t, "sw64", arms[j]))
+			col[ncol++] = j;
 	snprintf(path, sizeof(path), "%s/%s-sw.dat", dir, t);
 	f = fopen(path, "w");
 	if (!f)
@@ -393,11 +397,11 @@ static void plots(const char *dir, const char *t)
 
 		snprintf(w, sizeof(w), "sw%d", sizes[i]);
 		fprintf(f, "%d", sizes[i]);
-		for (j = 0; j < NR_ARMS - 1; j++) {
+		for (k = 0; k < ncol; k++) {
 			struct sample s;
 			double lo, hi;
 
-			if (!sample_of(t, w, arms[j], "mbps", &s)) {
+			if (!sample_of(t, w, arms[col[k]], "mbps", &s)) {
 				fprintf(f, " NaN NaN NaN");
 				continue;
 			}
@@ -412,7 +416,7 @@ static void plots(const char *dir, const char *t)
 	if (!f)
 		return;
 	fprintf(f, "# arm p50 p50min p50max p99 p99min p99max (us)\n");
-	for (j = 0; j < NR_ARMS - 1; j++) {
+	for (j = 0; j < NR_ARMS; j++) {
 		struct sample s50, s99;
 		double a, b, c, d;
 
@@ -429,18 +433,18 @@ static void plots(const char *dir, const char *t)
 	f = fopen(path, "w");
 	if (!f)
 		return;
-	fprintf(f, "set terminal svg size 800,480 dynamic font 'sans,12'\n"
-		   "set output '%s-sw.svg'\n"
+	fprintf(f, "set terminal pngcairo size 800,480 font 'sans,10'\n"
+		   "set output '%s-sw.png'\n"
 		   "set title 'TCP guest -> host by write size (%s): median, min..max'\n"
 		   "set logscale xy\nset xlabel 'write size (bytes)'\n"
 		   "set ylabel 'Mbit/s'\nset key top left\nset grid\n"
 		   "set xtics (64, 256, 1024, 4096)\nplot ",
 		t, t);
-	for (j = 0; j < NR_ARMS - 1; j++)
+	for (k = 0; k < ncol; k++)
 		fprintf(f, "%s'%s-sw.dat' using 1:%d:%d:%d with yerrorlines title '%s'",
-			j ? ", " : "", t, 2 + 3 * j, 3 + 3 * j, 4 + 3 * j,
-			arms[j]);
-	fprintf(f, "\n\nunset logscale\nset output '%s-rr.svg'\n"
+			k ? ", " : "", t, 2 + 3 * k, 3 + 3 * k, 4 + 3 * k,
+			arms[col[k]]);
+	fprintf(f, "\n\nunset logscale\nset output '%s-rr.png'\n"
 		   "set title 'TCP RR 64 B round trip (%s): median, min..max'\n"
 		   "set style data histogram\nset style histogram errorbars gap 2 lw 1\n"
 		   "set style fill solid 0.6 border -1\nset xlabel 'arm'\n"
