@@ -51,7 +51,8 @@
 #
 # Environment: OUT, QEMU, VNETD, VNETCTL; EVIDENCE_COAL_ARM (ARM one of
 # vnetd, nocoal, nobypass, adaptive): other `vnetctl coalesce set` words
-# for it (to try values; docs/evidence.md).  Not a test: make check does not
+# for it, EVIDENCE_ENV_ARM: NAME=VALUE words for its vnetd's environment
+# (to try values and variants; docs/evidence.md).  Not a test: make check does not
 # run it.  docs/evidence.md explains the method and holds a run.
 
 set -u
@@ -256,9 +257,10 @@ start_dpdk()
 # vnetd_arm ARM: a vnetd of its own, server mode, on its own tap
 start_vnetd()
 {
-	local a=$1 sock=$VM_LOGS/$1.sock log=$VM_LOGS/vnetd-$1.log
+	local a=$1 sock=$VM_LOGS/$1.sock log=$VM_LOGS/vnetd-$1.log v="EVIDENCE_ENV_$1"
 
-	"$VNETD" --netns "$NS" --tap "$(arm_tap "$a")" --socket "$sock" >"$log" 2>&1 &
+	# shellcheck disable=SC2086 # NAME=VALUE words
+	env ${!v:-} "$VNETD" --netns "$NS" --tap "$(arm_tap "$a")" --socket "$sock" >"$log" 2>&1 &
 	PIDS+=("$!")
 	VPIDS[$(arm_index "$a")]=$!
 	_vm_poll 10000 test -S "$sock" || die "vnetd for $a did not start: $(tail -n 3 "$log")"

@@ -93,6 +93,7 @@ static void print_dp(__u32 q, int dir, const struct vnet_dp_stats *d)
 	out_u64("notify_urgent", " urgent %llu", d->notify_urgent);
 	out_u64("notify_timer", " timer %llu", d->notify_timer);
 	out_u64("notify_frames", " frames %llu", d->notify_frames);
+	out_u64("notify_paired", " paired %llu", d->notify_paired);
 	out_text("\n");
 	out_arr_open("drops");
 	for (i = 0; i < VNET_DROP_MAX; i++) {

@@ -2132,6 +2132,72 @@ out:
 }
 
 /*
+ * Paired signals: a TX completion held by coalescing (tx-frames 8,
+ * tx-usecs 100 ms) goes along with the RX signal of a frame for the guest
+ * (rx-frames 0: at once) instead of waiting for its timer: notify_paired
+ * counts it on TX, the timer later finds nothing pending.
+ */
+static void notify_paired(void)
+{
+	struct coal c = { .tx_frames = TX_FRAMES, .tx_usecs = 100000 };
+	struct vufe_vq_stats tx0, tx, rx0;
+	struct vnet_dp_stats d0, d, r0;
+	static __u8 f[256], got[FRAME_MAX];
+	struct vufe *fe = NULL;
+	unsigned int seq = 0;
+	__u16 sport = 31000;
+	struct vd vd;
+	int pfd = -1;
+	ssize_t n;
+
+	if (!notify_setup(&vd, "npair", &c, true, &fe))
+		goto out;
+	pfd = pkt_open(vd.ns, vd.port[0].tap);
+	if (!ASSERT_GE(pfd, 0, "AF_PACKET on the tap"))
+		goto out;
+	vufe_post_rx(fe, 0, 0);
+	vufe_vq_stats(fe, VUFE_TXQ(0), &tx0);
+	vufe_vq_stats(fe, VUFE_RXQ(0), &rx0);
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
+	dps_read(&vd.port[0], VNET_DIR_RX, 0, &r0);
+	/* one UDP frame out: its completion is held (1 < tx-frames) */
+	if (!tx_bursts(fe, 1, 1, BULK, false, &seq))
+		goto out;
+	/* one frame in: signalled at once, and the TX completion with it */
+	if (!ASSERT_OK(pkt_send(pfd, NULL, f, udp_frame(f, guest_mac, host_mac,
+							 sport, 1)),
+		       "send"))
+		goto out;
+	n = guest_recv(fe, 1, got, sizeof(got), NULL, NULL, NULL, match_sport,
+		       &sport, WAIT_MS);
+	if (!ASSERT_GE(n, 0, "the RX frame arrived"))
+		goto out;
+	settle(fe, &vd.port[0], VUFE_TXQ(0), VNET_DIR_TX, &tx0, &d0, 150, &tx,
+	       &d);
+	/* past the TX timer's 100 ms: it found nothing left to signal */
+	nap_ms(150);
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d);
+	vufe_vq_stats(fe, VUFE_TXQ(0), &tx);
+	dbg("paired: tx signals %llu (paired %llu timer %llu)\n",
+	    (unsigned long long)(tx.signals - tx0.signals),
+	    (unsigned long long)(d.notify_paired - d0.notify_paired),
+	    (unsigned long long)(d.notify_timer - d0.notify_timer));
+	ASSERT_EQ(tx.signals - tx0.signals, 1, "one TX signal");
+	ASSERT_EQ(d.notify_paired - d0.notify_paired, 1,
+		  "the TX completion went with the RX signal");
+	ASSERT_EQ(d.notify_timer - d0.notify_timer, 0,
+		  "the TX timer found nothing left");
+	dps_read(&vd.port[0], VNET_DIR_RX, 0, &d);
+	ASSERT_GE(d.notify_sent - r0.notify_sent, 1, "the RX signal");
+out:
+	if (pfd >= 0)
+		close(pfd);
+	if (fe)
+		vufe_destroy(fe);
+	vd_cleanup(&vd);
+}
+
+/*
  * --busy-poll: 250 bursts of 4, each sent ~100 us after the previous one
  * was used.  Without busy polling vnetd has asked for a kick and gone to
  * sleep by then, so every burst needs a kick; with a 1000 us window vnetd
@@ -3304,6 +3370,7 @@ static const struct {
 	{ notify_tx_live_change, "vnetd/notify_tx_live_change" },
 	{ notify_tx_urgent, "vnetd/notify_tx_urgent" },
 	{ notify_tx_urgent_no_bypass, "vnetd/notify_tx_urgent_no_bypass" },
+	{ notify_paired, "vnetd/notify_paired" },
 	{ notify_tx_event_idx, "vnetd/notify_tx_event_idx" },
 	{ busy_poll, "vnetd/busy_poll" },
 	{ notify_tx_single, "vnetd/notify_tx_single" },

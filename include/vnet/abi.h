@@ -28,7 +28,7 @@
 
 #include <linux/types.h>
 
-#define VNET_ABI_VERSION 1
+#define VNET_ABI_VERSION 2
 
 /* tun supports at most 256 queues (MAX_TAP_QUEUES). */
 #define VNET_MAX_QUEUES 256
@@ -290,10 +290,11 @@ struct vnet_dp_stats {
 	__u64 notify_frames;     /* sent because *-frames were pending */
 	__u64 busy_polls;        /* busy-poll windows that found work (tx) */
 	__u64 drops[VNET_DROP_MAX];
+	__u64 notify_paired;     /* sent along with the other direction's signal */
 };
 
 #ifndef __BPF__
-_Static_assert(sizeof(struct vnet_dp_stats) == 152, "vnet_dp_stats");
+_Static_assert(sizeof(struct vnet_dp_stats) == 160, "vnet_dp_stats");
 _Static_assert(sizeof(struct vnet_counter) == 16, "vnet_counter");
 _Static_assert(sizeof(struct vnet_class_stats) ==
 		       VNET_CLASS_MAX * sizeof(struct vnet_counter),

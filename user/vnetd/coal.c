@@ -13,7 +13,9 @@
  *   5. `usecs` since the first pending one (timerfd)  -> notify_timer;
  *      a burst held back counts notify_deferred
  *
- * and in every case EVENT_IDX has the last word: vhost_vq_notify() asks
+ * A signal sent in one direction takes along what the other holds
+ * (notify_paired, see vnetd_coal_flush()), and in every case EVENT_IDX
+ * has the last word: vhost_vq_notify() asks
  * vhost_vq_need_notify() over everything pushed since the last decision
  * and counts notify_sent or notify_suppressed.  The values are read live
  * from the queue pair's entry of the pinned config map (plain loads); with
@@ -21,6 +23,7 @@
  * map once it has one.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,18 +95,43 @@ static void timer_set(struct vnetd_qp *qp, struct vnetd_coal *c,
 	c->timer_ns = deadline;
 }
 
+/* VNETD_NO_PAIRED_SIGNALS=1 in the environment: each direction alone */
+static bool paired_signals(void)
+{
+	static int paired = -1;
+
+	if (paired < 0)
+		paired = !getenv("VNETD_NO_PAIRED_SIGNALS");
+	return paired;
+}
+
 /*
  * Decide now.  REASON (NULL: none) counts the signal if it is sent; the
  * guest's EVENT_IDX may suppress it (counted by the library).
+ *
+ * A signal that is sent takes along what the pair's other direction holds
+ * back (notify_paired): the guest's interrupt handler looks at both rings
+ * anyway (one INTx line per device; virtio_net's RX poll also cleans the
+ * TX ring), so the held signal would cost a second interrupt, a timer
+ * wake-up here and one in the VMM a little later, for nothing.  Signalling
+ * earlier than the coalescing values ask is always allowed.
  */
 void vnetd_coal_flush(struct vnetd_qp *qp, int dir, __u64 *reason)
 {
-	struct vnetd_coal *c = coal_of(qp, dir);
-	struct vhost_vq *vq = vq_of(qp, dir);
+	int odir = dir == VNET_DIR_TX ? VNET_DIR_RX : VNET_DIR_TX;
+	struct vnetd_coal *c = coal_of(qp, dir), *oc = coal_of(qp, odir);
+	struct vhost_vq *vq = vq_of(qp, dir), *ovq = vq_of(qp, odir);
 
 	c->pending = 0;
-	if (vq && vhost_vq_notify(vq) == 1 && reason)
+	if (!vq || vhost_vq_notify(vq) != 1)
+		return;
+	if (reason)
 		(*reason)++;
+	if (oc->pending && ovq && paired_signals()) {
+		oc->pending = 0;
+		if (vhost_vq_notify(ovq) == 1)
+			st_of(qp, odir)->notify_paired++;
+	}
 	/* an armed timer is left to expire: it finds nothing pending */
 }
 
