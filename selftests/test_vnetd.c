@@ -2132,16 +2132,17 @@ out:
 }
 
 /*
- * Paired signals: a TX completion held by coalescing (tx-frames 8,
- * tx-usecs 100 ms) goes along with the RX signal of a frame for the guest
- * (rx-frames 0: at once) instead of waiting for its timer: notify_paired
- * counts it on TX, the timer later finds nothing pending.
+ * Paired signals: a frame for the guest held by coalescing (rx-frames 8,
+ * rx-usecs 100 ms) goes along with the TX signal of an urgent frame (sent
+ * at once) instead of waiting for its timer: notify_paired counts it on
+ * RX, the timer later finds nothing pending.
  */
 static void notify_paired(void)
 {
-	struct coal c = { .tx_frames = TX_FRAMES, .tx_usecs = 100000 };
-	struct vufe_vq_stats tx0, tx, rx0;
-	struct vnet_dp_stats d0, d, r0;
+	struct coal c = { .tx_frames = TX_FRAMES, .tx_usecs = 100000,
+			  .rx_frames = 8, .rx_usecs = 100000 };
+	struct vufe_vq_stats rx0, rx, tx0;
+	struct vnet_dp_stats d0, d, t0;
 	static __u8 f[256], got[FRAME_MAX];
 	struct vufe *fe = NULL;
 	unsigned int seq = 0;
@@ -2156,14 +2157,11 @@ static void notify_paired(void)
 	if (!ASSERT_GE(pfd, 0, "AF_PACKET on the tap"))
 		goto out;
 	vufe_post_rx(fe, 0, 0);
-	vufe_vq_stats(fe, VUFE_TXQ(0), &tx0);
 	vufe_vq_stats(fe, VUFE_RXQ(0), &rx0);
-	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
-	dps_read(&vd.port[0], VNET_DIR_RX, 0, &r0);
-	/* one UDP frame out: its completion is held (1 < tx-frames) */
-	if (!tx_bursts(fe, 1, 1, BULK, false, &seq))
-		goto out;
-	/* one frame in: signalled at once, and the TX completion with it */
+	vufe_vq_stats(fe, VUFE_TXQ(0), &tx0);
+	dps_read(&vd.port[0], VNET_DIR_RX, 0, &d0);
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &t0);
+	/* one UDP frame in: delivered, its signal held (1 < rx-frames) */
 	if (!ASSERT_OK(pkt_send(pfd, NULL, f, udp_frame(f, guest_mac, host_mac,
 							 sport, 1)),
 		       "send"))
@@ -2172,23 +2170,26 @@ static void notify_paired(void)
 		       &sport, WAIT_MS);
 	if (!ASSERT_GE(n, 0, "the RX frame arrived"))
 		goto out;
-	settle(fe, &vd.port[0], VUFE_TXQ(0), VNET_DIR_TX, &tx0, &d0, 150, &tx,
+	/* one urgent frame out: signalled at once, the RX signal with it */
+	if (!tx_bursts(fe, 1, 1, URGENT, false, &seq))
+		goto out;
+	settle(fe, &vd.port[0], VUFE_RXQ(0), VNET_DIR_RX, &rx0, &d0, 150, &rx,
 	       &d);
-	/* past the TX timer's 100 ms: it found nothing left to signal */
+	/* past the RX timer's 100 ms: it found nothing left to signal */
 	nap_ms(150);
-	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d);
-	vufe_vq_stats(fe, VUFE_TXQ(0), &tx);
-	dbg("paired: tx signals %llu (paired %llu timer %llu)\n",
-	    (unsigned long long)(tx.signals - tx0.signals),
+	dps_read(&vd.port[0], VNET_DIR_RX, 0, &d);
+	vufe_vq_stats(fe, VUFE_RXQ(0), &rx);
+	dbg("paired: rx signals %llu (paired %llu timer %llu)\n",
+	    (unsigned long long)(rx.signals - rx0.signals),
 	    (unsigned long long)(d.notify_paired - d0.notify_paired),
 	    (unsigned long long)(d.notify_timer - d0.notify_timer));
-	ASSERT_EQ(tx.signals - tx0.signals, 1, "one TX signal");
+	ASSERT_EQ(rx.signals - rx0.signals, 1, "one RX signal");
 	ASSERT_EQ(d.notify_paired - d0.notify_paired, 1,
-		  "the TX completion went with the RX signal");
+		  "the RX frame's signal went with the TX signal");
 	ASSERT_EQ(d.notify_timer - d0.notify_timer, 0,
-		  "the TX timer found nothing left");
-	dps_read(&vd.port[0], VNET_DIR_RX, 0, &d);
-	ASSERT_GE(d.notify_sent - r0.notify_sent, 1, "the RX signal");
+		  "the RX timer found nothing left");
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d);
+	ASSERT_GE(d.notify_urgent - t0.notify_urgent, 1, "the urgent TX signal");
 out:
 	if (pfd >= 0)
 		close(pfd);
