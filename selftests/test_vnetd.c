@@ -2800,6 +2800,185 @@ out:
 	hostile_down(&h);
 }
 
+/*
+ * A frontend's kick, call and error fds must never hold vnetd: a pipe
+ * nobody reads as the call or error fd, a blocking eventfd filled to its
+ * maximum count as the call fd (with O_NONBLOCK cleared again after vnetd
+ * saw it, in the "cleared" variant).  vnetd signals it (a frame delivered
+ * to RX, a broken TX ring); then GET_VRING_BASE of that ring must be
+ * answered within 2 s, port 1 must keep moving frames, port 0 must serve a
+ * new guest, and SIGTERM must end vnetd (vd_cleanup()).
+ */
+enum stuck_kind { STUCK_CALL_PIPE, STUCK_ERR_PIPE, STUCK_CALL_EVENTFD,
+		  STUCK_CALL_EVENTFD_CLEARED };
+
+/* a pipe whose buffer is full, its write end blocking; -errno */
+static int full_pipe(int p[2])
+{
+	static __u8 junk[4096];
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
+	while (write(p[1], junk, sizeof(junk)) > 0)
+		;
+	if (errno != EAGAIN || fcntl(p[1], F_SETFL, 0)) {
+		close(p[0]);
+		close(p[1]);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int vring_fd_send(struct vufe *fe, __u32 req, unsigned int vq, int fd)
+{
+	__u64 u = vq;
+
+	return vufe_send_msg(fe, req, VUFE_MSG_VERSION, &u, sizeof(u),
+			     sizeof(u), &fd, 1);
+}
+
+/* GET_VRING_BASE of VQ: ms until the answer, or -1 (error, timeout) */
+static long long get_base_ms(struct vufe *fe, unsigned int vq)
+{
+	struct vhost_vring_state st = { .index = vq };
+	long long t0 = now_ms();
+	__u32 size;
+
+	if (vufe_send_msg(fe, VUFE_GET_VRING_BASE, VUFE_MSG_VERSION, &st,
+			  sizeof(st), sizeof(st), NULL, 0) ||
+	    vufe_recv_reply(fe, VUFE_GET_VRING_BASE, &st, sizeof(st), &size))
+		return -1;
+	return now_ms() - t0;
+}
+
+/* the log since the mark has NEEDLE */
+static bool log_has(struct vd *vd, const char *needle)
+{
+	static char buf[1 << 16];
+	ssize_t n = -1;
+	int fd;
+
+	fd = open(vd->log, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = pread(fd, buf, sizeof(buf) - 1, vd->mark);
+		close(fd);
+	}
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, needle);
+}
+
+static bool stuck_one(struct hostile_env *h, enum stuck_kind kind,
+		      const char *name)
+{
+	static __u8 f[512];
+	struct vufe_opts o = fe_opts(&h->vd.port[0]);
+	unsigned int vq = kind == STUCK_ERR_PIPE ? VUFE_TXQ(0) : VUFE_RXQ(0);
+	int pfd[2] = { -1, -1 }, efd = -1, fd;
+	struct vufe_vq_stats st;
+	char line[300];
+	struct vufe *fe;
+	long long ms, deadline;
+	bool ok = false;
+
+	o.timeout_ms = 4000;
+	fe = fe_up(&o);
+	if (!fe)
+		return false;
+	vufe_post_rx(fe, 0, 0);
+	if (kind == STUCK_CALL_EVENTFD || kind == STUCK_CALL_EVENTFD_CLEARED) {
+		__u64 max = 0xfffffffffffffffeULL;
+
+		efd = eventfd(0, EFD_CLOEXEC);
+		if (!ASSERT_GE(efd, 0, "eventfd") ||
+		    !ASSERT_EQ(write(efd, &max, sizeof(max)), 8,
+			       "eventfd filled"))
+			goto out;
+		fd = efd;
+	} else {
+		if (!ASSERT_OK(full_pipe(pfd), "full pipe"))
+			goto out;
+		fd = pfd[1];
+	}
+	if (!ASSERT_OK(vring_fd_send(fe, kind == STUCK_ERR_PIPE ?
+					 VUFE_SET_VRING_ERR :
+					 VUFE_SET_VRING_CALL, vq, fd),
+		       name) ||
+	    !ASSERT_EQ(vufe_backend_alive(fe, WAIT_MS), 1, "fd taken"))
+		goto out;
+	/* vnetd has it now: make the shared open file blocking again */
+	if (kind == STUCK_CALL_EVENTFD_CLEARED &&
+	    !ASSERT_OK(fcntl(efd, F_SETFL, 0), "O_NONBLOCK cleared"))
+		goto out;
+	vd_log_mark(&h->vd);
+	if (kind == STUCK_ERR_PIPE) {
+		/* the broken ring writes its error fd */
+		if (vufe_hostile_ring(fe, vq, VUFE_BAD_DESC_OOB) < 0) {
+			test_fail("%s: %s", name, vufe_strerror(fe));
+			goto out;
+		}
+		if (!vd_log_wait_line(&h->vd, line, sizeof(line), WAIT_MS))
+			dbg("%s: no log line about the broken ring\n", name);
+	} else {
+		/* a frame for the guest: delivered, then the call is written */
+		test_frame(f, 400, guest_mac, host_mac, 0x50000000);
+		if (!ASSERT_OK(pkt_send(h->pfd[0], NULL, f, 400), name))
+			goto out;
+		deadline = now_ms() + WAIT_MS;
+		while (vufe_vq_stats(fe, VUFE_RXQ(0), &st) == 0 &&
+		       st.used_idx == st.last_used && now_ms() < deadline)
+			nap_ms(2);
+		if (!ASSERT_NEQ(st.used_idx, st.last_used, "frame delivered"))
+			goto out;
+	}
+	nap_ms(50); /* the queue thread is in its write now, if it blocks */
+	ms = get_base_ms(fe, vq);
+	dbg("%s: GET_VRING_BASE answered after %lld ms\n", name, ms);
+	if (!ASSERT_GE(ms, 0, "GET_VRING_BASE answered") ||
+	    !ASSERT_LE(ms, 2000, "GET_VRING_BASE within 2 s"))
+		goto out;
+	/* held, interrupted, said so */
+	if (kind == STUCK_CALL_EVENTFD_CLEARED &&
+	    !ASSERT_TRUE(log_has(&h->vd, "the call fd blocked the queue thread"),
+			 "log names the blocked call fd"))
+		goto out;
+	ok = true;
+out:
+	vufe_destroy(fe);
+	if (pfd[0] >= 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+	}
+	if (efd >= 0)
+		close(efd);
+	return ok && hostile_after(h, name);
+}
+
+static void stuck_fds(void)
+{
+	static const struct {
+		enum stuck_kind kind;
+		const char *name;
+	} k[] = {
+		{ STUCK_CALL_PIPE, "call fd: full pipe" },
+		{ STUCK_ERR_PIPE, "error fd: full pipe" },
+		{ STUCK_CALL_EVENTFD, "call fd: saturated eventfd" },
+		{ STUCK_CALL_EVENTFD_CLEARED,
+		  "call fd: saturated eventfd, O_NONBLOCK cleared" },
+	};
+	struct hostile_env h;
+	unsigned int i;
+
+	if (!hostile_up(&h, "stuck"))
+		goto out;
+	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (!stuck_one(&h, k[i].kind, k[i].name))
+			break;
+out:
+	hostile_down(&h);
+}
+
 /* ------------------------------------------------------------------ */
 /* 6. restart                                                          */
 /* ------------------------------------------------------------------ */
@@ -3258,6 +3437,7 @@ static const struct {
 	{ ring_wrap, "vnetd/ring_wrap" },
 	{ hostile_ring, "vnetd/hostile_ring" },
 	{ hostile_msg, "vnetd/hostile_msg" },
+	{ stuck_fds, "vnetd/stuck_fds" },
 	{ restart_clean, "vnetd/restart" },
 	{ restart_after_kill, "vnetd/restart_after_kill" },
 	{ client_mode, "vnetd/client_mode" },

@@ -26,6 +26,7 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/timerfd.h>
 #include <linux/virtio_net.h>
 #include <bpf/libbpf.h>
 
@@ -602,7 +603,10 @@ struct ep_item {
 	struct vnetd_port *port;
 };
 
-enum { EP_SERVER = 1, EP_SIGNAL, EP_MONITOR };
+enum { EP_SERVER = 1, EP_SIGNAL, EP_MONITOR, EP_WATCHDOG };
+
+/* how often a queue thread held by a frontend's fd is looked for */
+#define WATCHDOG_MS 250
 
 static void monitor_open(struct vnetd_port *p)
 {
@@ -768,24 +772,36 @@ static int run(struct vhost_server *srv, struct vnetd_port *ports,
 	       unsigned int nports, int sfd)
 {
 	struct ep_item srv_item = { EP_SERVER, NULL }, sig_item = { EP_SIGNAL, NULL };
+	struct ep_item wd_item = { EP_WATCHDOG, NULL };
+	struct itimerspec its = {
+		.it_interval.tv_nsec = WATCHDOG_MS * 1000000L,
+		.it_value.tv_nsec = WATCHDOG_MS * 1000000L,
+	};
 	struct ep_item *mon_items;
+	uint64_t ticks;
 	struct epoll_event ev[16];
 	struct signalfd_siginfo si;
-	unsigned int i;
-	int epfd, n, ret = 0;
+	unsigned int i, i2;
+	int epfd, wdfd, n, ret = 0;
 
 	mon_items = calloc(nports, sizeof(*mon_items));
 	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (!mon_items || epfd < 0) {
+	wdfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (!mon_items || epfd < 0 || wdfd < 0 ||
+	    timerfd_settime(wdfd, 0, &its, NULL)) {
 		vhost_err("control loop: %s", strerror(errno));
 		free(mon_items);
 		if (epfd >= 0)
 			close(epfd);
+		if (wdfd >= 0)
+			close(wdfd);
 		return -ENOMEM;
 	}
 	ret = ep_add(epfd, vhost_server_fd(srv), &srv_item);
 	if (!ret)
 		ret = ep_add(epfd, sfd, &sig_item);
+	if (!ret)
+		ret = ep_add(epfd, wdfd, &wd_item);
 	for (i = 0; !ret && i < nports; i++) {
 		mon_items[i] = (struct ep_item){ EP_MONITOR, &ports[i] };
 		if (ports[i].mon_fd >= 0)
@@ -825,10 +841,17 @@ static int run(struct vhost_server *srv, struct vnetd_port *ports,
 			case EP_MONITOR:
 				monitor_event(it->port);
 				break;
+			case EP_WATCHDOG:
+				if (read(wdfd, &ticks, sizeof(ticks)) < 0)
+					break;
+				for (i2 = 0; i2 < nports; i2++)
+					vnetd_watchdog(&ports[i2]);
+				break;
 			}
 		}
 	}
 out:
+	close(wdfd);
 	close(epfd);
 	free(mon_items);
 	return ret;
@@ -864,6 +887,13 @@ int main(int argc, char **argv)
 	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (sfd < 0) {
 		vhost_err("signalfd: %s", strerror(errno));
+		return EXIT_STARTUP;
+	}
+	/* SIGURG is for the queue threads (net.c): not this one's syscalls */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGURG);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL)) {
+		vhost_err("sigprocmask: %s", strerror(errno));
 		return EXIT_STARTUP;
 	}
 	if (o.agent.ntaps) {
