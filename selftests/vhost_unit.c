@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <linux/vhost_types.h>
 #include <linux/virtio_config.h>
@@ -2166,6 +2167,96 @@ out:
 	rmdir(tmpdir);
 }
 
+/*
+ * The socket's mode without a path-based chmod.  The library's chmod()
+ * and bind() calls land here (these definitions take precedence over the
+ * C library's in this program).  While armed, a chmod() of the socket path
+ * first swaps a symlink to a victim file in at the path, as another
+ * process could between bind() and chmod(); bind() records the mode the
+ * socket file has the moment it exists.
+ */
+static struct {
+	bool armed;
+	const char *path, *victim;
+	unsigned int chmods;
+	mode_t bound_mode;
+} race;
+
+int chmod(const char *path, mode_t mode)
+{
+	if (race.armed && !strcmp(path, race.path)) {
+		char tmp[128];
+
+		race.chmods++;
+		snprintf(tmp, sizeof(tmp), "%s.swap", race.path);
+		if (!symlink(race.victim, tmp))
+			rename(tmp, race.path);
+	}
+	return (int)syscall(SYS_fchmodat, AT_FDCWD, path, mode);
+}
+
+int bind(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	const struct sockaddr_un *su = (const struct sockaddr_un *)sa;
+	struct stat st;
+	int ret;
+
+	ret = (int)syscall(SYS_bind, fd, sa, len);
+	if (!ret && race.armed && sa->sa_family == AF_UNIX &&
+	    !strcmp(su->sun_path, race.path) && !lstat(race.path, &st))
+		race.bound_mode = st.st_mode & 07777;
+	return ret;
+}
+
+static void test_server_mode_race(void)
+{
+	struct vhost_server srv = { .epfd = -1, .stop_fd = -1 };
+	char path[108], victim[108];
+	struct stat st;
+	struct tdev t;
+	mode_t old_umask;
+	int fd;
+
+	memset(&t, 0, sizeof(t));
+	t.sock = t.memfd = -1;
+	t.offer = T_OFFER;
+	if (!tmpdir_make())
+		return;
+	snprintf(path, sizeof(path), "%s/port.sock", tmpdir);
+	snprintf(victim, sizeof(victim), "%s/victim", tmpdir);
+	fd = open(victim, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	if (!ASSERT_GE(fd, 0, "victim file"))
+		goto out;
+	fchmod(fd, 0644);
+	close(fd);
+	race.path = path;
+	race.victim = victim;
+	race.armed = true;
+	/* a permissive umask: only the library's own mode protects it */
+	old_umask = umask(0);
+	if (ASSERT_OK(vhost_dev_init(&t.dev, path, 2, &t_ops, &t), "init") &&
+	    ASSERT_OK(vhost_server_init(&srv), "server init"))
+		vhost_server_add_port(&srv, &t.dev,
+				      &(struct vhost_port_cfg){ .path = path,
+								.mode = 0600 });
+	umask(old_umask);
+	race.armed = false;
+	ASSERT_EQ(race.chmods, 0, "no chmod() of the socket path");
+	ASSERT_EQ(race.bound_mode, 0600, "mode of the socket when bind() made it");
+	if (ASSERT_OK(stat(victim, &st), "stat victim"))
+		ASSERT_EQ(st.st_mode & 07777, 0644, "mode of a file swapped in unchanged");
+	if (ASSERT_OK(lstat(path, &st), "lstat socket")) {
+		ASSERT_TRUE(S_ISSOCK(st.st_mode), "the socket is still there");
+		ASSERT_EQ(st.st_mode & 07777, 0600, "socket mode");
+	}
+out:
+	vhost_server_cleanup(&srv);
+	vhost_dev_cleanup(&t.dev);
+	unlink(path);
+	unlink(victim);
+	rmdir(tmpdir);
+}
+
 static void test_server_client_reconnect(void)
 {
 	struct vhost_server srv = { .epfd = -1, .stop_fd = -1 };
@@ -2264,6 +2355,7 @@ static const struct {
 	{ "vhost_vq/bad_ring_addr", test_vq_bad_ring_addr },
 	{ "vhost_dev/quiesce_threaded", test_dev_quiesce_threaded },
 	{ "vhost_server/listen", test_server_listen },
+	{ "vhost_server/mode_race", test_server_mode_race },
 	{ "vhost_server/client_reconnect", test_server_client_reconnect },
 };
 

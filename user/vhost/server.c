@@ -115,6 +115,15 @@ static int stale_socket_remove(const char *path)
 	return 0;
 }
 
+/*
+ * The socket file has its mode from the moment bind() creates it: Linux
+ * gives the new inode the socket's own mode (fchmod() before bind())
+ * minus the umask.  No path is changed afterwards: a chmod() by name
+ * would follow whatever another process put at the path in between (a
+ * symlink to a file of its choice).  A umask that takes bits away from
+ * MODE can only make the socket stricter; it is not changed here because
+ * it belongs to the whole process, every thread included.
+ */
 static int port_listen(struct vhost_port *port)
 {
 	struct sockaddr_un sa;
@@ -123,6 +132,10 @@ static int port_listen(struct vhost_port *port)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
+	if (fchmod(fd, port->mode)) {
+		ret = -errno;
+		goto err_close;
+	}
 	sockaddr_fill(&sa, port->path);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		ret = -errno;
@@ -137,14 +150,6 @@ static int port_listen(struct vhost_port *port)
 		}
 	}
 	port->unlink_on_close = true;
-	/*
-	 * bind() applied the umask; set the mode the caller asked for.  Nobody
-	 * can connect before listen(), so there is no window to close.
-	 */
-	if (chmod(port->path, port->mode)) {
-		ret = -errno;
-		goto err_unlink;
-	}
 	if (listen(fd, LISTEN_BACKLOG)) {
 		ret = -errno;
 		goto err_unlink;

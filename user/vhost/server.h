@@ -31,7 +31,7 @@
 struct vhost_port_cfg {
 	const char *path;
 	bool client;		/* connect instead of listen */
-	mode_t mode;		/* server: socket file mode; 0 = 0600 */
+	mode_t mode;		/* server: socket file mode (minus the umask); 0 = 0600 */
 	unsigned int backoff_min_ms; /* client: first retry; 0 = 100 */
 	unsigned int backoff_max_ms; /* client: retry cap; 0 = 5000 */
 };
