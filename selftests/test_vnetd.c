@@ -617,6 +617,7 @@ static int gso_feed(struct gso_flow *g, const struct virtio_net_hdr *vh,
 struct port {
 	char sock[108];
 	char tap[IFNAMSIZ];
+	char ns[64];		/* "": the vnetd's namespace (vd.ns) */
 	unsigned int queues;
 	int cfg_fd, dps_fd, qs_fd;	/* pinned maps, -1 until opened */
 };
@@ -788,7 +789,8 @@ static bool vd_start(struct vd *vd)
 		for (i = 0; i < vd->nports; i++)
 			fprintf(f, "socket=%s tap=%s queues=%u netns=%s\n",
 				vd->port[i].sock, vd->port[i].tap,
-				vd->port[i].queues, vd->ns);
+				vd->port[i].queues,
+				vd->port[i].ns[0] ? vd->port[i].ns : vd->ns);
 		fclose(f);
 	}
 	snprintf(q, sizeof(q), "%u", vd->port[0].queues);
@@ -873,14 +875,15 @@ static bool vd_start(struct vd *vd)
 	/* the taps exist and are up, the pins are there */
 	for (i = 0; i < vd->nports; i++) {
 		struct port *p = &vd->port[i];
+		const char *ns = p->ns[0] ? p->ns : vd->ns;
 		char path[160];
 		bool up = false;
 
-		while (ns_link(vd->ns, p->tap, &up) <= 0 || !up) {
+		while (ns_link(ns, p->tap, &up) <= 0 || !up) {
 			if (now_ms() > deadline) {
 				test_fail("tap %s in %s is %s after vnetd is ready",
-					  p->tap, vd->ns,
-					  ns_link(vd->ns, p->tap, NULL) > 0 ?
+					  p->tap, ns,
+					  ns_link(ns, p->tap, NULL) > 0 ?
 						  "not up" : "missing");
 				return false;
 			}
@@ -903,7 +906,7 @@ static bool vd_start(struct vd *vd)
 		/* no IPv6 chatter (RS, MLD) on the test links */
 		snprintf(path, sizeof(path),
 			 "/proc/sys/net/ipv6/conf/%s/disable_ipv6", p->tap);
-		ns_sysctl(vd->ns, path, "1");
+		ns_sysctl(ns, path, "1");
 	}
 	return true;
 }
@@ -3123,6 +3126,121 @@ out:
 	hostile_down(&h);
 }
 
+/*
+ * A port whose tap, or whose netns, goes away while vnetd runs: vnetd
+ * logs a line naming the tap, stops that port (its socket file and the
+ * pins it made are removed) and the other port keeps moving frames.
+ */
+static bool gone_pins(const char *tap)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), PIN_ROOT "/%s", tap);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+static bool port_gone_check(struct vd *vd, const char *what)
+{
+	long long deadline = now_ms() + WAIT_MS;
+	struct port *p = &vd->port[0];
+	char needle[64];
+
+	snprintf(needle, sizeof(needle), "tap %s", p->tap);
+	while ((!access(p->sock, F_OK) || !gone_pins(p->tap) ||
+		!log_has(vd, needle)) && now_ms() < deadline)
+		nap_ms(10);
+	return ASSERT_TRUE(access(p->sock, F_OK) && errno == ENOENT,
+			   "the port's socket file is gone") &&
+	       ASSERT_TRUE(gone_pins(p->tap), "the port's pins are gone") &&
+	       ASSERT_TRUE(log_has(vd, needle), what) &&
+	       ASSERT_TRUE(vd_running(vd), "vnetd still runs");
+}
+
+static void port_gone_run(bool netns)
+{
+	struct vufe *fe[2] = { NULL, NULL };
+	char ns_b[64] = "";
+	int pfd[2] = { -1, -1 };
+	unsigned int i;
+	struct vd vd;
+	__u32 id = 0;
+
+	vd_init(&vd, netns ? "nsgone" : "tapgone", 2, 1);
+	if (netns) {
+		/* port 0 in a netns of its own */
+		snprintf(ns_b, sizeof(ns_b), "vnet-v-nsb-%d", getpid());
+		if (sh("ip netns add %s", ns_b)) {
+			test_fail("ip netns add %s failed", ns_b);
+			goto out;
+		}
+		if (nr_made_ns < sizeof(made_ns) / sizeof(made_ns[0]))
+			snprintf(made_ns[nr_made_ns++], sizeof(made_ns[0]),
+				 "%s", ns_b);
+		ns_sysctl(ns_b, "/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
+		ns_sysctl(ns_b, "/proc/sys/net/ipv6/conf/default/disable_ipv6",
+			  "1");
+		snprintf(vd.port[0].ns, sizeof(vd.port[0].ns), "%s", ns_b);
+	}
+	if (!vd_up(&vd))
+		goto out;
+	for (i = 0; i < 2; i++) {
+		struct vufe_opts o = fe_opts(&vd.port[i]);
+
+		pfd[i] = pkt_open(vd.port[i].ns[0] ? vd.port[i].ns : vd.ns,
+				  vd.port[i].tap);
+		if (!ASSERT_GE(pfd[i], 0, "AF_PACKET on the tap"))
+			goto out;
+		fe[i] = fe_up(&o);
+		if (!fe[i])
+			goto out;
+		vufe_post_rx(fe[i], 0, 0);
+		if (!ping_both(fe[i], &vd.port[i], 0, pfd[i], id++, "before"))
+			goto out;
+	}
+	vd_log_mark(&vd);
+	close_fd(&pfd[0]);
+	if (netns) {
+		if (sh("ip netns del %s", ns_b)) {
+			test_fail("ip netns del %s failed", ns_b);
+			goto out;
+		}
+	} else if (sh("ip -n %s link del %s", vd.ns, vd.port[0].tap)) {
+		test_fail("ip link del %s failed", vd.port[0].tap);
+		goto out;
+	}
+	if (!port_gone_check(&vd, netns ? "a log line names the tap whose netns went" :
+					  "a log line names the deleted tap"))
+		goto out;
+	dbg("vnetd said: %s\n", vd_log_tail(&vd));
+	for (i = 0; i < 3; i++)
+		if (!ping_both(fe[1], &vd.port[1], 0, pfd[1], id++,
+			       "the other port afterwards"))
+			goto out;
+out:
+	for (i = 0; i < 2; i++) {
+		if (fe[i])
+			vufe_destroy(fe[i]);
+		close_fd(&pfd[i]);
+	}
+	vd_cleanup(&vd);
+	if (ns_b[0]) {
+		sh("ip netns del %s >/dev/null 2>&1", ns_b);
+		for (i = 0; i < nr_made_ns; i++)
+			if (!strcmp(made_ns[i], ns_b))
+				made_ns[i][0] = '\0';
+	}
+}
+
+static void tap_gone(void)
+{
+	port_gone_run(false);
+}
+
+static void netns_gone(void)
+{
+	port_gone_run(true);
+}
+
 /* ------------------------------------------------------------------ */
 /* 6. restart                                                          */
 /* ------------------------------------------------------------------ */
@@ -3583,6 +3701,8 @@ static const struct {
 	{ hostile_ring, "vnetd/hostile_ring" },
 	{ hostile_msg, "vnetd/hostile_msg" },
 	{ stuck_fds, "vnetd/stuck_fds" },
+	{ tap_gone, "vnetd/tap_gone" },
+	{ netns_gone, "vnetd/netns_gone" },
 	{ restart_clean, "vnetd/restart" },
 	{ restart_after_kill, "vnetd/restart_after_kill" },
 	{ client_mode, "vnetd/client_mode" },

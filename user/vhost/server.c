@@ -356,6 +356,22 @@ err_free:
 	return ret;
 }
 
+int vhost_server_remove_port(struct vhost_server *srv, struct vhost_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < srv->nports; i++) {
+		if (srv->ports[i]->dev != dev)
+			continue;
+		port_free(srv->ports[i]);
+		memmove(&srv->ports[i], &srv->ports[i + 1],
+			(srv->nports - i - 1) * sizeof(srv->ports[0]));
+		srv->nports--;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 static void handle_event(struct vhost_server *srv, struct vhost_ep_item *it)
 {
 	struct vhost_port *port = it->port;

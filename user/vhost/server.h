@@ -80,6 +80,13 @@ int vhost_server_add_port(struct vhost_server *srv, struct vhost_dev *dev,
 			  const struct vhost_port_cfg *cfg);
 
 /*
+ * Stop serving DEV: its frontend is disconnected (every ring stopped), its
+ * socket closed and, in server mode, unlinked.  -ENOENT if not served.
+ * Not from inside vhost_server_poll()'s callbacks.
+ */
+int vhost_server_remove_port(struct vhost_server *srv, struct vhost_dev *dev);
+
+/*
  * Wait up to TIMEOUT_MS (-1: forever) and handle what is ready.  Returns
  * the number of events handled, or -errno if epoll itself failed.
  */

@@ -160,6 +160,9 @@ struct vnetd_port {
 	uint64_t busy_poll_ns;		/* --busy-poll: TX ring spin window */
 
 	int ifindex;
+	int netns_fd;			/* --netns, held from open on; else -1 */
+	uint64_t netns_ino;		/* its inode: a new netns of that name differs */
+	bool gone;			/* its tap or netns went: port closed */
 	bool created;			/* the tap did not exist before us */
 	bool attached;			/* we attached vnet's programs */
 	struct vnet_ethtool_monitor *mon;
