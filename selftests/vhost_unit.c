@@ -835,6 +835,80 @@ out:
 	tdev_cleanup(&t);
 }
 
+/*
+ * Ring fds are the backend's to use without waiting: a pipe becomes an
+ * open file of its own (the frontend clearing O_NONBLOCK on its side
+ * changes nothing), an eventfd gets O_NONBLOCK (checked), and an fd that
+ * is neither (a socket) is refused.
+ */
+static void test_proto_ring_fd_own(void)
+{
+	int kp[2] = { -1, -1 }, cp[2] = { -1, -1 }, sp[2] = { -1, -1 };
+	int efd = eventfd(0, EFD_CLOEXEC), fl;
+	struct vhost_vq *vq;
+	uint64_t v = 0;
+	struct stat a, b;
+	struct tdev t;
+	char c = 0;
+
+	if (!tdev_setup(&t) || !ASSERT_GE(efd, 0, "eventfd") ||
+	    !ASSERT_OK(pipe2(kp, O_CLOEXEC), "kick pipe") ||
+	    !ASSERT_OK(pipe2(cp, O_CLOEXEC), "call pipe") ||
+	    !ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp),
+		       "socketpair"))
+		goto out;
+	vq = &t.dev.vqs[0];
+	ASSERT_EQ(fe_ack_vring_fd(&t, VHOST_USER_SET_VRING_KICK, 0, kp[0]), 0,
+		  "kick: a pipe");
+	ASSERT_EQ(fe_ack_vring_fd(&t, VHOST_USER_SET_VRING_CALL, 0, cp[1]), 0,
+		  "call: a pipe");
+	ASSERT_EQ(fe_ack_vring_fd(&t, VHOST_USER_SET_VRING_ERR, 0, efd), 0,
+		  "error: an eventfd");
+	if (!ASSERT_GE(vq->kick_fd, 0, "kick fd") ||
+	    !ASSERT_GE(vq->call_fd, 0, "call fd"))
+		goto out;
+	/* the same pipe, another open file: only the backend's is O_NONBLOCK */
+	if (ASSERT_OK(fstat(vq->kick_fd, &a), "fstat") &&
+	    ASSERT_OK(fstat(kp[0], &b), "fstat"))
+		ASSERT_EQ(a.st_ino, b.st_ino, "kick: the frontend's pipe");
+	ASSERT_TRUE(fcntl(vq->kick_fd, F_GETFL) & O_NONBLOCK,
+		    "kick: non-blocking for the backend");
+	ASSERT_FALSE(fcntl(kp[0], F_GETFL) & O_NONBLOCK,
+		     "kick: the frontend's open file untouched");
+	fcntl(kp[0], F_SETFL, 0);
+	ASSERT_EQ(read(vq->kick_fd, &c, 1), -1, "kick: an empty pipe does not wait");
+	ASSERT_EQ(errno, EAGAIN, "kick: EAGAIN");
+	/* a full call pipe: the signal does not wait either */
+	fl = fcntl(cp[1], F_GETFL);
+	fcntl(cp[1], F_SETFL, fl | O_NONBLOCK);
+	while (write(cp[1], &v, sizeof(v)) > 0)
+		;
+	fcntl(cp[1], F_SETFL, fl & ~O_NONBLOCK);
+	ASSERT_EQ(vhost_vq_signal(vq), 0, "call: a full pipe does not wait");
+	ASSERT_TRUE(fcntl(efd, F_GETFL) & O_NONBLOCK, "error: eventfd O_NONBLOCK");
+	/* a socket is no ring fd */
+	ASSERT_EQ(fe_ack_vring_fd(&t, VHOST_USER_SET_VRING_CALL, 0, sp[0]), 1,
+		  "call: a socket refused");
+	ASSERT_GE(vq->call_fd, 0, "call: the pipe kept");
+	ASSERT_TRUE(vhost_dev_connected(&t.dev), "still connected");
+out:
+	if (efd >= 0)
+		close(efd);
+	if (kp[0] >= 0) {
+		close(kp[0]);
+		close(kp[1]);
+	}
+	if (cp[0] >= 0) {
+		close(cp[0]);
+		close(cp[1]);
+	}
+	if (sp[0] >= 0) {
+		close(sp[0]);
+		close(sp[1]);
+	}
+	tdev_cleanup(&t);
+}
+
 static void test_proto_unknown_request(void)
 {
 	struct vhost_user_msg m;
@@ -2332,6 +2406,7 @@ static const struct {
 	  test_proto_legacy_enable },
 	{ "vhost_proto/vring_nofd_polling", test_proto_vring_nofd },
 	{ "vhost_proto/wrong_fd_count", test_proto_wrong_fd_count },
+	{ "vhost_proto/ring_fd_own", test_proto_ring_fd_own },
 	{ "vhost_proto/unknown_request", test_proto_unknown_request },
 	{ "vhost_proto/truncated_message", test_proto_truncated },
 	{ "vhost_proto/bad_header", test_proto_bad_header },
