@@ -3080,6 +3080,19 @@ static bool stuck_one(struct hostile_env *h, enum stuck_kind kind,
 			goto out;
 	}
 	nap_ms(50); /* the queue thread is in its write now, if it blocks */
+	if (kind == STUCK_CALL_EVENTFD_CLEARED) {
+		/*
+		 * No control message needed: the watchdog frees the thread,
+		 * and the pair's TX ring moves frames again.
+		 */
+		deadline = now_ms() + 2000;
+		while (!log_has(&h->vd, "interrupted") && now_ms() < deadline)
+			nap_ms(10);
+		if (!ASSERT_TRUE(log_has(&h->vd, "interrupted"),
+				 "the held queue thread is interrupted") ||
+		    !other_ring_alive(h, fe, true, name))
+			goto out;
+	}
 	ms = get_base_ms(fe, vq);
 	dbg("%s: GET_VRING_BASE answered after %lld ms\n", name, ms);
 	if (!ASSERT_GE(ms, 0, "GET_VRING_BASE answered") ||
