@@ -465,7 +465,12 @@ static struct vhost_vq *vring_fd_parse(struct vhost_dev *dev,
 	return vq;
 }
 
-static bool fd_is_eventfd(int fd)
+/*
+ * Is FD an eventfd?  /proc/self/fd says so ("anon_inode:[eventfd]");
+ * without /proc, an fd without a file type (an anonymous inode) is taken
+ * for one, and sockets, regular files and devices are not.
+ */
+static bool fd_is_eventfd(int fd, const struct stat *st)
 {
 	char path[32], link[32];
 	ssize_t n;
@@ -473,7 +478,7 @@ static bool fd_is_eventfd(int fd)
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	n = readlink(path, link, sizeof(link) - 1);
 	if (n < 0)
-		return false;
+		return !(st->st_mode & S_IFMT);
 	link[n] = '\0';
 	return !strcmp(link, "anon_inode:[eventfd]");
 }
@@ -523,7 +528,7 @@ static int ring_fd_own(struct vhost_dev *dev, unsigned int index,
 			vhost_warn("%s: vq %u: %s pipe cannot be reopened (%s): using the frontend's open file",
 				   dev_name(dev), index, what,
 				   strerror(errno));
-	} else if (!fd_is_eventfd(fd)) {
+	} else if (!fd_is_eventfd(fd, &st)) {
 		vhost_err("%s: vq %u: %s fd is neither an eventfd nor a pipe (mode 0%o)",
 			  dev_name(dev), index, what, st.st_mode & S_IFMT);
 		ret = -EINVAL;
