@@ -4,6 +4,8 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
 
 #include "vnetctl.h"
 
@@ -63,16 +65,69 @@ int do_attach(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Who serves DEV with vnet's maps: a vnetd datapath (it holds tap queues
+ * of DEV and reads the maps) or a vnetd --agent (its pid in the info
+ * map, heartbeat recent).  Fills WHO; false when nobody does.
+ */
+static bool tap_served(const char *dev, char *who, size_t len)
+{
+	struct vnet_tap_users u;
+	struct vnet_info info = {};
+	__u32 key = 0;
+	int i, fd;
+
+	if (!vnet_tap_users(dev, &u) && u.vnetd) {
+		for (i = 0; i < u.nr; i++) {
+			if (strncmp(u.user[i].comm, "vnetd", 5))
+				continue;
+			snprintf(who, len, "vnetd (pid %d) serves it as its datapath",
+				 (int)u.user[i].pid);
+			return true;
+		}
+	}
+	fd = vnet_map_open(dev, "info", NULL);
+	if (fd < 0)
+		return false;
+	if (!bpf_map_lookup_elem(fd, &key, &info) &&
+	    vnet_agent_alive(&info, NULL)) {
+		snprintf(who, len, "vnetd --agent (pid %u) drives its coalescing",
+			 info.agent_pid);
+		close(fd);
+		return true;
+	}
+	close(fd);
+	return false;
+}
+
 int do_detach(int argc, char **argv)
 {
+	static const struct option opts[] = {
+		{ "force", no_argument, NULL, 'f' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct vnet_err err = {};
+	bool force = false;
+	char who[96];
+	const char *dev;
+	int opt;
 
-	if (argc != 2)
-		return cli_usage("detach", argc < 2 ? "missing device name" :
-						      "too many arguments");
-	if (vnet_detach(argv[1], &err))
+	while ((opt = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
+		if (opt != 'f')
+			return cli_usage("detach", "unknown option");
+		force = true;
+	}
+	if (argc - optind != 1)
+		return cli_usage("detach", argc - optind < 1 ?
+						   "missing device name" :
+						   "too many arguments");
+	dev = argv[optind];
+	if (!force && tap_served(dev, who, sizeof(who)))
+		return cli_error("%s: %s; detaching would pull the programs and maps from under it: stop it first, or 'vnetctl detach %s --force'",
+				 dev, who, dev);
+	if (vnet_detach(dev, &err))
 		return cli_error("%s", err.msg);
-	fprintf(stderr, "%s: detached; pins removed\n", argv[1]);
+	fprintf(stderr, "%s: detached; pins removed\n", dev);
 	return 0;
 }
 

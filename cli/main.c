@@ -37,9 +37,12 @@ static const struct cmd cmds[] = {
 	  "  --force          with xdp: replace a foreign XDP program\n"
 	  "  --policy FILE    link the batching policy in FILE.bpf.o into the\n"
 	  "                   programs instead of the built-in (docs/policy.md)\n" },
-	{ "detach", do_detach, "DEV",
+	{ "detach", do_detach, "DEV [--force]",
 	  "Detach vnet's programs from DEV and remove its pins.  When DEV is gone,\n"
-	  "only the pins are removed.\n" },
+	  "only the pins are removed.  Refused while a vnetd serves DEV (its\n"
+	  "datapath, or vnetd --agent): the error names its pid.\n"
+	  "  --force          detach all the same (that vnetd keeps running on\n"
+	  "                   maps nothing updates any more)\n" },
 	{ "status", do_status, "[DEV]",
 	  "Show what is attached where: ifindex, whether the device is still\n"
 	  "there, hooks with program and link ids, XDP mode, queues seen.\n" },

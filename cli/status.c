@@ -130,7 +130,8 @@ int do_status(int argc, char **argv)
 	if (argc > 2)
 		return cli_usage("status", "too many arguments");
 	if (argc == 2) {
-		if (vnet_status(argv[1], &st, &err))
+		if (vnet_status(argv[1], &st, &err) ||
+		    vnet_pins_check(argv[1], &err))
 			return cli_error("%s", err.msg);
 		out_arr_open(NULL);
 		print_status(&st);

@@ -30,7 +30,7 @@ source "$(dirname "$0")/lib.sh"
 
 KSFT_PREFIX=agent
 
-ALL_CASES="usage not_attached follow static hysteresis hold storm show gone traffic"
+ALL_CASES="usage not_attached follow static hysteresis hold storm show gone traffic detach"
 VNETD=${VNETD:-$OUT/vnetd}
 MAN=$VNET_ROOT/docs/vnetd.8
 
@@ -569,6 +569,59 @@ case_traffic()
 	expect "ethtool -c rx-frames after a bulk stream" 64 "$(ethtool_rx_frames)"
 	expect "agent target" 64 "$(info agent_target)"
 	report traffic_bulk "$(agent_log) $(run_said)"
+	end_case
+}
+
+# `vnetctl detach` refuses while a vnetd serves the tap (an agent, or a
+# vnetd datapath holding its queues), naming the pid and --force.
+detach_refused()
+{
+	local pid=$1 what=$2
+
+	run vnetctl -n "$NS" detach "$DEV"
+	expect "$what: detach exit" 1 "$RUN_RC"
+	expect "$what: the error names pid $pid" yes "$(grep -q "pid $pid" <<<"$RUN_ERR" && echo yes || echo no)"
+	expect "$what: the error names --force" yes "$(grep -q -- "--force" <<<"$RUN_ERR" && echo yes || echo no)"
+	expect "$what: pins kept" yes "$(pins_exist "$DEV" && echo yes || echo no)"
+}
+
+vnetd_listening()
+{
+	[ -S "$1" ]
+}
+
+case_detach()
+{
+	local sock vpid
+
+	new_case detach || { fail detach_setup "$(run_said)"; return; }
+	agent_start --agent "$DEV" --agent-interval 50 ||
+		{ fail detach_start "$(agent_log)"; end_case; return; }
+	detach_refused "$AGENT_PID" agent
+	report detach_agent_refused "$(run_said)"
+	run vnetctl -n "$NS" detach "$DEV" --force
+	expect "agent: detach --force exit" 0 "$RUN_RC"
+	expect "agent: pins gone" yes "$(pins_gone "$DEV" && echo yes || echo no)"
+	report detach_agent_force "$(run_said)"
+	agents_kill
+
+	# a vnetd datapath: it makes and attaches its own tap
+	DEV=$(rand_tap)
+	sock=$VNET_TMP/detach-$DEV.sock
+	"$VNETD" --socket "$sock" --tap "$DEV" --netns "$NS" \
+		>"$VNET_TMP/agent.log" 2>&1 &
+	vpid=$!
+	_agents+=("$vpid")
+	busywait 20000 vnetd_listening "$sock" ||
+		{ fail detach_vnetd_start "$(agent_log)"; end_case; return; }
+	detach_refused "$vpid" datapath
+	report detach_vnetd_refused "$(run_said)"
+	run vnetctl -n "$NS" detach --force "$DEV"
+	expect "datapath: detach --force exit" 0 "$RUN_RC"
+	expect "datapath: pins gone" yes "$(pins_gone "$DEV" && echo yes || echo no)"
+	report detach_vnetd_force "$(run_said)"
+	kill -TERM "$vpid" 2>/dev/null
+	wait "$vpid" 2>/dev/null
 	end_case
 }
 

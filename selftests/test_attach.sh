@@ -15,7 +15,7 @@ source "$(dirname "$0")/lib.sh"
 
 KSFT_PREFIX=attach
 
-ALL_CASES="attach default frames tcp reattach foreign foreign_netns samename gone cli env watch tchook xmit_two xmit_parallel xmit_gc xmit_pertap"
+ALL_CASES="attach default frames tcp reattach foreign foreign_netns samename samename_cmds pindir gone cli env watch tchook xmit_two xmit_parallel xmit_gc xmit_pertap"
 CLASSES="urgent push ack other malformed"
 NQ=2
 
@@ -482,6 +482,93 @@ case_samename()
 	expect "then the other netns may attach the name" 0 "$RUN_RC"
 	run vnetctl -n "$NS" detach "$DEV"
 	report samename_after_detach "$(run_said)"
+	case_cleanup
+}
+
+# refused CMD...: the command (in $NS) exits 1 and says why
+refused()
+{
+	run vnetctl "$@"
+	expect "vnetctl $* refused: exit" 1 "$RUN_RC"
+	expect "vnetctl $*: the error names the other namespace" yes "$(grep -q 'another network namespace' <<<"$RUN_ERR" && echo yes || echo no)"
+	expect "vnetctl $*: nothing on stdout" "" "$RUN_OUT"
+}
+
+# tun_rx_frames NS DEV: the tap's own rx-frames (ethtool -c)
+tun_rx_frames()
+{
+	ip netns exec "$1" ethtool -c "$2" 2>/dev/null | sed -n 's/^rx-frames: *//p'
+}
+
+# Every command acts on the device of the namespace it names, or refuses:
+# DEV attached in netns A, another DEV (not attached) in netns B.
+case_samename_cmds()
+{
+	local ns_a st tx0 tap0 tun0
+
+	new_case snca || { fail samename_cmds_setup "cannot create netns/tap"; return; }
+	ns_a=$NS
+	run vnetctl -n "$ns_a" attach "$DEV"
+	[ "$RUN_RC" -eq 0 ] || { fail samename_cmds_attach "$(run_said)"; case_cleanup; return; }
+	run "$TAPWRITE" -n "$ns_a" -d "$DEV" -q $NQ send 0 urgent 10
+	ns_create sncb && tap_create "$NS" "$DEV" ||
+		{ fail samename_cmds_setup "cannot create the second netns/tap"; case_cleanup; return; }
+	st=$(vnetctl -n "$ns_a" -j coalesce show "$DEV" 2>/dev/null)
+	tx0=$(json "$st" '.guest.groups[0].tx_frames')
+	tap0=$(json "$st" '.tap.rx_frames')
+	tun0=$(tun_rx_frames "$NS" "$DEV")
+
+	refused -n "$NS" stats "$DEV"
+	refused -n "$NS" -j stats "$DEV"
+	refused -n "$NS" status "$DEV"
+	refused -n "$NS" coalesce show "$DEV"
+	refused -n "$NS" coalesce set "$DEV" tx-frames 7
+	refused -n "$NS" coalesce set "$DEV" tap rx-frames 33
+	refused -n "$NS" detach "$DEV"
+	report samename_cmds_refused "$(run_said)"
+
+	st=$(vnetctl -n "$ns_a" -j coalesce show "$DEV" 2>/dev/null)
+	expect "A's tx-frames unchanged" "$tx0" "$(json "$st" '.guest.groups[0].tx_frames')"
+	expect "A's pinned tap rx-frames unchanged" "$tap0" "$(json "$st" '.tap.rx_frames')"
+	expect "B's tun rx-frames unchanged" "$tun0" "$(tun_rx_frames "$NS" "$DEV")"
+	expect "A's pins kept" yes "$(pins_exist "$DEV" && echo yes || echo no)"
+	st=$(vnetctl -n "$ns_a" -j stats "$DEV" 2>/dev/null)
+	expect "A's counters, read in A" 10 "$(vnet_stat "$st" tx 0 urgent)"
+	report samename_cmds_untouched "$st"
+
+	# a namespace without such a device is refused too (-n names it) ...
+	ip -n "$NS" link del "$DEV"
+	refused -n "$NS" stats "$DEV"
+	refused -n "$NS" coalesce set "$DEV" tx-frames 7
+	# ... the host's view of a tap in a netns stays
+	run vnetctl stats "$DEV"
+	expect "stats from the host" 0 "$RUN_RC"
+	report samename_cmds_other "$(run_said)"
+	case_cleanup
+}
+
+# The pin directory is never reached through a symlink: attach refuses.
+case_pindir()
+{
+	local victim
+
+	new_case pind || { fail pindir_setup "cannot create netns/tap"; return; }
+	victim=$(mktemp -d /tmp/vnet-pindir.XXXXXX)
+	chmod 0755 "$victim"
+	# a symlink in bpffs at the tap's pin path, to a directory elsewhere
+	ln -s "$victim" "$PIN_ROOT/$DEV" 2>/dev/null
+	if ! [ -L "$PIN_ROOT/$DEV" ]; then
+		fail pindir_setup "cannot make a symlink in $PIN_ROOT"
+		rmdir "$victim"; case_cleanup; return
+	fi
+	run vnetctl -n "$NS" attach "$DEV"
+	expect "attach over a symlink: exit" 1 "$RUN_RC"
+	expect "the error says what is there" yes "$(grep -q 'not a directory' <<<"$RUN_ERR" && echo yes || echo no)"
+	expect "the symlink's target keeps its mode" 755 "$(stat -c %a "$victim")"
+	expect "nothing pinned in the target" "" "$(ls -A "$victim")"
+	report pindir_symlink "$(run_said)"
+	rm -f "$PIN_ROOT/$DEV"
+	rm -rf "$victim"
 	case_cleanup
 }
 

@@ -617,6 +617,7 @@ static int gso_feed(struct gso_flow *g, const struct virtio_net_hdr *vh,
 struct port {
 	char sock[108];
 	char tap[IFNAMSIZ];
+	char ns[64];		/* "": the vnetd's namespace (vd.ns) */
 	unsigned int queues;
 	int cfg_fd, dps_fd, qs_fd;	/* pinned maps, -1 until opened */
 };
@@ -788,7 +789,8 @@ static bool vd_start(struct vd *vd)
 		for (i = 0; i < vd->nports; i++)
 			fprintf(f, "socket=%s tap=%s queues=%u netns=%s\n",
 				vd->port[i].sock, vd->port[i].tap,
-				vd->port[i].queues, vd->ns);
+				vd->port[i].queues,
+				vd->port[i].ns[0] ? vd->port[i].ns : vd->ns);
 		fclose(f);
 	}
 	snprintf(q, sizeof(q), "%u", vd->port[0].queues);
@@ -873,14 +875,15 @@ static bool vd_start(struct vd *vd)
 	/* the taps exist and are up, the pins are there */
 	for (i = 0; i < vd->nports; i++) {
 		struct port *p = &vd->port[i];
+		const char *ns = p->ns[0] ? p->ns : vd->ns;
 		char path[160];
 		bool up = false;
 
-		while (ns_link(vd->ns, p->tap, &up) <= 0 || !up) {
+		while (ns_link(ns, p->tap, &up) <= 0 || !up) {
 			if (now_ms() > deadline) {
 				test_fail("tap %s in %s is %s after vnetd is ready",
-					  p->tap, vd->ns,
-					  ns_link(vd->ns, p->tap, NULL) > 0 ?
+					  p->tap, ns,
+					  ns_link(ns, p->tap, NULL) > 0 ?
 						  "not up" : "missing");
 				return false;
 			}
@@ -903,7 +906,7 @@ static bool vd_start(struct vd *vd)
 		/* no IPv6 chatter (RS, MLD) on the test links */
 		snprintf(path, sizeof(path),
 			 "/proc/sys/net/ipv6/conf/%s/disable_ipv6", p->tap);
-		ns_sysctl(vd->ns, path, "1");
+		ns_sysctl(ns, path, "1");
 	}
 	return true;
 }
@@ -1819,6 +1822,150 @@ static void two_queue_pairs(void)
 			  "dp_stats tx frames per queue");
 		ASSERT_GE(rx1[qp].frames - rx0[qp].frames, 2 * per_q[qp],
 			  "dp_stats rx frames per queue");
+	}
+out:
+	if (fe)
+		vufe_destroy(fe);
+	close_fd(&pfd);
+	vd_cleanup(&vd);
+}
+
+/*
+ * Mergeable RX with an unusable chain in the middle of a frame: the guest
+ * posts (by hand, on the raw ring) a 100-byte chain, a chain of 70
+ * descriptors (more segments than vnetd maps per chain), then 2 KiB
+ * chains; a 1012-byte frame (1000 bytes after the header) comes from the
+ * tap.  The frame must reach the guest whole (the used entries of the
+ * frame, num_buffers of them, hold all 1012 bytes) or not at all (a
+ * counted drop); the dp_stats counters must equal what arrived.
+ */
+#define MANY_SEGS	70
+static void rx_many_segs(void)
+{
+	static __u8 f[1000], got[2048];
+	struct vnet_dp_stats d0, d1;
+	struct vufe_ring r;
+	struct vufe_opts o;
+	struct vufe *fe = NULL;
+	__u64 gpa[4], sgpa, one = 1;
+	__u8 *ptr[4], *sptr;
+	unsigned int i, n, used, start = 0, nb = 0, total = 0, frames = 0;
+	long long deadline, id = 0x60000000;
+	struct vd vd;
+	int pfd = -1;
+	void *p;
+
+	vd_init(&vd, "rxsegs", 1, 1);
+	if (!vd_up(&vd))
+		goto out;
+	pfd = pkt_open(vd.ns, vd.port[0].tap);
+	if (!ASSERT_GE(pfd, 0, "AF_PACKET on the tap"))
+		goto out;
+	o = fe_opts(&vd.port[0]);
+	fe = fe_up(&o);
+	if (!fe || !ASSERT_EQ(vufe_hdr_len(fe), 12, "mergeable header") ||
+	    !ASSERT_OK(vufe_ring(fe, VUFE_RXQ(0), &r), "RX ring"))
+		goto out;
+	for (i = 0; i < 4; i++) {
+		if (!ASSERT_OK(vufe_alloc(fe, 2048, 64, 1, &gpa[i], &p),
+			       "buffer"))
+			goto out;
+		ptr[i] = p;
+	}
+	if (!ASSERT_OK(vufe_alloc(fe, 16 * MANY_SEGS, 64, 1, &sgpa, &p),
+		       "segments"))
+		goto out;
+	sptr = p;
+	memset(sptr, 0xee, 16 * MANY_SEGS);
+	/* desc 0: 100 bytes; descs 1..70: one chain of 16-byte segments */
+	r.desc[0] = (struct vring_desc){ .addr = htole64(gpa[0]),
+					 .len = htole32(100),
+					 .flags = htole16(VRING_DESC_F_WRITE) };
+	for (i = 0; i < MANY_SEGS; i++)
+		r.desc[1 + i] = (struct vring_desc){
+			.addr = htole64(sgpa + 16 * i), .len = htole32(16),
+			.flags = htole16(VRING_DESC_F_WRITE |
+					 (i + 1 < MANY_SEGS ? VRING_DESC_F_NEXT : 0)),
+			.next = htole16(2 + i),
+		};
+	for (i = 1; i < 4; i++)
+		r.desc[MANY_SEGS + i] = (struct vring_desc){
+			.addr = htole64(gpa[i]), .len = htole32(2048),
+			.flags = htole16(VRING_DESC_F_WRITE) };
+	r.avail->ring[0] = htole16(0);
+	r.avail->ring[1] = htole16(1);
+	for (i = 1; i < 4; i++)
+		r.avail->ring[1 + i] = htole16(MANY_SEGS + i);
+	used = le16toh(__atomic_load_n(&r.used->idx, __ATOMIC_ACQUIRE));
+	__atomic_store_n(&r.avail->idx, htole16(le16toh(r.avail->idx) + 5),
+			 __ATOMIC_RELEASE);
+	if (write(r.kick_fd, &one, sizeof(one)) < 0)
+		dbg("kick: %s\n", strerror(errno));
+
+	dps_read(&vd.port[0], VNET_DIR_RX, 0, &d0);
+	test_frame(f, sizeof(f), guest_mac, host_mac, (__u32)id);
+	if (!ASSERT_OK(pkt_send(pfd, NULL, f, sizeof(f)), "AF_PACKET send"))
+		goto out;
+	/* the frame's buffers, or the counted drop */
+	deadline = now_ms() + WAIT_MS;
+	for (;;) {
+		dps_read(&vd.port[0], VNET_DIR_RX, 0, &d1);
+		n = (__u16)(le16toh(__atomic_load_n(&r.used->idx,
+						     __ATOMIC_ACQUIRE)) - used);
+		if (d1.frames != d0.frames ||
+		    d1.drops[VNET_DROP_TOO_BIG] != d0.drops[VNET_DROP_TOO_BIG] ||
+		    d1.drops[VNET_DROP_BAD_DESC] > d0.drops[VNET_DROP_BAD_DESC] + 1 ||
+		    now_ms() > deadline)
+			break;
+		nap_ms(2);
+	}
+	nap_ms(20);
+	n = (__u16)(le16toh(__atomic_load_n(&r.used->idx, __ATOMIC_ACQUIRE)) -
+		    used);
+	dps_read(&vd.port[0], VNET_DIR_RX, 0, &d1);
+	/* walk the used entries as a mergeable guest does */
+	for (i = 0; i < n; i++) {
+		struct vring_used_elem *e = &r.used->ring[(used + i) % r.num];
+		__u32 uid = le32toh(e->id), ulen = le32toh(e->len);
+		const __u8 *b = uid == 0 ? ptr[0] : uid == 1 ? sptr :
+				uid > MANY_SEGS ? ptr[uid - MANY_SEGS] : NULL;
+
+		dbg("used[%u]: id %u len %u\n", i, uid, ulen);
+		if (!b || !ASSERT_LE(ulen, uid == 0 ? 100u : uid == 1 ? 16u * MANY_SEGS : 2048u, "used len within the chain"))
+			goto out;
+		if (!nb) {
+			if (ulen < 12)
+				continue; /* given back empty: not a frame */
+			nb = b[10] | b[11] << 8;
+			start = i;
+			frames++;
+			if (!ASSERT_GE(nb, 1, "num_buffers"))
+				goto out;
+			memcpy(got, b + 12, ulen - 12);
+			total = ulen - 12;
+		} else {
+			if (!ASSERT_LE(total + ulen, sizeof(got), "frame size"))
+				goto out;
+			memcpy(got + total, b, ulen);
+			total += ulen;
+		}
+		if (i - start + 1 == nb)
+			nb = 0;
+	}
+	dbg("frames %u, %u bytes; counters: frames +%llu bytes +%llu\n", frames,
+	    total, (unsigned long long)(d1.frames - d0.frames),
+	    (unsigned long long)(d1.bytes - d0.bytes));
+	ASSERT_EQ(nb, 0, "every buffer num_buffers announced arrived");
+	ASSERT_EQ(d1.frames - d0.frames, frames, "frames counter = frames that arrived");
+	ASSERT_EQ(d1.bytes - d0.bytes, frames ? total : 0, "bytes counter = bytes that arrived");
+	if (frames) {
+		ASSERT_EQ(frames, 1, "one frame");
+		ASSERT_EQ(total, sizeof(f), "the whole frame arrived");
+		ASSERT_MEMEQ(got, f, sizeof(f), "content");
+	} else {
+		ASSERT_GT(d1.drops[VNET_DROP_TOO_BIG] + d1.drops[VNET_DROP_BAD_DESC],
+			  d0.drops[VNET_DROP_TOO_BIG] + d0.drops[VNET_DROP_BAD_DESC] + 1,
+			  "the frame's drop is counted");
 	}
 out:
 	if (fe)
@@ -2919,6 +3066,313 @@ out:
 	hostile_down(&h);
 }
 
+/*
+ * A frontend's kick, call and error fds must never hold vnetd: a pipe
+ * nobody reads as the call or error fd, a blocking eventfd filled to its
+ * maximum count as the call fd (with O_NONBLOCK cleared again after vnetd
+ * saw it, in the "cleared" variant).  vnetd signals it (a frame delivered
+ * to RX, a broken TX ring); then GET_VRING_BASE of that ring must be
+ * answered within 2 s, port 1 must keep moving frames, port 0 must serve a
+ * new guest, and SIGTERM must end vnetd (vd_cleanup()).
+ */
+enum stuck_kind { STUCK_CALL_PIPE, STUCK_ERR_PIPE, STUCK_CALL_EVENTFD,
+		  STUCK_CALL_EVENTFD_CLEARED };
+
+/* a pipe whose buffer is full, its write end blocking; -errno */
+static int full_pipe(int p[2])
+{
+	static __u8 junk[4096];
+
+	if (pipe2(p, O_CLOEXEC | O_NONBLOCK))
+		return -errno;
+	while (write(p[1], junk, sizeof(junk)) > 0)
+		;
+	if (errno != EAGAIN || fcntl(p[1], F_SETFL, 0)) {
+		close(p[0]);
+		close(p[1]);
+		return -EIO;
+	}
+	return 0;
+}
+
+static int vring_fd_send(struct vufe *fe, __u32 req, unsigned int vq, int fd)
+{
+	__u64 u = vq;
+
+	return vufe_send_msg(fe, req, VUFE_MSG_VERSION, &u, sizeof(u),
+			     sizeof(u), &fd, 1);
+}
+
+/* GET_VRING_BASE of VQ: ms until the answer, or -1 (error, timeout) */
+static long long get_base_ms(struct vufe *fe, unsigned int vq)
+{
+	struct vhost_vring_state st = { .index = vq };
+	long long t0 = now_ms();
+	__u32 size;
+
+	if (vufe_send_msg(fe, VUFE_GET_VRING_BASE, VUFE_MSG_VERSION, &st,
+			  sizeof(st), sizeof(st), NULL, 0) ||
+	    vufe_recv_reply(fe, VUFE_GET_VRING_BASE, &st, sizeof(st), &size))
+		return -1;
+	return now_ms() - t0;
+}
+
+/* the log since the mark has NEEDLE */
+static bool log_has(struct vd *vd, const char *needle)
+{
+	static char buf[1 << 16];
+	ssize_t n = -1;
+	int fd;
+
+	fd = open(vd->log, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = pread(fd, buf, sizeof(buf) - 1, vd->mark);
+		close(fd);
+	}
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return strstr(buf, needle);
+}
+
+static bool stuck_one(struct hostile_env *h, enum stuck_kind kind,
+		      const char *name)
+{
+	static __u8 f[512];
+	struct vufe_opts o = fe_opts(&h->vd.port[0]);
+	unsigned int vq = kind == STUCK_ERR_PIPE ? VUFE_TXQ(0) : VUFE_RXQ(0);
+	int pfd[2] = { -1, -1 }, efd = -1, fd;
+	struct vufe_vq_stats st;
+	char line[300];
+	struct vufe *fe;
+	long long ms, deadline;
+	bool ok = false;
+
+	o.timeout_ms = 4000;
+	fe = fe_up(&o);
+	if (!fe)
+		return false;
+	vufe_post_rx(fe, 0, 0);
+	if (kind == STUCK_CALL_EVENTFD || kind == STUCK_CALL_EVENTFD_CLEARED) {
+		__u64 max = 0xfffffffffffffffeULL;
+
+		efd = eventfd(0, EFD_CLOEXEC);
+		if (!ASSERT_GE(efd, 0, "eventfd") ||
+		    !ASSERT_EQ(write(efd, &max, sizeof(max)), 8,
+			       "eventfd filled"))
+			goto out;
+		fd = efd;
+	} else {
+		if (!ASSERT_OK(full_pipe(pfd), "full pipe"))
+			goto out;
+		fd = pfd[1];
+	}
+	if (!ASSERT_OK(vring_fd_send(fe, kind == STUCK_ERR_PIPE ?
+					 VUFE_SET_VRING_ERR :
+					 VUFE_SET_VRING_CALL, vq, fd),
+		       name) ||
+	    !ASSERT_EQ(vufe_backend_alive(fe, WAIT_MS), 1, "fd taken"))
+		goto out;
+	/* vnetd has it now: make the shared open file blocking again */
+	if (kind == STUCK_CALL_EVENTFD_CLEARED &&
+	    !ASSERT_OK(fcntl(efd, F_SETFL, 0), "O_NONBLOCK cleared"))
+		goto out;
+	vd_log_mark(&h->vd);
+	if (kind == STUCK_ERR_PIPE) {
+		/* the broken ring writes its error fd */
+		if (vufe_hostile_ring(fe, vq, VUFE_BAD_DESC_OOB) < 0) {
+			test_fail("%s: %s", name, vufe_strerror(fe));
+			goto out;
+		}
+		if (!vd_log_wait_line(&h->vd, line, sizeof(line), WAIT_MS))
+			dbg("%s: no log line about the broken ring\n", name);
+	} else {
+		/* a frame for the guest: delivered, then the call is written */
+		test_frame(f, 400, guest_mac, host_mac, 0x50000000);
+		if (!ASSERT_OK(pkt_send(h->pfd[0], NULL, f, 400), name))
+			goto out;
+		deadline = now_ms() + WAIT_MS;
+		while (vufe_vq_stats(fe, VUFE_RXQ(0), &st) == 0 &&
+		       st.used_idx == st.last_used && now_ms() < deadline)
+			nap_ms(2);
+		if (!ASSERT_NEQ(st.used_idx, st.last_used, "frame delivered"))
+			goto out;
+	}
+	nap_ms(50); /* the queue thread is in its write now, if it blocks */
+	if (kind == STUCK_CALL_EVENTFD_CLEARED) {
+		/*
+		 * No control message needed: the watchdog frees the thread,
+		 * and the pair's TX ring moves frames again.
+		 */
+		deadline = now_ms() + 2000;
+		while (!log_has(&h->vd, "interrupted") && now_ms() < deadline)
+			nap_ms(10);
+		if (!ASSERT_TRUE(log_has(&h->vd, "interrupted"),
+				 "the held queue thread is interrupted") ||
+		    !other_ring_alive(h, fe, true, name))
+			goto out;
+	}
+	ms = get_base_ms(fe, vq);
+	dbg("%s: GET_VRING_BASE answered after %lld ms\n", name, ms);
+	if (!ASSERT_GE(ms, 0, "GET_VRING_BASE answered") ||
+	    !ASSERT_LE(ms, 2000, "GET_VRING_BASE within 2 s"))
+		goto out;
+	/* held, interrupted, said so */
+	if (kind == STUCK_CALL_EVENTFD_CLEARED &&
+	    !ASSERT_TRUE(log_has(&h->vd, "the call fd blocked the queue thread"),
+			 "log names the blocked call fd"))
+		goto out;
+	ok = true;
+out:
+	vufe_destroy(fe);
+	if (pfd[0] >= 0) {
+		close(pfd[0]);
+		close(pfd[1]);
+	}
+	if (efd >= 0)
+		close(efd);
+	return ok && hostile_after(h, name);
+}
+
+static void stuck_fds(void)
+{
+	static const struct {
+		enum stuck_kind kind;
+		const char *name;
+	} k[] = {
+		{ STUCK_CALL_PIPE, "call fd: full pipe" },
+		{ STUCK_ERR_PIPE, "error fd: full pipe" },
+		{ STUCK_CALL_EVENTFD, "call fd: saturated eventfd" },
+		{ STUCK_CALL_EVENTFD_CLEARED,
+		  "call fd: saturated eventfd, O_NONBLOCK cleared" },
+	};
+	struct hostile_env h;
+	unsigned int i;
+
+	if (!hostile_up(&h, "stuck"))
+		goto out;
+	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (!stuck_one(&h, k[i].kind, k[i].name))
+			break;
+out:
+	hostile_down(&h);
+}
+
+/*
+ * A port whose tap, or whose netns, goes away while vnetd runs: vnetd
+ * logs a line naming the tap, stops that port (its socket file and the
+ * pins it made are removed) and the other port keeps moving frames.
+ */
+static bool gone_pins(const char *tap)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), PIN_ROOT "/%s", tap);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+static bool port_gone_check(struct vd *vd, const char *what)
+{
+	long long deadline = now_ms() + WAIT_MS;
+	struct port *p = &vd->port[0];
+	char needle[64];
+
+	snprintf(needle, sizeof(needle), "tap %s", p->tap);
+	while ((!access(p->sock, F_OK) || !gone_pins(p->tap) ||
+		!log_has(vd, needle)) && now_ms() < deadline)
+		nap_ms(10);
+	return ASSERT_TRUE(access(p->sock, F_OK) && errno == ENOENT,
+			   "the port's socket file is gone") &&
+	       ASSERT_TRUE(gone_pins(p->tap), "the port's pins are gone") &&
+	       ASSERT_TRUE(log_has(vd, needle), what) &&
+	       ASSERT_TRUE(vd_running(vd), "vnetd still runs");
+}
+
+static void port_gone_run(bool netns)
+{
+	struct vufe *fe[2] = { NULL, NULL };
+	char ns_b[64] = "";
+	int pfd[2] = { -1, -1 };
+	unsigned int i;
+	struct vd vd;
+	__u32 id = 0;
+
+	vd_init(&vd, netns ? "nsgone" : "tapgone", 2, 1);
+	if (netns) {
+		/* port 0 in a netns of its own */
+		snprintf(ns_b, sizeof(ns_b), "vnet-v-nsb-%d", getpid());
+		if (sh("ip netns add %s", ns_b)) {
+			test_fail("ip netns add %s failed", ns_b);
+			goto out;
+		}
+		if (nr_made_ns < sizeof(made_ns) / sizeof(made_ns[0]))
+			snprintf(made_ns[nr_made_ns++], sizeof(made_ns[0]),
+				 "%s", ns_b);
+		ns_sysctl(ns_b, "/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
+		ns_sysctl(ns_b, "/proc/sys/net/ipv6/conf/default/disable_ipv6",
+			  "1");
+		snprintf(vd.port[0].ns, sizeof(vd.port[0].ns), "%s", ns_b);
+	}
+	if (!vd_up(&vd))
+		goto out;
+	for (i = 0; i < 2; i++) {
+		struct vufe_opts o = fe_opts(&vd.port[i]);
+
+		pfd[i] = pkt_open(vd.port[i].ns[0] ? vd.port[i].ns : vd.ns,
+				  vd.port[i].tap);
+		if (!ASSERT_GE(pfd[i], 0, "AF_PACKET on the tap"))
+			goto out;
+		fe[i] = fe_up(&o);
+		if (!fe[i])
+			goto out;
+		vufe_post_rx(fe[i], 0, 0);
+		if (!ping_both(fe[i], &vd.port[i], 0, pfd[i], id++, "before"))
+			goto out;
+	}
+	vd_log_mark(&vd);
+	close_fd(&pfd[0]);
+	if (netns) {
+		if (sh("ip netns del %s", ns_b)) {
+			test_fail("ip netns del %s failed", ns_b);
+			goto out;
+		}
+	} else if (sh("ip -n %s link del %s", vd.ns, vd.port[0].tap)) {
+		test_fail("ip link del %s failed", vd.port[0].tap);
+		goto out;
+	}
+	if (!port_gone_check(&vd, netns ? "a log line names the tap whose netns went" :
+					  "a log line names the deleted tap"))
+		goto out;
+	dbg("vnetd said: %s\n", vd_log_tail(&vd));
+	for (i = 0; i < 3; i++)
+		if (!ping_both(fe[1], &vd.port[1], 0, pfd[1], id++,
+			       "the other port afterwards"))
+			goto out;
+out:
+	for (i = 0; i < 2; i++) {
+		if (fe[i])
+			vufe_destroy(fe[i]);
+		close_fd(&pfd[i]);
+	}
+	vd_cleanup(&vd);
+	if (ns_b[0]) {
+		sh("ip netns del %s >/dev/null 2>&1", ns_b);
+		for (i = 0; i < nr_made_ns; i++)
+			if (!strcmp(made_ns[i], ns_b))
+				made_ns[i][0] = '\0';
+	}
+}
+
+static void tap_gone(void)
+{
+	port_gone_run(false);
+}
+
+static void netns_gone(void)
+{
+	port_gone_run(true);
+}
+
 /* ------------------------------------------------------------------ */
 /* 6. restart                                                          */
 /* ------------------------------------------------------------------ */
@@ -3367,6 +3821,7 @@ static const struct {
 	{ rx_from_tap_mrg, "vnetd/rx_from_tap_mrg" },
 	{ rx_from_tap_nomrg, "vnetd/rx_from_tap_nomrg" },
 	{ two_queue_pairs, "vnetd/two_queue_pairs" },
+	{ rx_many_segs, "vnetd/rx_many_segs" },
 	{ notify_tx_bulk, "vnetd/notify_tx_bulk" },
 	{ notify_tx_live_change, "vnetd/notify_tx_live_change" },
 	{ notify_tx_urgent, "vnetd/notify_tx_urgent" },
@@ -3379,6 +3834,9 @@ static const struct {
 	{ ring_wrap, "vnetd/ring_wrap" },
 	{ hostile_ring, "vnetd/hostile_ring" },
 	{ hostile_msg, "vnetd/hostile_msg" },
+	{ stuck_fds, "vnetd/stuck_fds" },
+	{ tap_gone, "vnetd/tap_gone" },
+	{ netns_gone, "vnetd/netns_gone" },
 	{ restart_clean, "vnetd/restart" },
 	{ restart_after_kill, "vnetd/restart_after_kill" },
 	{ client_mode, "vnetd/client_mode" },

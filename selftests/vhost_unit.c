@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <linux/vhost_types.h>
 #include <linux/virtio_config.h>
@@ -831,6 +832,80 @@ static void test_proto_wrong_fd_count(void)
 out:
 	if (efd >= 0)
 		close(efd);
+	tdev_cleanup(&t);
+}
+
+/*
+ * Ring fds are the backend's to use without waiting: a pipe becomes an
+ * open file of its own (the frontend clearing O_NONBLOCK on its side
+ * changes nothing), an eventfd gets O_NONBLOCK (checked), and an fd that
+ * is neither (a socket) is refused.
+ */
+static void test_proto_ring_fd_own(void)
+{
+	int kp[2] = { -1, -1 }, cp[2] = { -1, -1 }, sp[2] = { -1, -1 };
+	int efd = eventfd(0, EFD_CLOEXEC), fl;
+	struct vhost_vq *vq;
+	uint64_t v = 0;
+	struct stat a, b;
+	struct tdev t;
+	char c = 0;
+
+	if (!tdev_setup(&t) || !ASSERT_GE(efd, 0, "eventfd") ||
+	    !ASSERT_OK(pipe2(kp, O_CLOEXEC), "kick pipe") ||
+	    !ASSERT_OK(pipe2(cp, O_CLOEXEC), "call pipe") ||
+	    !ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp),
+		       "socketpair"))
+		goto out;
+	vq = &t.dev.vqs[0];
+	ASSERT_EQ(fe_ack_vring_fd(&t, VHOST_USER_SET_VRING_KICK, 0, kp[0]), 0,
+		  "kick: a pipe");
+	ASSERT_EQ(fe_ack_vring_fd(&t, VHOST_USER_SET_VRING_CALL, 0, cp[1]), 0,
+		  "call: a pipe");
+	ASSERT_EQ(fe_ack_vring_fd(&t, VHOST_USER_SET_VRING_ERR, 0, efd), 0,
+		  "error: an eventfd");
+	if (!ASSERT_GE(vq->kick_fd, 0, "kick fd") ||
+	    !ASSERT_GE(vq->call_fd, 0, "call fd"))
+		goto out;
+	/* the same pipe, another open file: only the backend's is O_NONBLOCK */
+	if (ASSERT_OK(fstat(vq->kick_fd, &a), "fstat") &&
+	    ASSERT_OK(fstat(kp[0], &b), "fstat"))
+		ASSERT_EQ(a.st_ino, b.st_ino, "kick: the frontend's pipe");
+	ASSERT_TRUE(fcntl(vq->kick_fd, F_GETFL) & O_NONBLOCK,
+		    "kick: non-blocking for the backend");
+	ASSERT_FALSE(fcntl(kp[0], F_GETFL) & O_NONBLOCK,
+		     "kick: the frontend's open file untouched");
+	fcntl(kp[0], F_SETFL, 0);
+	ASSERT_EQ(read(vq->kick_fd, &c, 1), -1, "kick: an empty pipe does not wait");
+	ASSERT_EQ(errno, EAGAIN, "kick: EAGAIN");
+	/* a full call pipe: the signal does not wait either */
+	fl = fcntl(cp[1], F_GETFL);
+	fcntl(cp[1], F_SETFL, fl | O_NONBLOCK);
+	while (write(cp[1], &v, sizeof(v)) > 0)
+		;
+	fcntl(cp[1], F_SETFL, fl & ~O_NONBLOCK);
+	ASSERT_EQ(vhost_vq_signal(vq), 0, "call: a full pipe does not wait");
+	ASSERT_TRUE(fcntl(efd, F_GETFL) & O_NONBLOCK, "error: eventfd O_NONBLOCK");
+	/* a socket is no ring fd */
+	ASSERT_EQ(fe_ack_vring_fd(&t, VHOST_USER_SET_VRING_CALL, 0, sp[0]), 1,
+		  "call: a socket refused");
+	ASSERT_GE(vq->call_fd, 0, "call: the pipe kept");
+	ASSERT_TRUE(vhost_dev_connected(&t.dev), "still connected");
+out:
+	if (efd >= 0)
+		close(efd);
+	if (kp[0] >= 0) {
+		close(kp[0]);
+		close(kp[1]);
+	}
+	if (cp[0] >= 0) {
+		close(cp[0]);
+		close(cp[1]);
+	}
+	if (sp[0] >= 0) {
+		close(sp[0]);
+		close(sp[1]);
+	}
 	tdev_cleanup(&t);
 }
 
@@ -2166,6 +2241,96 @@ out:
 	rmdir(tmpdir);
 }
 
+/*
+ * The socket's mode without a path-based chmod.  The library's chmod()
+ * and bind() calls land here (these definitions take precedence over the
+ * C library's in this program).  While armed, a chmod() of the socket path
+ * first swaps a symlink to a victim file in at the path, as another
+ * process could between bind() and chmod(); bind() records the mode the
+ * socket file has the moment it exists.
+ */
+static struct {
+	bool armed;
+	const char *path, *victim;
+	unsigned int chmods;
+	mode_t bound_mode;
+} race;
+
+int chmod(const char *path, mode_t mode)
+{
+	if (race.armed && !strcmp(path, race.path)) {
+		char tmp[128];
+
+		race.chmods++;
+		snprintf(tmp, sizeof(tmp), "%s.swap", race.path);
+		if (!symlink(race.victim, tmp))
+			rename(tmp, race.path);
+	}
+	return (int)syscall(SYS_fchmodat, AT_FDCWD, path, mode);
+}
+
+int bind(int fd, const struct sockaddr *sa, socklen_t len)
+{
+	const struct sockaddr_un *su = (const struct sockaddr_un *)sa;
+	struct stat st;
+	int ret;
+
+	ret = (int)syscall(SYS_bind, fd, sa, len);
+	if (!ret && race.armed && sa->sa_family == AF_UNIX &&
+	    !strcmp(su->sun_path, race.path) && !lstat(race.path, &st))
+		race.bound_mode = st.st_mode & 07777;
+	return ret;
+}
+
+static void test_server_mode_race(void)
+{
+	struct vhost_server srv = { .epfd = -1, .stop_fd = -1 };
+	char path[108], victim[108];
+	struct stat st;
+	struct tdev t;
+	mode_t old_umask;
+	int fd;
+
+	memset(&t, 0, sizeof(t));
+	t.sock = t.memfd = -1;
+	t.offer = T_OFFER;
+	if (!tmpdir_make())
+		return;
+	snprintf(path, sizeof(path), "%s/port.sock", tmpdir);
+	snprintf(victim, sizeof(victim), "%s/victim", tmpdir);
+	fd = open(victim, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+	if (!ASSERT_GE(fd, 0, "victim file"))
+		goto out;
+	fchmod(fd, 0644);
+	close(fd);
+	race.path = path;
+	race.victim = victim;
+	race.armed = true;
+	/* a permissive umask: only the library's own mode protects it */
+	old_umask = umask(0);
+	if (ASSERT_OK(vhost_dev_init(&t.dev, path, 2, &t_ops, &t), "init") &&
+	    ASSERT_OK(vhost_server_init(&srv), "server init"))
+		vhost_server_add_port(&srv, &t.dev,
+				      &(struct vhost_port_cfg){ .path = path,
+								.mode = 0600 });
+	umask(old_umask);
+	race.armed = false;
+	ASSERT_EQ(race.chmods, 0, "no chmod() of the socket path");
+	ASSERT_EQ(race.bound_mode, 0600, "mode of the socket when bind() made it");
+	if (ASSERT_OK(stat(victim, &st), "stat victim"))
+		ASSERT_EQ(st.st_mode & 07777, 0644, "mode of a file swapped in unchanged");
+	if (ASSERT_OK(lstat(path, &st), "lstat socket")) {
+		ASSERT_TRUE(S_ISSOCK(st.st_mode), "the socket is still there");
+		ASSERT_EQ(st.st_mode & 07777, 0600, "socket mode");
+	}
+out:
+	vhost_server_cleanup(&srv);
+	vhost_dev_cleanup(&t.dev);
+	unlink(path);
+	unlink(victim);
+	rmdir(tmpdir);
+}
+
 static void test_server_client_reconnect(void)
 {
 	struct vhost_server srv = { .epfd = -1, .stop_fd = -1 };
@@ -2241,6 +2406,7 @@ static const struct {
 	  test_proto_legacy_enable },
 	{ "vhost_proto/vring_nofd_polling", test_proto_vring_nofd },
 	{ "vhost_proto/wrong_fd_count", test_proto_wrong_fd_count },
+	{ "vhost_proto/ring_fd_own", test_proto_ring_fd_own },
 	{ "vhost_proto/unknown_request", test_proto_unknown_request },
 	{ "vhost_proto/truncated_message", test_proto_truncated },
 	{ "vhost_proto/bad_header", test_proto_bad_header },
@@ -2264,6 +2430,7 @@ static const struct {
 	{ "vhost_vq/bad_ring_addr", test_vq_bad_ring_addr },
 	{ "vhost_dev/quiesce_threaded", test_dev_quiesce_threaded },
 	{ "vhost_server/listen", test_server_listen },
+	{ "vhost_server/mode_race", test_server_mode_race },
 	{ "vhost_server/client_reconnect", test_server_client_reconnect },
 };
 

@@ -40,10 +40,18 @@
 static const char *const vnet_map_names[] = { "stats", "queues", "config",
 					      "info", "dp_stats" };
 
+/*
+ * The tap's pin directory, mode 0700 whatever the umask or an older
+ * directory had.  The mode is set on the opened directory, never by name,
+ * and something else at the path (a symlink, a file) is refused: a path
+ * change by another process between mkdir() and chmod() must not move
+ * the mode, or the pins, elsewhere.
+ */
 static int pin_dir_make(const char *ifname, struct vnet_err *err)
 {
 	char path[PATH_MAX];
-	int ret;
+	struct stat st;
+	int ret, fd;
 
 	if (mkdir(VNET_PIN_ROOT, 0700) && errno != EEXIST)
 		goto fail;
@@ -52,7 +60,26 @@ static int pin_dir_make(const char *ifname, struct vnet_err *err)
 		return ret;
 	if (mkdir(path, 0700) && errno != EEXIST)
 		goto fail;
-	chmod(path, 0700);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		if (errno == ELOOP || errno == ENOTDIR)
+			vnet_err_set(err, "%s is not a directory (a symlink or a file is there): remove it",
+				     path);
+		else
+			vnet_err_set(err, "cannot open %s: %s", path,
+				     strerror(errno));
+		return ret;
+	}
+	if (fstat(fd, &st) || ((st.st_mode & 07777) != 0700 &&
+			       fchmod(fd, 0700))) {
+		ret = -errno;
+		vnet_err_set(err, "cannot make %s mode 0700: %s", path,
+			     strerror(errno));
+		close(fd);
+		return ret;
+	}
+	close(fd);
 	return 0;
 fail:
 	ret = -errno;
@@ -461,26 +488,49 @@ static int netns_cookie(__u64 *ino)
 }
 
 /*
- * The pins are named by device only.  -EEXIST (err says so) when they
- * belong to a live device in another network namespace and this one has
- * a device of the same name: attaching or detaching here would take vnet
- * away from that other device.  Reading them from anywhere stays allowed
- * (vnetctl stats from the host for a tap in a netns).
+ * The pins are named by device only, so the pins of DEV may be those of a
+ * device DEV in another network namespace.  -EEXIST (err says so) when
+ * they belong to a present device of another namespace and either
+ *  - this namespace has a device of that name (attaching, detaching,
+ *    reading or configuring here would act on that other device), or
+ *  - the command named its namespace (vnetctl -n NS) or runs in one that
+ *    is not PID 1's: the pins are not that namespace's.
+ * From the host's namespace, without a device of that name there, the
+ * pins of a tap in a netns stay usable (vnetctl stats DEV from the host).
+ * Pins of a device that is gone are nobody's: they may be read, replaced
+ * and removed from anywhere.
  */
 static int pins_of_other_netns(const char *ifname,
 			       const struct vnet_status *st,
 			       struct vnet_err *err)
 {
+	struct stat host;
+	bool named;
 	__u64 cur;
 
 	if (!st->present || !st->info.netns_cookie || netns_cookie(&cur) ||
-	    cur == st->info.netns_cookie || !if_nametoindex(ifname))
+	    cur == st->info.netns_cookie)
 		return 0;
-	vnet_err_set(err, "%s: the pins in %s/%s belong to a device %s in another network namespace (netns inode %llu; this one is %llu): vnet names its pins by device, so one attached %s per host; detach it there ('vnetctl -n NETNS detach %s') or give this tap another name",
+	/* PID 1's may be unreadable (a container): -n NAME says it too */
+	named = vnet_netns_named() ||
+		(!stat("/proc/1/ns/net", &host) && host.st_ino != cur);
+	if (!named && !if_nametoindex(ifname))
+		return 0;
+	vnet_err_set(err, "%s: the pins in %s/%s belong to a device %s in another network namespace (netns inode %llu; this one is %llu): vnet names its pins by device, so one attached %s per host, and a command acts only on the device of the namespace it runs in; use 'vnetctl -n NETNS' of that namespace, or detach it there ('vnetctl -n NETNS detach %s') or give this tap another name",
 		     ifname, VNET_PIN_ROOT, ifname, ifname,
 		     (unsigned long long)st->info.netns_cookie,
 		     (unsigned long long)cur, ifname, ifname);
 	return -EEXIST;
+}
+
+int vnet_pins_check(const char *ifname, struct vnet_err *err)
+{
+	struct vnet_status st;
+
+	/* no pins: the caller's own open says so */
+	if (vnet_status(ifname, &st, NULL))
+		return 0;
+	return pins_of_other_netns(ifname, &st, err);
 }
 
 /* tc: a tcx link if the kernel has tcx, else a legacy clsact filter. */

@@ -49,6 +49,14 @@ const char *vnet_dir_name(int dir)
 	return dir == VNET_DIR_TX ? "tx" : dir == VNET_DIR_RX ? "rx" : "?";
 }
 
+/* vnet_netns_enter() succeeded: commands name their namespace */
+static bool netns_named;
+
+bool vnet_netns_named(void)
+{
+	return netns_named;
+}
+
 int vnet_netns_enter(const char *name, struct vnet_err *err)
 {
 	char path[256];
@@ -72,6 +80,8 @@ int vnet_netns_enter(const char *name, struct vnet_err *err)
 			     errno == EPERM ? " (vnetctl needs root)" : "");
 	}
 	close(fd);
+	if (!ret)
+		netns_named = true;
 	return ret;
 }
 

@@ -39,6 +39,8 @@ void vnet_err_set(struct vnet_err *err, const char *fmt, ...)
 
 /* Enter network namespace NAME (/var/run/netns/NAME, or a path). */
 int vnet_netns_enter(const char *name, struct vnet_err *err);
+/* The process entered one with vnet_netns_enter() (vnetctl -n NAME). */
+bool vnet_netns_named(void);
 
 /* Make sure bpffs is mounted at /sys/fs/bpf (mounting it if it is not). */
 int vnet_bpffs_ensure(struct vnet_err *err);
@@ -90,6 +92,15 @@ struct vnet_status {
 	/* queues that carried at least one frame, per direction (bitmaps) */
 	__u64 seen[VNET_DIR_MAX][VNET_MAX_QUEUES / 64];
 };
+
+/*
+ * -EEXIST (ERR says why) when the pins of IFNAME belong to a present
+ * device of another network namespace than the caller's and the caller
+ * names its own (not the host's) or has a device IFNAME itself: a command
+ * here must not act on that device.  0 otherwise, no pins included.
+ * vnet_map_open(), vnet_detach() and vnet_attach() check it.
+ */
+int vnet_pins_check(const char *ifname, struct vnet_err *err);
 
 /* -ENOENT when vnet is not attached to IFNAME (no pins). */
 int vnet_status(const char *ifname, struct vnet_status *st,

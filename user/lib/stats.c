@@ -19,6 +19,10 @@ int vnet_map_open(const char *ifname, const char *map, struct vnet_err *err)
 	ret = vnet_pin_path(path, sizeof(path), ifname, map);
 	if (ret)
 		return ret;
+	/* the pins of a same-named device in another netns are not ours */
+	ret = vnet_pins_check(ifname, err);
+	if (ret)
+		return ret;
 	fd = bpf_obj_get(path);
 	if (fd < 0) {
 		ret = -errno;

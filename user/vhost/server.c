@@ -115,6 +115,15 @@ static int stale_socket_remove(const char *path)
 	return 0;
 }
 
+/*
+ * The socket file has its mode from the moment bind() creates it: Linux
+ * gives the new inode the socket's own mode (fchmod() before bind())
+ * minus the umask.  No path is changed afterwards: a chmod() by name
+ * would follow whatever another process put at the path in between (a
+ * symlink to a file of its choice).  A umask that takes bits away from
+ * MODE can only make the socket stricter; it is not changed here because
+ * it belongs to the whole process, every thread included.
+ */
 static int port_listen(struct vhost_port *port)
 {
 	struct sockaddr_un sa;
@@ -123,6 +132,10 @@ static int port_listen(struct vhost_port *port)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
 		return -errno;
+	if (fchmod(fd, port->mode)) {
+		ret = -errno;
+		goto err_close;
+	}
 	sockaddr_fill(&sa, port->path);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		ret = -errno;
@@ -137,14 +150,6 @@ static int port_listen(struct vhost_port *port)
 		}
 	}
 	port->unlink_on_close = true;
-	/*
-	 * bind() applied the umask; set the mode the caller asked for.  Nobody
-	 * can connect before listen(), so there is no window to close.
-	 */
-	if (chmod(port->path, port->mode)) {
-		ret = -errno;
-		goto err_unlink;
-	}
 	if (listen(fd, LISTEN_BACKLOG)) {
 		ret = -errno;
 		goto err_unlink;
@@ -349,6 +354,22 @@ err_port:
 err_free:
 	free(port);
 	return ret;
+}
+
+int vhost_server_remove_port(struct vhost_server *srv, struct vhost_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < srv->nports; i++) {
+		if (srv->ports[i]->dev != dev)
+			continue;
+		port_free(srv->ports[i]);
+		memmove(&srv->ports[i], &srv->ports[i + 1],
+			(srv->nports - i - 1) * sizeof(srv->ports[0]));
+		srv->nports--;
+		return 0;
+	}
+	return -ENOENT;
 }
 
 static void handle_event(struct vhost_server *srv, struct vhost_ep_item *it)

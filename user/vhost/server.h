@@ -31,7 +31,7 @@
 struct vhost_port_cfg {
 	const char *path;
 	bool client;		/* connect instead of listen */
-	mode_t mode;		/* server: socket file mode; 0 = 0600 */
+	mode_t mode;		/* server: socket file mode (minus the umask); 0 = 0600 */
 	unsigned int backoff_min_ms; /* client: first retry; 0 = 100 */
 	unsigned int backoff_max_ms; /* client: retry cap; 0 = 5000 */
 };
@@ -78,6 +78,13 @@ void vhost_server_cleanup(struct vhost_server *srv);
  */
 int vhost_server_add_port(struct vhost_server *srv, struct vhost_dev *dev,
 			  const struct vhost_port_cfg *cfg);
+
+/*
+ * Stop serving DEV: its frontend is disconnected (every ring stopped), its
+ * socket closed and, in server mode, unlinked.  -ENOENT if not served.
+ * Not from inside vhost_server_poll()'s callbacks.
+ */
+int vhost_server_remove_port(struct vhost_server *srv, struct vhost_dev *dev);
 
 /*
  * Wait up to TIMEOUT_MS (-1: forever) and handle what is ready.  Returns

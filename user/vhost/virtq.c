@@ -54,6 +54,35 @@ static inline uint16_t avail_idx_load(struct vhost_vq *vq)
 	return le16toh(__atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE));
 }
 
+/*
+ * Frontend fds.  Each was made non-blocking when it arrived (a private
+ * O_NONBLOCK open file for pipes; the shared flag for eventfds, which
+ * cannot be reopened), so these calls return at once.  A frontend can
+ * still clear the shared flag of an eventfd and fill (or drain) it: then
+ * the call waits in the kernel until the device layer interrupts the
+ * thread with a signal (fd_op says where it is; see vhost_vq_fd_busy()).
+ */
+static inline void fd_op_mark(struct vhost_vq *vq)
+{
+	__atomic_store_n(&vq->fd_op, vq->fd_op + 1, __ATOMIC_RELAXED);
+}
+
+static ssize_t fe_write(struct vhost_vq *vq, int fd)
+{
+	uint64_t one = 1;
+	ssize_t n;
+
+	fd_op_mark(vq);
+	n = write(fd, &one, sizeof(one));
+	fd_op_mark(vq);
+	return n;
+}
+
+static const char *vq_name(const struct vhost_vq *vq)
+{
+	return vq->name ? vq->name : "vhost";
+}
+
 static void log_used(struct vhost_vq *vq, uint64_t off, uint64_t len)
 {
 	if (!vq->log_used)
@@ -69,7 +98,6 @@ static void log_used(struct vhost_vq *vq, uint64_t off, uint64_t len)
 void vhost_vq_set_broken(struct vhost_vq *vq, const char *fmt, ...)
 {
 	int expected = 0;
-	uint64_t one = 1;
 	va_list ap;
 
 	/* only the first reason is kept and logged */
@@ -82,8 +110,15 @@ void vhost_vq_set_broken(struct vhost_vq *vq, const char *fmt, ...)
 	vhost_err("%s: vq %u broken, stopped: %s", vq->name ? vq->name : "vhost",
 		  vq->index, vq->broken_reason);
 	/* QEMU reports "vhost vring error in virtqueue N" on this eventfd */
-	if (vq->err_fd >= 0 && write(vq->err_fd, &one, sizeof(one)) < 0)
-		vhost_dbg("vq %u: error eventfd: %s", vq->index, strerror(errno));
+	if (vq->err_fd < 0 || vq->err_stuck || fe_write(vq, vq->err_fd) >= 0)
+		return;
+	if (errno == EINTR) {
+		vq->err_stuck = true;
+		vhost_err("%s: vq %u: the error fd blocked the queue thread (a full eventfd whose O_NONBLOCK the frontend cleared): interrupted, not written again until the frontend sends another",
+			  vq_name(vq), vq->index);
+		return;
+	}
+	vhost_dbg("vq %u: error eventfd: %s", vq->index, strerror(errno));
 }
 
 /*
@@ -435,14 +470,21 @@ bool vhost_vq_want_notify(struct vhost_vq *vq)
 
 int vhost_vq_signal(struct vhost_vq *vq)
 {
-	uint64_t one = 1;
-
-	if (vq->call_fd < 0)
+	if (vq->call_fd < 0 || vq->call_stuck)
 		return 0;
-	if (write(vq->call_fd, &one, sizeof(one)) < 0) {
-		/* EAGAIN: counter saturated, the guest has calls pending */
+	if (fe_write(vq, vq->call_fd) < 0) {
+		/*
+		 * EAGAIN: an eventfd's counter is saturated (the guest has
+		 * calls pending), or a pipe is full (nobody reads it).
+		 */
 		if (errno == EAGAIN)
 			return 0;
+		if (errno == EINTR) {
+			vq->call_stuck = true;
+			vhost_err("%s: vq %u: the call fd blocked the queue thread (a full eventfd whose O_NONBLOCK the frontend cleared): interrupted, no more interrupts to it until the frontend sends another",
+				  vq_name(vq), vq->index);
+			return 0;
+		}
 		return -errno;
 	}
 	return 0;
@@ -517,8 +559,15 @@ bool vhost_vq_notify_enable(struct vhost_vq *vq)
 uint64_t vhost_vq_kick_drain(struct vhost_vq *vq)
 {
 	uint64_t v;
+	ssize_t n;
 
-	if (vq->kick_fd < 0 || read(vq->kick_fd, &v, sizeof(v)) != sizeof(v))
+	if (vq->kick_fd < 0)
+		return 0;
+	/* EINTR: interrupted in a read the frontend made blocking (above) */
+	fd_op_mark(vq);
+	n = read(vq->kick_fd, &v, sizeof(v));
+	fd_op_mark(vq);
+	if (n != sizeof(v))
 		return 0;
 	vq->stats->kicks += v;
 	return v;

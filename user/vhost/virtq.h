@@ -122,6 +122,16 @@ struct vhost_vq {
 	char broken_reason[160];
 
 	/*
+	 * Odd while the queue thread is inside a read or write of a
+	 * frontend fd (kick, call, error): atomic, read by another thread
+	 * to find a thread that a frontend's fd holds (see
+	 * vhost_vq_fd_busy()).  call_stuck/err_stuck: such a write was
+	 * interrupted; that fd is no longer written until it is replaced.
+	 */
+	unsigned int fd_op;
+	bool call_stuck, err_stuck;
+
+	/*
 	 * Counters this layer updates: kicks, notify_sent, notify_suppressed
 	 * and drops[VNET_DROP_BAD_DESC].  Point it into the mmap of the
 	 * dp_stats map with vhost_vq_set_stats(); the rest is the device's.
@@ -231,6 +241,18 @@ static inline void vhost_vq_set_stats(struct vhost_vq *vq,
 static inline int vhost_vq_kick_fd(const struct vhost_vq *vq)
 {
 	return vq->kick_fd;
+}
+
+/*
+ * The queue thread's position in frontend-fd syscalls: odd while inside
+ * one.  Another thread that reads the same odd value twice, some time
+ * apart, knows the queue thread has been waiting on a frontend fd all
+ * along (interrupt it with a signal; the library then treats the fd as
+ * stuck).  Any thread.
+ */
+static inline unsigned int vhost_vq_fd_busy(const struct vhost_vq *vq)
+{
+	return __atomic_load_n(&vq->fd_op, __ATOMIC_RELAXED);
 }
 
 static inline int vhost_vq_call_fd(const struct vhost_vq *vq)

@@ -15,8 +15,10 @@
  * message names the cause), 2 on usage errors.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,8 +26,13 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <net/if.h>
+#include <linux/if_tun.h>
 #include <linux/virtio_net.h>
 #include <bpf/libbpf.h>
 
@@ -602,7 +609,10 @@ struct ep_item {
 	struct vnetd_port *port;
 };
 
-enum { EP_SERVER = 1, EP_SIGNAL, EP_MONITOR };
+enum { EP_SERVER = 1, EP_SIGNAL, EP_MONITOR, EP_WATCHDOG };
+
+/* how often a queue thread held by a frontend's fd is looked for */
+#define WATCHDOG_MS 250
 
 static void monitor_open(struct vnetd_port *p)
 {
@@ -642,6 +652,36 @@ static void tap_rx_frames_set(struct vnetd_port *p, __u32 v)
 		v);
 }
 
+/*
+ * Enter the port's netns: the one it was opened in (held by fd, so that
+ * it is reached even after its name was removed), else by name.
+ */
+static int port_ns_enter(struct vnetd_port *p, int *saved,
+			 struct vnet_err *err)
+{
+	int fd, ret;
+
+	if (p->netns_fd < 0)
+		return vnetd_netns_switch(p->cfg.netns, saved, err);
+	*saved = -1;
+	fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		vnet_err_set(err, "/proc/thread-self/ns/net: %s",
+			     strerror(errno));
+		return ret;
+	}
+	if (setns(p->netns_fd, CLONE_NEWNET)) {
+		ret = -errno;
+		vnet_err_set(err, "cannot enter the network namespace of tap %s: %s",
+			     p->cfg.tap, strerror(errno));
+		close(fd);
+		return ret;
+	}
+	*saved = fd;
+	return 0;
+}
+
 static void monitor_event(struct vnetd_port *p)
 {
 	struct vnet_ethtool_coalesce c = {};
@@ -651,7 +691,7 @@ static void monitor_event(struct vnetd_port *p)
 	ret = vnet_ethtool_monitor_read(p->mon, p->ifindex, 0, &c, &err);
 	if (ret == -ENOBUFS) {
 		/* lost some: ask for the current value in the tap's netns */
-		if (vnetd_netns_switch(p->cfg.netns, &saved, &err)) {
+		if (port_ns_enter(p, &saved, &err)) {
 			pr_warn(p, "%s", err.msg);
 			return;
 		}
@@ -678,6 +718,7 @@ static void port_init(struct vnetd_port *p, const struct vnetd_port_cfg *c,
 	p->busy_poll_ns = (uint64_t)o->busy_poll_us * 1000;
 	p->nr_qp = c->queues;
 	p->mon_fd = -1;
+	p->netns_fd = -1;
 	p->hdr_len = sizeof(struct virtio_net_hdr_mrg_rxbuf);
 	pthread_mutex_init(&p->steer_lock, NULL);
 	for (q = 0; q < VNETD_MAX_QP; q++)
@@ -700,6 +741,19 @@ static int port_open(struct vnetd_port *p, struct vhost_server *srv)
 	if (ret) {
 		pr_err(p, "%s", err.msg);
 		return ret;
+	}
+	if (saved >= 0) {
+		struct stat st;
+
+		/* held: the port notices when the name goes (port_lost()) */
+		p->netns_fd = open("/proc/thread-self/ns/net",
+				   O_RDONLY | O_CLOEXEC);
+		if (p->netns_fd < 0 || fstat(p->netns_fd, &st)) {
+			ret = -errno;
+			pr_err(p, "netns %s: %s", p->cfg.netns, strerror(errno));
+			goto err_ns;
+		}
+		p->netns_ino = st.st_ino;
 	}
 	ret = vnetd_tap_open(p);
 	if (ret)
@@ -728,7 +782,7 @@ static int port_open(struct vnetd_port *p, struct vhost_server *srv)
 err_port:
 	vnetd_port_stop(p);
 err_bpf:
-	if (vnetd_netns_switch(p->cfg.netns, &saved, &err))
+	if (port_ns_enter(p, &saved, &err))
 		pr_warn(p, "%s", err.msg);
 	monitor_close(p);
 	vnetd_bpf_cleanup(p);
@@ -736,6 +790,9 @@ err_tap:
 	vnetd_tap_close(p);
 err_ns:
 	vnetd_netns_restore(saved);
+	if (p->netns_fd >= 0)
+		close(p->netns_fd);
+	p->netns_fd = -1;
 	return ret;
 }
 
@@ -746,13 +803,67 @@ static void port_close(struct vnetd_port *p)
 	int saved;
 
 	vnetd_port_stop(p);
-	if (vnetd_netns_switch(p->cfg.netns, &saved, &err))
+	if (port_ns_enter(p, &saved, &err))
 		pr_warn(p, "%s", err.msg);
 	monitor_close(p);
 	vnetd_bpf_cleanup(p);
 	vnetd_tap_close(p);
 	vnetd_netns_restore(saved);
+	if (p->netns_fd >= 0)
+		close(p->netns_fd);
+	p->netns_fd = -1;
 	pthread_mutex_destroy(&p->steer_lock);
+}
+
+/*
+ * Is the port's tap, or its netns, gone?  The tap: tun answers EBADFD on
+ * a queue fd whose device was deleted.  The netns: its name no longer
+ * leads to the namespace the port was opened in (ip netns del; the
+ * namespace itself lives on as long as the port holds its tap).  Fills
+ * WHY.
+ */
+static bool port_lost(struct vnetd_port *p, char *why, size_t len)
+{
+	struct ifreq ifr = {};
+	char path[300];
+	struct stat st;
+
+	if (p->netns_fd >= 0) {
+		if (strchr(p->cfg.netns, '/'))
+			snprintf(path, sizeof(path), "%s", p->cfg.netns);
+		else
+			snprintf(path, sizeof(path), "/var/run/netns/%s",
+				 p->cfg.netns);
+		if (stat(path, &st) || st.st_ino != p->netns_ino) {
+			snprintf(why, len, "netns %s of tap %s is gone (%s)",
+				 p->cfg.netns, p->cfg.tap,
+				 errno == ENOENT ? "deleted" :
+						   "another one has its name");
+			return true;
+		}
+	}
+	if (p->qp[0].tap_fd >= 0 &&
+	    ioctl(p->qp[0].tap_fd, TUNGETIFF, &ifr) && errno == EBADFD) {
+		snprintf(why, len, "tap %s is gone (deleted)", p->cfg.tap);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Stop serving P for good: its frontend is let go, its socket and the
+ * pins it made are removed, its threads end.  The other ports go on.
+ */
+static void port_lose(struct vhost_server *srv, struct vnetd_port *p,
+		      int epfd, const char *why)
+{
+	pr_err(p, "%s: port stopped, its socket and pins released; the other ports go on",
+	       why);
+	if (p->mon_fd >= 0)
+		epoll_ctl(epfd, EPOLL_CTL_DEL, p->mon_fd, NULL);
+	vhost_server_remove_port(srv, &p->dev);
+	port_close(p);
+	p->gone = true;
 }
 
 /* --- the control loop ------------------------------------------------- */
@@ -768,24 +879,37 @@ static int run(struct vhost_server *srv, struct vnetd_port *ports,
 	       unsigned int nports, int sfd)
 {
 	struct ep_item srv_item = { EP_SERVER, NULL }, sig_item = { EP_SIGNAL, NULL };
+	struct ep_item wd_item = { EP_WATCHDOG, NULL };
+	struct itimerspec its = {
+		.it_interval.tv_nsec = WATCHDOG_MS * 1000000L,
+		.it_value.tv_nsec = WATCHDOG_MS * 1000000L,
+	};
 	struct ep_item *mon_items;
+	uint64_t ticks;
 	struct epoll_event ev[16];
 	struct signalfd_siginfo si;
-	unsigned int i;
-	int epfd, n, ret = 0;
+	unsigned int i, i2;
+	char why[400];
+	int epfd, wdfd, n, ret = 0;
 
 	mon_items = calloc(nports, sizeof(*mon_items));
 	epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (!mon_items || epfd < 0) {
+	wdfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (!mon_items || epfd < 0 || wdfd < 0 ||
+	    timerfd_settime(wdfd, 0, &its, NULL)) {
 		vhost_err("control loop: %s", strerror(errno));
 		free(mon_items);
 		if (epfd >= 0)
 			close(epfd);
+		if (wdfd >= 0)
+			close(wdfd);
 		return -ENOMEM;
 	}
 	ret = ep_add(epfd, vhost_server_fd(srv), &srv_item);
 	if (!ret)
 		ret = ep_add(epfd, sfd, &sig_item);
+	if (!ret)
+		ret = ep_add(epfd, wdfd, &wd_item);
 	for (i = 0; !ret && i < nports; i++) {
 		mon_items[i] = (struct ep_item){ EP_MONITOR, &ports[i] };
 		if (ports[i].mon_fd >= 0)
@@ -823,12 +947,28 @@ static int run(struct vhost_server *srv, struct vnetd_port *ports,
 				vhost_info("%s, exiting", strsignal((int)si.ssi_signo));
 				goto out;
 			case EP_MONITOR:
-				monitor_event(it->port);
+				/* port_lose() earlier in this batch */
+				if (!it->port->gone)
+					monitor_event(it->port);
+				break;
+			case EP_WATCHDOG:
+				if (read(wdfd, &ticks, sizeof(ticks)) < 0)
+					break;
+				for (i2 = 0; i2 < nports; i2++) {
+					if (ports[i2].gone)
+						continue;
+					vnetd_watchdog(&ports[i2]);
+					if (port_lost(&ports[i2], why,
+						      sizeof(why)))
+						port_lose(srv, &ports[i2], epfd,
+							  why);
+				}
 				break;
 			}
 		}
 	}
 out:
+	close(wdfd);
 	close(epfd);
 	free(mon_items);
 	return ret;
@@ -866,6 +1006,13 @@ int main(int argc, char **argv)
 		vhost_err("signalfd: %s", strerror(errno));
 		return EXIT_STARTUP;
 	}
+	/* SIGURG is for the queue threads (net.c): not this one's syscalls */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGURG);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL)) {
+		vhost_err("sigprocmask: %s", strerror(errno));
+		return EXIT_STARTUP;
+	}
 	if (o.agent.ntaps) {
 		/* attach mode: no vhost-user server, no tap of our own */
 		ret = vnetd_agent_run(&o.agent, sfd);
@@ -898,7 +1045,8 @@ out_srv:
 	/* disconnect: every running ring is stopped by its thread */
 	vhost_server_cleanup(&srv);
 	while (opened--)
-		port_close(&ports[opened]);
+		if (!ports[opened].gone)
+			port_close(&ports[opened]);
 out_ports:
 	free(ports);
 out_sfd:

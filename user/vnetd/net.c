@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/epoll.h>
@@ -186,10 +187,70 @@ static bool mailbox(struct vnetd_qp *qp)
 	return cmd == VNETD_CMD_QUIT;
 }
 
-/* Control thread: post CMD for VQ and wait until the thread applied it. */
+/*
+ * A queue thread waits for nothing but its epoll set, with one exception
+ * a frontend can force: a read or write of its kick, call or error fd
+ * after it cleared O_NONBLOCK on its (shared) eventfd and emptied or
+ * filled it (vhost_user.c, ring_fd_own()).  VNETD_SIG_WAKE, unblocked in
+ * the queue threads only and handled without SA_RESTART, makes that call
+ * return EINTR; the library then leaves the fd alone.
+ */
+#define VNETD_SIG_WAKE SIGURG
+#define VNETD_CMD_SLICE_MS 200	/* interrupt a held thread after this */
+#define VNETD_CMD_WARN_MS 5000	/* then say it loudly, every this long */
+
+static void sig_wake(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Interrupt QP's thread if it has been inside a frontend-fd syscall since
+ * the last look (the same odd count twice).  Control thread.
+ */
+static bool qp_unstick(struct vnetd_qp *qp)
+{
+	struct vnetd_port *p = qp->port;
+	bool held = false;
+	unsigned int i;
+
+	if (!qp->thread_ok || !p->dev_ok)
+		return false;
+	for (i = 0; i < 2; i++) {
+		struct vhost_vq *vq = vhost_dev_vq(&p->dev, 2 * qp->index + i);
+		unsigned int b = vhost_vq_fd_busy(vq);
+
+		if ((b & 1) && b == qp->fd_busy_seen[i]) {
+			pr_warn(p, "queue pair %u: held for %d ms or more in a read or write of vq %u's kick, call or error fd (the frontend made it blocking): interrupted",
+				qp->index, VNETD_CMD_SLICE_MS, vq->index);
+			held = true;
+		}
+		qp->fd_busy_seen[i] = b;
+	}
+	if (held)
+		pthread_kill(qp->thread, VNETD_SIG_WAKE);
+	return held;
+}
+
+/* Control thread, periodically: no frontend holds a queue thread for long. */
+void vnetd_watchdog(struct vnetd_port *p)
+{
+	unsigned int q;
+
+	for (q = 0; q < p->nr_qp; q++)
+		qp_unstick(&p->qp[q]);
+}
+
+/*
+ * Control thread: post CMD for VQ and wait until the thread applied it.
+ * The wait is in slices; after each, a thread held by a frontend fd is
+ * interrupted (the only way it can fail to answer), so the wait ends.
+ */
 static void qp_cmd(struct vnetd_qp *qp, enum vnetd_cmd cmd,
 		   struct vhost_vq *vq)
 {
+	long long waited = 0;
+	struct timespec ts;
 	uint64_t one = 1;
 
 	pthread_mutex_lock(&qp->lock);
@@ -201,8 +262,22 @@ static void qp_cmd(struct vnetd_qp *qp, enum vnetd_cmd cmd,
 		pr_err(qp->port, "queue pair %u: wake eventfd: %s", qp->index,
 		       strerror(errno));
 	pthread_mutex_lock(&qp->lock);
-	while (!qp->cmd_done)
-		pthread_cond_wait(&qp->cond, &qp->lock);
+	while (!qp->cmd_done) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += VNETD_CMD_SLICE_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		if (pthread_cond_timedwait(&qp->cond, &qp->lock, &ts) !=
+		    ETIMEDOUT)
+			continue;
+		waited += VNETD_CMD_SLICE_MS;
+		pthread_mutex_unlock(&qp->lock);
+		/* a first look records the count; the next one acts */
+		if (!qp_unstick(qp) && !(waited % VNETD_CMD_WARN_MS))
+			pr_err(qp->port, "queue pair %u: no answer to a ring command for %lld ms",
+			       qp->index, waited);
+		pthread_mutex_lock(&qp->lock);
+	}
 	pthread_mutex_unlock(&qp->lock);
 }
 
@@ -247,11 +322,15 @@ static void *qp_thread(void *arg)
 	struct vnetd_port *p = qp->port;
 	struct epoll_event ev[8];
 	unsigned int epoll_err = 0;
+	sigset_t wake;
 	char name[16];
 	int n, i, timeout, ret;
 
 	snprintf(name, sizeof(name), "vnetd-q%u", qp->index);
 	pthread_setname_np(pthread_self(), name);
+	sigemptyset(&wake);
+	sigaddset(&wake, VNETD_SIG_WAKE);
+	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
 	affinity_set(qp);
 	if (!p->no_uring) {
 		ret = vnetd_uring_init(qp);
@@ -489,6 +568,7 @@ static void qp_free(struct vnetd_qp *qp)
 static int qp_init(struct vnetd_port *p, unsigned int q)
 {
 	struct vnetd_qp *qp = &p->qp[q];
+	pthread_condattr_t ca;
 	void *buf;
 	int ret;
 
@@ -499,7 +579,11 @@ static int qp_init(struct vnetd_port *p, unsigned int q)
 	qp->epfd = qp->wake_fd = -1;
 	qp->tx_coal.timer_fd = qp->rx_coal.timer_fd = -1;
 	pthread_mutex_init(&qp->lock, NULL);
-	pthread_cond_init(&qp->cond, NULL);
+	/* qp_cmd()'s deadlines are CLOCK_MONOTONIC */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&qp->cond, &ca);
+	pthread_condattr_destroy(&ca);
 
 	ret = -ENOMEM;
 	qp->tx_elems = calloc(VNETD_TX_BURST_MAX, sizeof(*qp->tx_elems));
@@ -555,9 +639,18 @@ static void qp_quit(struct vnetd_qp *qp)
  */
 int vnetd_port_start(struct vnetd_port *p)
 {
+	struct sigaction sa = { .sa_handler = sig_wake };
 	sigset_t all, old;
 	unsigned int q, i;
 	int ret;
+
+	/* no SA_RESTART: the held read or write returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(VNETD_SIG_WAKE, &sa, NULL)) {
+		ret = -errno;
+		pr_err(p, "sigaction: %s", strerror(errno));
+		return ret;
+	}
 
 	for (q = 0; q < p->nr_qp; q++) {
 		ret = qp_init(p, q);

@@ -85,7 +85,8 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 {
 	struct vhost_vq *vq = qp->rx;
 	struct vnet_dp_stats *st = qp->rx_st;
-	unsigned int npop = 0, cur = 0, nused = 0, nbufs, j, hdr = qp->hdr_len;
+	unsigned int npop = 0, cur = 0, nused = 0, nbufs, nskip, j;
+	unsigned int hdr = qp->hdr_len;
 	enum rx_stop why = RX_DONE;
 	uint64_t bytes = 0;
 	uint32_t len, sum, off;
@@ -112,6 +113,7 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 		 * empty; inside a mergeable frame it is one of its buffers.
 		 */
 		nbufs = 0;
+		nskip = 0;
 		sum = 0;
 		for (j = cur; sum < len; j++) {
 			const struct vhost_vq_elem *e;
@@ -136,6 +138,17 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 				qp->rx_used[nused].id = e->head;
 				qp->rx_used[nused++].len = 0;
 				cur = j + 1;
+				continue;
+			}
+			if (e->err) {
+				/*
+				 * Inside a frame, a chain the library could
+				 * not map (more segments than an element
+				 * holds): no bytes go there.  It is given
+				 * back empty ahead of the frame's buffers,
+				 * which stay consecutive in the used ring.
+				 */
+				nskip++;
 				continue;
 			}
 			nbufs++;
@@ -178,10 +191,19 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 					      num_buffers),
 			       &nb, sizeof(nb));
 		}
-		for (off = 0, j = 0; j < nbufs; j++, cur++) {
+		for (j = cur; nskip && j < cur + nbufs + nskip; j++) {
+			if (!qp->rx_elems[j].err)
+				continue;
+			qp->rx_used[nused].id = qp->rx_elems[j].head;
+			qp->rx_used[nused++].len = 0;
+		}
+		for (off = 0, j = 0; j < nbufs + nskip; j++, cur++) {
 			const struct vhost_vq_elem *e = &qp->rx_elems[cur];
-			uint32_t n = copy_to_elem(e, buf + off, len - off);
+			uint32_t n;
 
+			if (e->err)
+				continue;
+			n = copy_to_elem(e, buf + off, len - off);
 			vhost_vq_log_write(vq, e, n);
 			qp->rx_used[nused].id = e->head;
 			qp->rx_used[nused++].len = n;

@@ -112,6 +112,8 @@ struct vnetd_qp {
 	enum vnetd_cmd cmd;
 	struct vhost_vq *cmd_vq;
 	bool cmd_done;
+	/* control thread only: vhost_vq_fd_busy() of vq 2q, 2q+1 last time */
+	unsigned int fd_busy_seen[2];
 
 	/* steering: the RX ring is served (under port->steer_lock) */
 	bool steer_on;
@@ -158,6 +160,9 @@ struct vnetd_port {
 	uint64_t busy_poll_ns;		/* --busy-poll: TX ring spin window */
 
 	int ifindex;
+	int netns_fd;			/* --netns, held from open on; else -1 */
+	uint64_t netns_ino;		/* its inode: a new netns of that name differs */
+	bool gone;			/* its tap or netns went: port closed */
 	bool created;			/* the tap did not exist before us */
 	bool attached;			/* we attached vnet's programs */
 	struct vnet_ethtool_monitor *mon;
@@ -207,6 +212,7 @@ void vnetd_epoll_set(struct vnetd_qp *qp, int fd, uint32_t tag, bool on,
 		     bool *state);
 void vnetd_tap_arm(struct vnetd_qp *qp, bool on);
 void vnetd_tap_gone(struct vnetd_qp *qp, int err);
+void vnetd_watchdog(struct vnetd_port *p);
 
 /* tx.c, rx.c: true when work is left (the budget ran out) */
 bool vnetd_tx_run(struct vnetd_qp *qp);
