@@ -165,6 +165,21 @@ static double welch_p(const struct sample *x, const struct sample *y)
 	return betai(df / 2, 0.5, df / (df + t * t));
 }
 
+/* one-sample t-test of mean 0, two-sided p; 1 when it cannot tell */
+static double one_sample_p(const struct sample *x)
+{
+	double m, v, t, df;
+
+	if (x->n < 2)
+		return 1;
+	mean_var(x, &m, &v);
+	if (v <= 0)
+		return m == 0 ? 1 : 0;
+	t = m / sqrt(v / x->n);
+	df = x->n - 1;
+	return betai(df / 2, 0.5, df / (df + t * t));
+}
+
 /* --- the measurements -------------------------------------------------------- */
 
 static int load(const char *dir)
@@ -290,6 +305,42 @@ static void fmt_num(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.2f", v);
 }
 
+static double metric(const char *t, const char *w, const char *a, int rep,
+		     const char *m, int *ok);
+
+/*
+ * Per repetition, ARM's value over BASE's of the same repetition (the arms
+ * of a repetition ran back to back, so the drift of the machine between
+ * repetitions cancels): median [min..max] of the ratios, and the p-value
+ * of a one-sample t-test of their logarithms (a paired t-test).
+ */
+static void paired(const char *t, const char *w, const char *arm,
+		   const char *base, const char *m)
+{
+	struct sample r, l;
+	double lo, hi;
+	int rep, ok1, ok2, i;
+
+	r.n = 0;
+	for (rep = 1; rep <= MAX_REPS; rep++) {
+		double a = metric(t, w, arm, rep, m, &ok1);
+		double b = metric(t, w, base, rep, m, &ok2);
+
+		if (ok1 && ok2 && a > 0 && b > 0)
+			r.v[r.n++] = a / b;
+	}
+	if (r.n < 2)
+		return;
+	l.n = r.n;
+	for (i = 0; i < r.n; i++)
+		l.v[i] = log(r.v[i]);
+	minmax(&r, &lo, &hi);
+	printf("; per rep %.2fx [%.2f..%.2f] p=%.2g", median(&r), lo, hi,
+	       one_sample_p(&l));
+}
+
+static const char *cur_t, *cur_w, *cur_arm, *cur_m;
+
 /* one cell: median [min..max], and against BASE: ratio, p */
 static void cell(const struct sample *s, const struct sample *base)
 {
@@ -310,6 +361,8 @@ static void cell(const struct sample *s, const struct sample *base)
 		if (bm != 0)
 			printf(" **%.2fx**", median(s) / bm);
 		printf(" p=%.3g", welch_p(s, base));
+		if (cur_t)
+			paired(cur_t, cur_w, cur_arm, "tap", cur_m);
 	}
 	printf(" |");
 }
@@ -358,7 +411,12 @@ static void arm_table(const char *t, const char *title, const char *const *wl,
 				continue;
 			}
 			sample_of(t, wl[i], arms[j], m, &s);
+			cur_t = t;
+			cur_w = wl[i];
+			cur_arm = arms[j];
+			cur_m = m;
 			cell(&s, j ? &base : NULL);
+			cur_t = NULL;
 		}
 		printf("\n");
 	}
@@ -371,9 +429,11 @@ static void compare(const char *t, const char *w, const char *a,
 
 	if (!sample_of(t, w, a, m, &x) || !sample_of(t, w, b, m, &y))
 		return;
-	printf("- %s (%s, %s %s): %s %.2f vs %s %.2f: **%.2fx**, p=%.3g\n",
+	printf("- %s (%s, %s %s): %s %.2f vs %s %.2f: **%.2fx**, p=%.3g",
 	       what, t, w, m, a, median(&x), b, median(&y),
 	       median(&y) ? median(&x) / median(&y) : 0, welch_p(&x, &y));
+	paired(t, w, a, b, m);
+	printf("\n");
 }
 
 static void plots(const char *dir, const char *t)
@@ -501,7 +561,9 @@ static void report(const char *dir)
 		printf("\n### %s%s\n", tb,
 		       t ? ": a busy loop on CPU 1" : ": nothing else running");
 		printf("\nEach cell: median [min..max] over the repetitions; "
-		       "vnetd arms also: ratio of medians to `tap` and Welch's p.\n");
+		       "the other arms also: ratio of medians to `tap` and Welch's p, "
+		       "then the per-repetition ratios to `tap` (median [min..max]) "
+		       "and their paired t-test's p.\n");
 		arm_table(tb, "TCP throughput, Mbit/s", stream, 6, "mbps");
 		arm_table(tb, "RR 64 B round trip p50, us", rr, 1, "rtt_p50");
 		arm_table(tb, "RR 64 B round trip p99, us", rr, 1, "rtt_p99");
