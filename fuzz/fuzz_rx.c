@@ -501,9 +501,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vnetd_tap_arm(qp, true);
 
 	while (fuzz_left(&in) && ops++ < 256) {
+		/* bits 0-2: what, 3-7: how many - 1 */
 		uint8_t op = fuzz_u8(&in), n = 1 + (op >> 3);
 
-		switch (op % 5) {
+		switch ((op & 7) % 5) {
 		case 0:
 		case 1:
 			for (i = 0; i < n && post_chain(&in); i++)

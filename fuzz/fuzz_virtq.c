@@ -35,7 +35,7 @@
 #define MAX_REGIONS 3
 #define GPA_BASE 0x100000ULL
 #define UVA_BASE 0x7f0000000000ULL
-#define BURST 8
+#define BURST 8 /* 1 + (op >> 5) */
 #define LOG_SIZE 64 /* bytes of dirty bitmap: 512 pages */
 
 struct setup {
@@ -243,7 +243,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint8_t op = fuzz_u8(&in);
 		int n;
 
-		switch (op % 6) {
+		/* bits 0-2: what; 3: notify, 4: rewind, 5-7: burst - 1 */
+		switch ((op & 7) % 6) {
 		case 0: { /* the guest writes */
 			uint8_t r = fuzz_u8(&in) % nr, len = fuzz_u8(&in);
 			uint16_t off = fuzz_u16(&in);
@@ -255,7 +256,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		case 1: /* a burst, used and pushed back */
 		case 2:
-			n = vhost_vq_pop_burst(&vq, elems, 1 + (op >> 4) % BURST);
+			n = vhost_vq_pop_burst(&vq, elems, 1 + (op >> 5));
 			if (n < 0) {
 				FUZZ_ASSERT(n == -EIO && vhost_vq_broken(&vq),
 					    "pop: %d on a ring not broken", n);
@@ -268,14 +269,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				used[i].len = use_elem(&vq, &elems[i],
 						       fuzz_u16(&in));
 			}
-			if (op & 8 && n) {
+			if (op & 0x10 && n) {
 				/* frame did not fit: back to the ring */
 				vhost_vq_rewind(&vq, (unsigned int)n);
 				break;
 			}
 			if (n)
 				vhost_vq_push_burst(&vq, used, (unsigned int)n);
-			if (op & 4)
+			if (op & 0x08)
 				vhost_vq_notify(&vq);
 			break;
 		case 3:

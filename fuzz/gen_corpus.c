@@ -197,17 +197,28 @@ static void vq_setup(uint8_t nregions, uint8_t layout, uint8_t log2, uint8_t fea
 	u16(0);		/* base */
 }
 
-static void vq_write(uint8_t region, uint16_t off, const void *p, uint8_t n)
+static void vq_init_write(uint8_t region, uint16_t off, const void *p, uint8_t n)
 {
-	u8(0);	/* op: write */
 	u8(region);
 	u8(n);
 	u16(off);
 	put(p, n);
 }
 
-static void vq_init_write(uint8_t region, uint16_t off, const void *p, uint8_t n)
+/* the four writes before the ring starts: zero indices */
+static void vq_init_zero(void)
 {
+	static const uint16_t zero;
+
+	vq_init_write(0, 0x1000, &zero, 2);
+	vq_init_write(0, 0x1002, &zero, 2);
+	vq_init_write(0, 0x2000, &zero, 2);
+	vq_init_write(0, 0x2002, &zero, 2);
+}
+
+static void vq_write(uint8_t region, uint16_t off, const void *p, uint8_t n)
+{
+	u8(0);	/* op: write */
 	u8(region);
 	u8(n);
 	u16(off);
@@ -237,7 +248,7 @@ static void vq_avail(unsigned int slot, uint16_t head, uint16_t idx)
 static void vq_pops(int n)
 {
 	while (n--) {
-		u8(1 | (7 << 4) | 4); /* pop 8, push, notify */
+		u8(1 | 0x08 | (7 << 5)); /* pop 8, push, notify */
 		u16(1500);
 	}
 	u8(3);
@@ -246,15 +257,11 @@ static void vq_pops(int n)
 
 static void gen_virtq(void)
 {
-	uint16_t zero = 0;
 	unsigned int i;
 
 	/* 16 single-descriptor chains, device-writable */
 	vq_setup(0, 0, 4, 1);
-	vq_init_write(0, 0x1000, &zero, 2);
-	vq_init_write(0, 0x2000, &zero, 2);
-	vq_init_write(0, 0x2002, &zero, 2);
-	vq_init_write(0, 0x1002, &zero, 2);
+	vq_init_zero();
 	for (i = 0; i < 16; i++) {
 		vq_desc(i, GPA + 0x4000 + i * 0x800, 0x800, 2, 0);
 		vq_avail(i, (uint16_t)i, (uint16_t)(i + 1));
@@ -264,6 +271,7 @@ static void gen_virtq(void)
 
 	/* chains of 3, readable then writable, across two adjacent regions */
 	vq_setup(1, 0, 5, 0);
+	vq_init_zero();
 	for (i = 0; i < 30; i += 3) {
 		vq_desc(i, GPA + 0x8000 + i * 64, 64, 1, (uint16_t)(i + 1));
 		vq_desc(i + 1, GPA + 0xfff0, 0x40, 1 | 2, (uint16_t)(i + 2));
@@ -275,6 +283,7 @@ static void gen_virtq(void)
 
 	/* indirect tables, event idx, dirty log of buffers and used ring */
 	vq_setup(2, 4, 3, 1 | 2 | 8 | 16);
+	vq_init_zero();
 	for (i = 0; i < 8; i++) {
 		struct desc t[4];
 		unsigned int j;
@@ -292,6 +301,7 @@ static void gen_virtq(void)
 
 	/* a loop, a head out of range, an index jump */
 	vq_setup(0, 0, 2, 0);
+	vq_init_zero();
 	vq_desc(0, GPA + 0x4000, 100, 1 | 2, 1);
 	vq_desc(1, GPA + 0x5000, 100, 1 | 2, 0);
 	vq_avail(0, 0, 1);
