@@ -7,20 +7,17 @@
 # (-fprofile-instr-generate -fcoverage-mapping, no sanitizers) under
 # $OUT/fuzz-cov/, each runs its corpus once (libFuzzer -runs=0), and
 # llvm-cov prints the lines covered per file.  The corpus is
-# $FUZZ_CORPUS/TARGET: by default $OUT/fuzz/work (what make fuzz grew)
-# when it exists, else fuzz/corpus.  fuzz_classify's programs run in the
-# kernel, where llvm-cov does not see: its report covers the reference
-# classifier.
+# $FUZZ_CORPUS/TARGET: by default $OUT/fuzz/work/TARGET (what make fuzz
+# grew) when it exists, else fuzz/corpus/TARGET.  fuzz_classify's
+# programs run in the kernel, where llvm-cov does not see: its report
+# covers the reference classifier.
 
 set -eu
 cd "$(dirname "$0")/.."
 OUT=${OUT:-build}
 CLANG=${CLANG:-clang}
 COV=$OUT/fuzz-cov
-if [ -z "${FUZZ_CORPUS:-}" ]; then
-	FUZZ_CORPUS=fuzz/corpus
-	[ -d "$OUT/fuzz/work" ] && FUZZ_CORPUS=$OUT/fuzz/work
-fi
+FUZZ_CORPUS=${FUZZ_CORPUS:-}
 ALL=(fuzz_vhost_user fuzz_virtq fuzz_rx fuzz_classify fuzz_config)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${ALL[@]}")
@@ -54,15 +51,20 @@ for t in "${targets[@]}"; do
 	fuzz_config) files=(user/vnetd/main.c) ;;
 	esac
 	nice -n 19 chrt -i 0 "$CLANG" "${CFLAGS[@]}" "${srcs[@]}" -o "$COV/$t" "${libs[@]}"
+	corpus=$FUZZ_CORPUS/$t
+	if [ -z "$FUZZ_CORPUS" ]; then
+		corpus=fuzz/corpus/$t
+		[ -d "$OUT/fuzz/work/$t" ] && corpus=$OUT/fuzz/work/$t
+	fi
 	rm -rf "$COV/$t".*.profraw "$COV/$t.in"
 	# the reproducers abort (a known issue's still does): not replayed
 	mkdir -p "$COV/$t.in"
-	find "$FUZZ_CORPUS/$t" -type f ! -name 'crash-*' -exec cp {} "$COV/$t.in/" \;
+	find "$corpus" -type f ! -name 'crash-*' -exec cp {} "$COV/$t.in/" \;
 	LLVM_PROFILE_FILE="$COV/$t.%p.profraw" \
 		nice -n 19 chrt -i 0 "$COV/$t" -runs=0 -close_fd_mask=3 \
 		"$COV/$t.in" >"$COV/$t.log" 2>&1 || true
 	llvm-profdata merge -sparse "$COV/$t".*.profraw -o "$COV/$t.profdata"
-	echo "== $t ($(find "$COV/$t.in" -type f | wc -l) inputs of $FUZZ_CORPUS/$t)"
+	echo "== $t ($(find "$COV/$t.in" -type f | wc -l) inputs of $corpus)"
 	llvm-cov report "$COV/$t" -instr-profile="$COV/$t.profdata" "${files[@]}" |
 		awk '{ sub(/^.*\//, "", $1) } $1 ~ /\.[ch]$/ { printf "  %-18s lines %5d of %5d  %s\n", $1, $8 - $9, $8, $10 }'
 	if [ "$t" = fuzz_config ]; then
