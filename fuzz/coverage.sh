@@ -61,7 +61,7 @@ for t in "${targets[@]}"; do
 	mkdir -p "$COV/$t.in"
 	find "$corpus" -type f ! -name 'crash-*' -exec cp {} "$COV/$t.in/" \;
 	LLVM_PROFILE_FILE="$COV/$t.%p.profraw" \
-		nice -n 19 chrt -i 0 "$COV/$t" -runs=0 -close_fd_mask=3 \
+		nice -n 19 chrt -i 0 "$COV/$t" -runs=0 -close_fd_mask=3 -artifact_prefix="$COV/$t." \
 		"$COV/$t.in" >"$COV/$t.log" 2>&1 || true
 	llvm-profdata merge -sparse "$COV/$t".*.profraw -o "$COV/$t.profdata"
 	echo "== $t ($(find "$COV/$t.in" -type f | wc -l) inputs of $corpus)"

@@ -65,7 +65,7 @@ for t in "${TARGETS[@]}"; do
 			skip "fuzz/$t" "needs root (loads the classifier, BPF_PROG_TEST_RUN)"
 			continue
 		fi
-		"$bin" -runs=1 </dev/null >"$tmp/probe" 2>&1
+		"$bin" -runs=1 -artifact_prefix="$tmp/" </dev/null >"$tmp/probe" 2>&1
 		if grep -q 'is not loaded' "$tmp/probe"; then
 			fail "fuzz/$t" "the vnet skeleton does not load here: $(grep -m1 'not loaded' "$tmp/probe")"
 			continue
