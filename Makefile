@@ -69,7 +69,20 @@ BENCHES    += $(BENCH_VNETD_IO)
 EVSTAT     := $(OUT)/bench/evstat
 BENCHES    += $(EVSTAT)
 
-.PHONY: all check test bench evidence demo install clean deps e2e
+
+# libFuzzer targets (fuzz/, docs/robustness.md): clang with the fuzzer
+# runtime and ASan/UBSan.  make fuzz runs each for FUZZ_SECS seconds (and
+# FUZZ_JOBS at once); make check replays their corpora (selftests/test_fuzz.sh)
+FUZZ_CC     ?= $(CLANG)
+FUZZ_SAN    := -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_CFLAGS := -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(FUZZ_SAN) -Iinclude -Iuser/lib -Iuser/vhost -Iuser/vnetd -Ifuzz -I$(OUT)
+FUZZ_NAMES  := fuzz_vhost_user fuzz_virtq fuzz_rx fuzz_classify fuzz_config
+FUZZERS     := $(FUZZ_NAMES:%=$(OUT)/fuzz/%)
+FUZZ_SECS   ?= 60
+FUZZ_JOBS   ?= 1
+VNETD_LIB_SRCS := $(filter-out user/vnetd/main.c,$(VNETD_SRCS))
+
+.PHONY: all check test bench evidence demo install clean deps e2e fuzz fuzzers fuzz-corpus fuzz-cov
 all: $(VNETCTL) $(SELFTESTS) $(BENCHES) $(VNETD) $(VNETD_ASAN)
 
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS)
@@ -158,8 +171,48 @@ $(OUT)/bench/bench_xmit_send: bench/bench_xmit_send.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $< -o $@
 
+# --- fuzzing ------------------------------------------------------------
+FUZZ_HDRS := fuzz/fuzz.h $(wildcard user/vhost/*.h user/vnetd/*.h user/lib/*.h include/vnet/*.h)
+
+$(OUT)/fuzz/fuzz_vhost_user: fuzz/fuzz_vhost_user.c $(VHOST_SRCS) $(FUZZ_HDRS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
+
+$(OUT)/fuzz/fuzz_virtq: fuzz/fuzz_virtq.c $(VHOST_SRCS) $(FUZZ_HDRS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
+
+# guest RX runs in vnetd's own code (rx.c, coal.c, net.c, tap.c): linked whole
+$(OUT)/fuzz/fuzz_rx: fuzz/fuzz_rx.c $(VNETD_LIB_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(FUZZ_HDRS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@ $(VNETD_LIBS)
+
+$(OUT)/fuzz/fuzz_classify: fuzz/fuzz_classify.c fuzz/classify_ref.h $(SKELS) $(FUZZ_HDRS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@ -lbpf -lelf -lz
+
+# the config parser is main.c's own (fuzz_config.c includes it)
+$(OUT)/fuzz/fuzz_config: fuzz/fuzz_config.c user/vnetd/main.c $(VNETD_LIB_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(FUZZ_HDRS)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter-out user/vnetd/main.c,$(filter %.c,$^)) -o $@ $(VNETD_LIBS)
+
+fuzzers: $(FUZZERS)
+
+# the seed corpora are committed; this regenerates them
+fuzz-corpus:
+	fuzz/gen-corpus.sh
+
+fuzz: $(FUZZERS)
+	FUZZ_SECS=$(FUZZ_SECS) FUZZ_JOBS=$(FUZZ_JOBS) fuzz/run.sh $(FUZZ_NAMES)
+
+# line coverage per file of a corpus replay (docs/robustness.md)
+fuzz-cov:
+	fuzz/coverage.sh
+
 # The test command of the README and of .ci/run.
+# the fuzzers need clang's fuzzer runtime; without it test_fuzz says so
 check: all
+	-$(MAKE) --no-print-directory fuzzers
 	selftests/run.sh
 
 test: check

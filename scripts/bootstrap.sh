@@ -7,7 +7,7 @@ set -eu
 
 PKGS="
 make gcc libc6-dev pkg-config
-clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev
+clang llvm libclang-rt-14-dev bpftool libbpf-dev libelf-dev zlib1g-dev
 liburing-dev libmnl-dev
 iproute2 ethtool jq procps kmod util-linux
 dpdk-dev librte-net-vhost23 librte-net-virtio23 librte-net-tap23 librte-mempool-ring23

@@ -79,7 +79,9 @@ enum rx_stop {
 /*
  * Deliver pending frames into popped chains: one round, at most
  * VNETD_RX_ELEMS chains, pushed together.  *FRAMES gets how many frames
- * were delivered.
+ * were delivered.  When the ring breaks during the round, the frames
+ * already copied into its buffers are never pushed: they are counted as
+ * drops[VNET_DROP_BROKEN] (besides the one count of the break itself).
  */
 static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 {
@@ -216,10 +218,13 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 out:
 	if (npop > cur)
 		vhost_vq_rewind(vq, npop - cur);
-	if (why == RX_BROKEN)
-		return why;
-	if (nused && vhost_vq_push_burst(vq, qp->rx_used, nused))
+	if (why == RX_BROKEN ||
+	    (nused && vhost_vq_push_burst(vq, qp->rx_used, nused))) {
+		/* copied into buffers of a ring that broke: never pushed */
+		st->drops[VNET_DROP_BROKEN] += *frames;
+		*frames = 0;
 		return RX_BROKEN;
+	}
 	st->frames += *frames;
 	st->bytes += bytes;
 	if (nused) {
