@@ -62,6 +62,23 @@ static bool dp_active(const struct vnet_dp_stats *d)
 	return memcmp(d, &zero, sizeof(zero)) != 0;
 }
 
+/*
+ * A datapath serves DEV: vnetd holds its queues, or counted something
+ * (attach mode, where kernel vhost-net moves the frames, has all zeros).
+ */
+static bool served(const char *dev, const struct vnet_dp_stats *dp)
+{
+	struct vnet_tap_users u = {};
+	__u32 k;
+
+	if (!vnet_tap_users(dev, &u) && u.vnetd)
+		return true;
+	for (k = 0; k < DP_ENTRIES; k++)
+		if (dp_active(&dp[k]))
+			return true;
+	return false;
+}
+
 static bool key_active(const struct vnet_stats_snapshot *s,
 		       const struct vnet_dp_stats *dp, __u32 k)
 {
@@ -115,6 +132,7 @@ static void print_stats(const char *dev, const struct vnet_stats_snapshot *s,
 			const struct vnet_stats_snapshot *prev, double dt,
 			int only_queue, const struct vnet_dp_stats *dp)
 {
+	bool dp_served = dp && served(dev, dp);
 	__u32 dir, q, k;
 	int c, rows = 0;
 
@@ -159,8 +177,11 @@ static void print_stats(const char *dev, const struct vnet_stats_snapshot *s,
 				}
 				out_text("\n");
 			}
-			/* vnetd's counters, when a datapath serves the tap */
-			if (dp)
+			/*
+			 * vnetd's counters: in JSON always (zeros where no
+			 * datapath serves the tap), in text only where one does
+			 */
+			if (dp && (out_json || dp_served))
 				print_dp(q, (int)dir, &dp[k]);
 			out_obj_open("state");
 			out_u64("urgent", NULL, s->state[k].urgent);
@@ -214,7 +235,7 @@ int do_stats(int argc, char **argv)
 	const char *dev;
 	int opt, ret = 0;
 
-	while ((opt = getopt_long(argc, argv, "q:w:c:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":q:w:c:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'q':
 			if (!cli_parse_u32("stats", "--queue", optarg, 0,
@@ -235,7 +256,7 @@ int do_stats(int argc, char **argv)
 			have_count = true;
 			break;
 		default:
-			return cli_usage("stats", "unknown option");
+			return cli_bad_option("stats", opt, argv);
 		}
 	}
 	if (optind != argc - 1)
