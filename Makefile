@@ -31,6 +31,7 @@ SKELS      := $(OUT)/vnet.skel.h $(OUT)/bench_empty.skel.h $(OUT)/xmit_dispatch.
 
 VNETCTL    := $(OUT)/vnetctl
 SELFTESTS  := $(OUT)/selftests/test_classify $(OUT)/selftests/tapwrite $(OUT)/selftests/test_policy
+SELFTESTS  += $(OUT)/selftests/unixsock
 BENCHES    := $(OUT)/bench/bench_tap $(OUT)/bench/bench_xmit_send
 
 # the vhost-user backend library (user/vhost/) and its unit test, built
@@ -176,9 +177,10 @@ install: $(VNETCTL) $(VNETD)
 	install -D -m 0755 $(VNETD) $(DESTDIR)$(PREFIX)/sbin/vnetd
 	install -D -m 0644 docs/vnetd.8 $(DESTDIR)$(PREFIX)/share/man/man8/vnetd.8
 
-# Debian 12 packages needed to build, test and benchmark.
+# Debian 12 packages needed to build, test, benchmark and package (as root;
+# scripts/bootstrap.sh without its build step).
 deps:
-	scripts/install-deps.sh
+	scripts/bootstrap.sh --no-build
 
 clean:
 	rm -rf $(OUT)
