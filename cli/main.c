@@ -47,14 +47,18 @@ static const struct cmd cmds[] = {
 	  "show what is attached where",
 	  "Show what is attached where: ifindex, whether the device is still\n"
 	  "there, hooks with program and link ids, XDP mode, queues seen.\n" },
-	{ "stats", do_stats, "DEV [--queue N] [--watch SECONDS [--count N]]",
+	{ "stats", do_stats, "DEV [--queue N] [--watch SECONDS [--count N]] | [DEV...] --prometheus",
 	  "per queue, direction and class counters (and vnetd's datapath)",
 	  "Per queue and direction (tx = from the guest, rx = to the guest),\n"
 	  "packets and bytes of each class: urgent (TCP payload, no PSH), push\n"
 	  "(TCP payload with PSH), ack (TCP without payload), other, malformed.\n"
 	  "  --queue N        only queue N (0-255)\n"
 	  "  --watch SECONDS  print again every SECONDS with rates (pps, bit/s)\n"
-	  "  --count N        with --watch: stop after N reports\n" },
+	  "  --count N        with --watch: stop after N reports\n"
+	  "  --prometheus     every counter (classifier, datapath, notifications,\n"
+	  "                   drops by reason) of DEV..., or of every attached\n"
+	  "                   device, in the Prometheus text format (for\n"
+	  "                   node_exporter's textfile collector)\n" },
 	{ "gc", do_gc, "",
 	  "remove the pins of devices that no longer exist",
 	  "Remove the pins of devices that no longer exist.\n" },

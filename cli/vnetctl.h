@@ -29,6 +29,14 @@ int cli_bad_option(const char *cmd, int opt, char **argv);
 bool cli_parse_u32(const char *cmd, const char *opt, const char *s,
 		   unsigned int min, unsigned int max, unsigned int *out);
 
+/* stats.c, for prom.c */
+const char *stats_drop_name(int i); /* NULL: a reason without a name */
+struct vnet_dp_stats *stats_dp_read(const char *dev); /* malloc'd, or NULL */
+bool stats_key_active(const struct vnet_stats_snapshot *s,
+		      const struct vnet_dp_stats *dp, __u32 k);
+/* prom.c: the Prometheus text format of devices NAMES */
+int stats_prometheus(char (*names)[IF_NAMESIZE], int n, int only_queue);
+
 int do_attach(int argc, char **argv);
 int do_detach(int argc, char **argv);
 int do_status(int argc, char **argv);
