@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# vnet: one entry point.  make | make check | make bench | make demo | make install
+# vnet: one entry point.  make | make check | make bench | make demo | make install | make uninstall | make deps
 #
 # BPF objects are built by clang, linked with `bpftool gen object` and turned
 # into skeletons by `bpftool gen skeleton` under $(OUT) (never committed); the
@@ -67,7 +67,7 @@ SELFTESTS  += $(TEST_VNETD)
 BENCH_VNETD_IO := $(OUT)/bench/bench_vnetd_io
 BENCHES    += $(BENCH_VNETD_IO)
 
-.PHONY: all check test bench demo install clean deps e2e
+.PHONY: all check test bench demo install uninstall clean deps e2e
 all: $(VNETCTL) $(SELFTESTS) $(BENCHES) $(VNETD) $(VNETD_ASAN)
 
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS)
@@ -171,11 +171,42 @@ demo: all
 e2e: $(VNETCTL) $(VNETD)
 	selftests/e2e/run.sh
 
+# binaries, man pages, systemd units (ExecStart= naming $(PREFIX)/sbin),
+# bash completion, the libvirt hook (docs/libvirt.md) and the operator's
+# docs; `make uninstall` removes exactly these files
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+COMPDIR    ?= $(PREFIX)/share/bash-completion/completions
+DOCDIR     ?= $(PREFIX)/share/doc/vnet
+HOOKDIR    ?= /etc/libvirt/hooks/qemu.d
+UNITS      := vnetd@.service vnetd.service
+OPS_DOCS   := systemd.md metrics.md libvirt.md cli-contract.md vnetd.md coalesce.md
+INSTALLED  := $(PREFIX)/sbin/vnetctl $(PREFIX)/sbin/vnetd \
+	      $(PREFIX)/share/man/man8/vnetctl.8 $(PREFIX)/share/man/man8/vnetd.8 \
+	      $(UNITS:%=$(UNITDIR)/%) $(COMPDIR)/vnetctl $(COMPDIR)/vnetd \
+	      $(HOOKDIR)/vnet \
+	      $(OPS_DOCS:%=$(DOCDIR)/%)
+
 install: $(VNETCTL) $(VNETD)
 	install -D -m 0755 $(VNETCTL) $(DESTDIR)$(PREFIX)/sbin/vnetctl
 	install -D -m 0644 docs/vnetctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/vnetctl.8
 	install -D -m 0755 $(VNETD) $(DESTDIR)$(PREFIX)/sbin/vnetd
 	install -D -m 0644 docs/vnetd.8 $(DESTDIR)$(PREFIX)/share/man/man8/vnetd.8
+	for u in $(UNITS); do \
+		install -d $(DESTDIR)$(UNITDIR) && \
+		sed 's|/usr/sbin/vnetd|$(PREFIX)/sbin/vnetd|; s|/usr/share/doc/vnet|$(DOCDIR)|' \
+			systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	install -D -m 0644 completion/vnetctl $(DESTDIR)$(COMPDIR)/vnetctl
+	install -D -m 0644 completion/vnetd $(DESTDIR)$(COMPDIR)/vnetd
+	install -D -m 0755 libvirt/qemu-hook $(DESTDIR)$(HOOKDIR)/vnet
+	for d in $(OPS_DOCS); do \
+		install -D -m 0644 docs/$$d $(DESTDIR)$(DOCDIR)/$$d || exit 1; \
+	done
+
+uninstall:
+	rm -f $(INSTALLED:%=$(DESTDIR)%)
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
 
 # Debian 12 packages needed to build, test, benchmark and package (as root;
 # scripts/bootstrap.sh without its build step).

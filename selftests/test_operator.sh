@@ -18,7 +18,7 @@ KSFT_PREFIX=operator
 VNETD=${VNETD:-$OUT/vnetd}
 UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
 
-ALL_CASES="hints cli_words netns_exec attach_mode_stats tx_hook_switch vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify make_deps"
+ALL_CASES="hints cli_words netns_exec attach_mode_stats tx_hook_switch vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
 
 _daemons=()
 
@@ -422,6 +422,57 @@ case_vnetd_notify()
 	expect "log says why" yes "$(has "$(cat "$VNET_TMP/notify.log")" "Hangup.*does not reload")"
 	report sighup_cleans_up "$(cat "$VNET_TMP/notify.out") $(tail -c 300 "$VNET_TMP/notify.log")"
 	_daemons=()
+	end_case
+}
+
+# --- the libvirt hook (libvirt/qemu-hook): attach on started, unpin on release ---
+
+case_libvirt_hook()
+{
+	local hook=$VNET_ROOT/libvirt/qemu-hook br net vu xml
+
+	new_case hook || { fail hook_setup "cannot create netns/tap"; return; }
+	br=$DEV
+	net=$(rand_tap)
+	vu=$(rand_tap)
+	tap_create "$NS" "$net" && tap_create "$NS" "$vu" ||
+		{ fail hook_setup "cannot create taps"; end_case; return; }
+	# the live XML libvirt hands the hook: a bridge, a network and a
+	# vhostuser interface (whose tap is vnetd's business)
+	xml="<domain type='kvm'><name>vm1</name><devices>
+  <interface type='bridge'>
+    <mac address='52:54:00:00:00:01'/>
+    <source bridge='br0'/>
+    <target dev='$br'/>
+    <model type='virtio'/>
+  </interface>
+  <interface type=\"network\">
+    <source network='default'/>
+    <target dev=\"$net\"/>
+  </interface>
+  <interface type='vhostuser'>
+    <source type='unix' path='/run/vnet/vm1.sock' mode='client'/>
+    <target dev='$vu'/>
+  </interface>
+</devices></domain>"
+	VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 started begin - <<<"$xml"
+	expect "started exit" 0 "$RUN_RC"
+	expect "bridge tap attached" yes "$(yesno pins_exist "$br")"
+	expect "network tap attached" yes "$(yesno pins_exist "$net")"
+	expect "vhostuser tap left alone" yes "$(yesno pins_gone "$vu")"
+	report hook_started_attaches "$(run_said)"
+	# other operations change nothing; release removes the pins
+	VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 prepare begin - <<<"$xml"
+	expect "prepare: still attached" yes "$(yesno pins_exist "$br")"
+	VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 release end - <<<"$xml"
+	expect "release exit" 0 "$RUN_RC"
+	expect "bridge pins gone" yes "$(yesno pins_gone "$br")"
+	expect "network pins gone" yes "$(yesno pins_gone "$net")"
+	report hook_release_unpins "$(run_said)"
+	# a failing attach never fails the domain
+	VNETCTL=$VNETCTL VNETCTL_ARGS="-n vnet-no-such-ns-$$" run "$hook" vm1 started begin - <<<"$xml"
+	expect "failed attach: exit" 0 "$RUN_RC"
+	report hook_never_fails_domain "$(run_said)"
 	end_case
 }
 
