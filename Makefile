@@ -89,13 +89,13 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 
 $(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h cli/*.h selftests/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(LIBVNET): $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(VNETCTL): $(CLI_OBJS) $(LIBVNET)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(OUT)/selftests/%: $(OUT)/selftests/%.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -138,7 +138,7 @@ $(OUT)/steer_flow.bpf.o: $(OUT)/bpf/steer_flow.bpf.o
 $(VNETD_OBJS): $(STEER_SKEL) $(wildcard user/vnetd/*.h)
 
 $(VNETD): $(VNETD_OBJS) $(LIBVNET) $(LIBVHOST)
-	$(CC) $(CFLAGS) -o $@ $^ $(VNETD_LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(VNETD_LIBS)
 
 $(VNETD_ASAN): $(VNETD_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(wildcard user/vnetd/*.h user/vhost/*.h user/lib/*.h include/vnet/*.h)
 	@mkdir -p $(@D)
