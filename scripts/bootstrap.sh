@@ -26,6 +26,7 @@ iproute2 ethtool jq procps kmod util-linux
 dpdk-dev librte-net-vhost23 librte-net-virtio23 librte-net-tap23 librte-mempool-ring23
 qemu-system-x86 busybox-static iperf3 iputils-ping xz-utils binutils
 prometheus bash-completion debhelper lintian fakeroot dpkg-dev
+libvirt-daemon-system libvirt-clients
 "
 
 if [ "$(id -u)" != 0 ]; then

@@ -77,6 +77,8 @@ run_one()
 	# builds the Debian package from a copy of the tree (BPF objects,
 	# both binaries with the distribution's hardening flags)
 	[ "$name" = test_deb ] && limit=$((TIMEOUT * 2))
+	# a private libvirtd probes QEMU's capabilities before the guest boots
+	[ "$name" = test_libvirt ] && limit=$((TIMEOUT * 2))
 	timeout --kill-after=10 "$limit" "$@" </dev/null 2>&1 | tee "$tmp"
 	rc=${PIPESTATUS[0]}
 
