@@ -25,6 +25,8 @@ source "$(dirname "$0")/lib.sh"
 
 KSFT_PREFIX=systemd
 VNETD=${VNETD:-$OUT/vnetd}
+# ExecStart= takes an absolute path (run.sh's OUT is relative)
+case $VNETD in /*) ;; *) VNETD=$PWD/$VNETD ;; esac
 UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
 IO=${IO:-$OUT/bench/bench_vnetd_io}
 UNITS="$VNET_ROOT/systemd/vnetd@.service $VNET_ROOT/systemd/vnetd.service"
