@@ -133,6 +133,8 @@ case_hardened()
 	# vnetd's pid as systemd learns it: MAINPID=
 	bnd=$(grep -o 'MAINPID=[0-9]*' "$VNET_TMP/notify.out" | head -n1 | cut -d= -f2)
 	[ "$(cat "/proc/${bnd:-0}/comm" 2>/dev/null)" = vnetd ] || bnd=$vpid
+	# end_case stops vnetd itself, not only the shell around the sandbox
+	_pids+=("$bnd")
 	expect "vnetd's bounding set" "$(printf '%016x' "$want")" \
 		"$(awk '/^CapBnd:/ { print $2 }' "/proc/$bnd/status" 2>/dev/null)"
 	expect "no new privileges" 1 "$(awk '/^NoNewPrivs:/ { print $2 }' "/proc/$bnd/status" 2>/dev/null)"
