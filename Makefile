@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-# vnet: one entry point.  make | make check | make bench | make demo | make install
+# vnet: one entry point.  make | make check | make bench | make demo | make install | make uninstall | make deps
 #
 # BPF objects are built by clang, linked with `bpftool gen object` and turned
 # into skeletons by `bpftool gen skeleton` under $(OUT) (never committed); the
@@ -31,6 +31,7 @@ SKELS      := $(OUT)/vnet.skel.h $(OUT)/bench_empty.skel.h $(OUT)/xmit_dispatch.
 
 VNETCTL    := $(OUT)/vnetctl
 SELFTESTS  := $(OUT)/selftests/test_classify $(OUT)/selftests/tapwrite $(OUT)/selftests/test_policy
+SELFTESTS  += $(OUT)/selftests/unixsock
 BENCHES    := $(OUT)/bench/bench_tap $(OUT)/bench/bench_xmit_send
 
 # the vhost-user backend library (user/vhost/) and its unit test, built
@@ -82,7 +83,7 @@ FUZZ_SECS   ?= 60
 FUZZ_JOBS   ?= 1
 VNETD_LIB_SRCS := $(filter-out user/vnetd/main.c,$(VNETD_SRCS))
 
-.PHONY: all check test bench evidence demo install clean deps e2e fuzz fuzzers fuzz-corpus fuzz-cov
+.PHONY: all check test bench evidence demo install uninstall clean deps e2e fuzz fuzzers fuzz-corpus fuzz-cov
 all: $(VNETCTL) $(SELFTESTS) $(BENCHES) $(VNETD) $(VNETD_ASAN)
 
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS)
@@ -108,13 +109,13 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 
 $(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h cli/*.h selftests/*.h)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(LIBVNET): $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
 $(VNETCTL): $(CLI_OBJS) $(LIBVNET)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(OUT)/selftests/%: $(OUT)/selftests/%.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -157,7 +158,7 @@ $(OUT)/steer_flow.bpf.o: $(OUT)/bpf/steer_flow.bpf.o
 $(VNETD_OBJS): $(STEER_SKEL) $(wildcard user/vnetd/*.h)
 
 $(VNETD): $(VNETD_OBJS) $(LIBVNET) $(LIBVHOST)
-	$(CC) $(CFLAGS) -o $@ $^ $(VNETD_LIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(VNETD_LIBS)
 
 $(VNETD_ASAN): $(VNETD_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(wildcard user/vnetd/*.h user/vhost/*.h user/lib/*.h include/vnet/*.h)
 	@mkdir -p $(@D)
@@ -235,15 +236,47 @@ demo: all
 e2e: $(VNETCTL) $(VNETD)
 	selftests/e2e/run.sh
 
+# binaries, man pages, systemd units (ExecStart= naming $(PREFIX)/sbin),
+# bash completion, the libvirt hook (docs/libvirt.md) and the operator's
+# docs; `make uninstall` removes exactly these files
+UNITDIR    ?= $(PREFIX)/lib/systemd/system
+COMPDIR    ?= $(PREFIX)/share/bash-completion/completions
+DOCDIR     ?= $(PREFIX)/share/doc/vnet
+HOOKDIR    ?= /etc/libvirt/hooks/qemu.d
+UNITS      := vnetd@.service vnetd.service
+OPS_DOCS   := systemd.md metrics.md libvirt.md cli-contract.md vnetd.md coalesce.md
+INSTALLED  := $(PREFIX)/sbin/vnetctl $(PREFIX)/sbin/vnetd \
+	      $(PREFIX)/share/man/man8/vnetctl.8 $(PREFIX)/share/man/man8/vnetd.8 \
+	      $(UNITS:%=$(UNITDIR)/%) $(COMPDIR)/vnetctl $(COMPDIR)/vnetd \
+	      $(HOOKDIR)/vnet \
+	      $(OPS_DOCS:%=$(DOCDIR)/%)
+
 install: $(VNETCTL) $(VNETD)
 	install -D -m 0755 $(VNETCTL) $(DESTDIR)$(PREFIX)/sbin/vnetctl
 	install -D -m 0644 docs/vnetctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/vnetctl.8
 	install -D -m 0755 $(VNETD) $(DESTDIR)$(PREFIX)/sbin/vnetd
 	install -D -m 0644 docs/vnetd.8 $(DESTDIR)$(PREFIX)/share/man/man8/vnetd.8
+	for u in $(UNITS); do \
+		install -d $(DESTDIR)$(UNITDIR) && \
+		sed 's|/usr/sbin/vnetd|$(PREFIX)/sbin/vnetd|; s|/usr/share/doc/vnet|$(DOCDIR)|' \
+			systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u && \
+		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	install -D -m 0644 completion/vnetctl $(DESTDIR)$(COMPDIR)/vnetctl
+	install -D -m 0644 completion/vnetd $(DESTDIR)$(COMPDIR)/vnetd
+	install -D -m 0755 libvirt/qemu-hook $(DESTDIR)$(HOOKDIR)/vnet
+	for d in $(OPS_DOCS); do \
+		install -D -m 0644 docs/$$d $(DESTDIR)$(DOCDIR)/$$d || exit 1; \
+	done
 
-# Debian 12 packages needed to build, test and benchmark.
+uninstall:
+	rm -f $(INSTALLED:%=$(DESTDIR)%)
+	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
+
+# Debian 12 packages needed to build, test, benchmark and package (as root;
+# scripts/bootstrap.sh without its build step).
 deps:
-	scripts/install-deps.sh
+	scripts/bootstrap.sh --no-build
 
 clean:
 	rm -rf $(OUT)

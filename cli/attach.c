@@ -17,12 +17,12 @@ int do_attach(int argc, char **argv)
 		{ "policy", required_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct vnet_attach_opts ao = { .tx_hook = VNET_HOOK_TC };
+	struct vnet_attach_opts ao = {}; /* tx_hook 0: tc, or what is there */
 	struct vnet_err err = {};
 	const char *dev;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, "ft:P:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":ft:P:", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 			ao.force = true;
@@ -40,7 +40,7 @@ int do_attach(int argc, char **argv)
 			ao.policy = optarg;
 			break;
 		default:
-			return cli_usage("attach", "unknown option");
+			return cli_bad_option("attach", opt, argv);
 		}
 	}
 	if (optind != argc - 1)

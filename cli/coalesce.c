@@ -519,10 +519,12 @@ int do_coalesce(int argc, char **argv)
 {
 	if (argc < 2)
 		return cli_usage("coalesce", "missing subcommand: show or set");
-	if (!strcmp(argv[1], "show"))
+	/* unambiguous prefixes, like the commands: "sh" is show, "s" is not */
+	if (argv[1][0] && strlen(argv[1]) > 1 && !strncmp("show", argv[1], strlen(argv[1])))
 		return coalesce_show(argc, argv);
-	if (!strcmp(argv[1], "set"))
+	if (argv[1][0] && strlen(argv[1]) > 1 && !strncmp("set", argv[1], strlen(argv[1])))
 		return coalesce_set(argc, argv);
-	return cli_usage("coalesce", "unknown subcommand '%s': expected show or set",
+	return cli_usage("coalesce", "%s subcommand '%s': expected show or set",
+			 !strcmp(argv[1], "s") ? "ambiguous" : "unknown",
 			 argv[1]);
 }

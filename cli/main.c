@@ -26,11 +26,13 @@ static int do_help(int argc, char **argv);
 
 static const struct cmd cmds[] = {
 	{ "attach", do_attach, "DEV [--tx-hook tc|xdp] [--force] [--policy FILE.bpf.o]",
+	  "load vnet's classifier onto tap DEV and pin it",
 	  "Load vnet's classifier and attach it to tap DEV: tc ingress (or XDP\n"
 	  "with --tx-hook xdp) for frames the guest transmits, tc egress for\n"
 	  "frames going to the guest.  Maps and links are pinned under\n"
 	  "/sys/fs/bpf/vnet/DEV/ (mode 0700), so the attachment outlives the\n"
-	  "command.  Attaching twice is a no-op.  With --tx-hook xdp, a foreign\n"
+	  "command.  Attaching twice is a no-op (with --tx-hook naming the\n"
+	  "other hook: an error that says how to switch).  With --tx-hook xdp, a foreign\n"
 	  "XDP program on DEV is refused unless --force, which replaces it.\n"
 	  "  --tx-hook HOOK   tc (default) or xdp: the hook for guest-TX frames\n"
 	  "                   (any XDP program makes tun linearize GSO frames)\n"
@@ -38,25 +40,34 @@ static const struct cmd cmds[] = {
 	  "  --policy FILE    link the batching policy in FILE.bpf.o into the\n"
 	  "                   programs instead of the built-in (docs/policy.md)\n" },
 	{ "detach", do_detach, "DEV [--force]",
+	  "detach vnet's programs from DEV and remove its pins",
 	  "Detach vnet's programs from DEV and remove its pins.  When DEV is gone,\n"
 	  "only the pins are removed.  Refused while a vnetd serves DEV (its\n"
 	  "datapath, or vnetd --agent): the error names its pid.\n"
 	  "  --force          detach all the same (that vnetd keeps running on\n"
 	  "                   maps nothing updates any more)\n" },
 	{ "status", do_status, "[DEV]",
+	  "show what is attached where",
 	  "Show what is attached where: ifindex, whether the device is still\n"
 	  "there, hooks with program and link ids, XDP mode, queues seen.\n" },
-	{ "stats", do_stats, "DEV [--queue N] [--watch SECONDS [--count N]]",
+	{ "stats", do_stats, "DEV [--queue N] [--watch SECONDS [--count N]] | [DEV...] --prometheus",
+	  "per queue, direction and class counters (and vnetd's datapath)",
 	  "Per queue and direction (tx = from the guest, rx = to the guest),\n"
 	  "packets and bytes of each class: urgent (TCP payload, no PSH), push\n"
 	  "(TCP payload with PSH), ack (TCP without payload), other, malformed.\n"
 	  "  --queue N        only queue N (0-255)\n"
 	  "  --watch SECONDS  print again every SECONDS with rates (pps, bit/s)\n"
-	  "  --count N        with --watch: stop after N reports\n" },
+	  "  --count N        with --watch: stop after N reports\n"
+	  "  --prometheus     every counter (classifier, datapath, notifications,\n"
+	  "                   drops by reason) of DEV..., or of every attached\n"
+	  "                   device, in the Prometheus text format (for\n"
+	  "                   node_exporter's textfile collector)\n" },
 	{ "gc", do_gc, "",
+	  "remove the pins of devices that no longer exist",
 	  "Remove the pins of devices that no longer exist.\n" },
 	{ "coalesce", do_coalesce,
 	  "show DEV | set DEV [queue N] PARAM VALUE... | set DEV tap rx-frames N",
+	  "coalescing in ethtool's words: the guest NIC's and the tap's own",
 	  "Coalescing in ethtool's words, two sets never mixed up (docs/coalesce.md).\n"
 	  "The guest NIC's (virtio NOTF_COAL, a guest's 'ethtool -C eth0'), per\n"
 	  "queue in the config map, applied live by vnetd:\n"
@@ -75,8 +86,9 @@ static const struct cmd cmds[] = {
 	  "(a direct 'ethtool -C' shows), the policy's recommendations and where\n"
 	  "each parameter takes effect on DEV: vnetd, tun, or nowhere, and whether\n"
 	  "a 'vnetd --agent DEV' drives the tap's rx-frames (pid, changes, rate).\n" },
-	{ "help", do_help, "[COMMAND]", "Show help for COMMAND.\n" },
-	{ NULL, NULL, NULL, NULL },
+	{ "help", do_help, "[COMMAND]", "show help for COMMAND",
+	  "Show help for COMMAND.\n" },
+	{ NULL, NULL, NULL, NULL, NULL },
 };
 
 static void usage(FILE *f)
@@ -89,7 +101,8 @@ static void usage(FILE *f)
 		"Commands:\n",
 		prog_name);
 	for (c = cmds; c->name; c++)
-		fprintf(f, "  %-8s %s\n", c->name, c->synopsis);
+		fprintf(f, *c->synopsis ? "  %-8s %s\n%11s%s\n" : "  %s%s\n%11s%s\n",
+			c->name, c->synopsis, "", c->summary);
 	fprintf(f,
 		"\n"
 		"Options:\n"
@@ -123,6 +136,25 @@ static const struct cmd *find_cmd(const char *name, bool *ambiguous)
 	return *ambiguous ? NULL : found;
 }
 
+/* "Error: unknown|ambiguous command 'X'" (listing what X could be) */
+static int cmd_unknown(const char *name, bool ambiguous)
+{
+	const struct cmd *c;
+	size_t n = strlen(name);
+	int k = 0;
+
+	fprintf(stderr, "Error: %s command '%s'", ambiguous ? "ambiguous" : "unknown",
+		name);
+	if (ambiguous) {
+		fputs(": could be", stderr);
+		for (c = cmds; c->name; c++)
+			if (!strncmp(c->name, name, n))
+				fprintf(stderr, "%s %s", k++ ? "," : "", c->name);
+	}
+	fprintf(stderr, "; try '%s --help'\n", prog_name);
+	return EXIT_USAGE;
+}
+
 static void cmd_help(FILE *f, const struct cmd *c)
 {
 	fprintf(f, "Usage: %s %s %s\n\n%s", prog_name, c->name, c->synopsis,
@@ -139,13 +171,28 @@ static int do_help(int argc, char **argv)
 		return 0;
 	}
 	c = find_cmd(argv[1], &amb);
-	if (!c) {
-		fprintf(stderr, "Error: %s command '%s'; try '%s --help'\n",
-			amb ? "ambiguous" : "unknown", argv[1], prog_name);
-		return EXIT_USAGE;
-	}
+	if (!c)
+		return cmd_unknown(argv[1], amb);
 	cmd_help(stdout, c);
 	return 0;
+}
+
+int cli_bad_option(const char *cmd, int opt, char **argv)
+{
+	const char *arg = optind > 0 ? argv[optind - 1] : "?";
+
+	if (opt == ':')
+		return cli_usage(cmd, "option '%s' needs a value", arg);
+	return cli_usage(cmd, "unknown option '%s'", arg);
+}
+
+/* --help or -h after the command */
+static bool wants_help(int argc, char **argv)
+{
+	for (int i = optind + 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
 }
 
 int cli_error(const char *fmt, ...)
@@ -222,7 +269,8 @@ int main(int argc, char **argv)
 	int opt;
 
 	/* '+': stop at the command; its own options are parsed by it */
-	while ((opt = getopt_long(argc, argv, "+jpn:dhV", opts, NULL)) != -1) {
+	opterr = 0; /* one message per mistake: ours */
+	while ((opt = getopt_long(argc, argv, "+:jpn:dhV", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			out_json = true;
@@ -243,8 +291,13 @@ int main(int argc, char **argv)
 			printf("%s %s (vnet ABI %d)\n", prog_name, VNET_VERSION,
 			       VNET_ABI_VERSION);
 			return 0;
+		case ':':
+			fprintf(stderr, "Error: option '%s' needs a value; try '%s --help'\n",
+				argv[optind - 1], prog_name);
+			return EXIT_USAGE;
 		default:
-			usage(stderr);
+			fprintf(stderr, "Error: unknown option '%s'; try '%s --help'\n",
+				argv[optind - 1], prog_name);
 			return EXIT_USAGE;
 		}
 	}
@@ -254,13 +307,18 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	c = find_cmd(argv[optind], &amb);
-	if (!c) {
-		fprintf(stderr, "Error: %s command '%s'; try '%s --help'\n",
-			amb ? "ambiguous" : "unknown", argv[optind], prog_name);
-		return EXIT_USAGE;
-	}
+	if (!c)
+		return cmd_unknown(argv[optind], amb);
 	libbpf_set_print(libbpf_print);
 	if (netns && vnet_netns_enter(netns, &err))
+		return cli_error("%s", err.msg);
+	/*
+	 * Commands that read pins, under `ip netns exec` (a private /sys
+	 * without bpffs): say that rather than "not attached".  attach mounts
+	 * bpffs itself; help needs none.
+	 */
+	if (c->fn != do_attach && c->fn != do_help && !wants_help(argc, argv) &&
+	    vnet_bpffs_check(&err) == -ENOTSUP)
 		return cli_error("%s", err.msg);
 
 	argc -= optind;

@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* vnetctl stats DEV [--queue N] [--watch SECONDS [--count N]] */
+/*
+ * vnetctl stats DEV [--queue N] [--watch SECONDS [--count N]]
+ * vnetctl stats [DEV...] --prometheus [--queue N]   (prom.c)
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -19,9 +22,17 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 #define DP_ENTRIES (VNET_DIR_MAX * VNET_MAX_QUEUES)
 
-/* enum vnet_drop, for the text rows (JSON has the array as the struct does) */
+/* enum vnet_drop: the names of the text rows, the JSON keys, the labels */
 static const char *const drop_names[VNET_DROP_MAX] = {
 	[VNET_DROP_NO_BUFFER] = "no_buffer", [VNET_DROP_BAD_DESC] = "bad_desc",
 	[VNET_DROP_TAP] = "tap",	     [VNET_DROP_TOO_BIG] = "too_big",
@@ -32,7 +43,12 @@ static const char *const drop_names[VNET_DROP_MAX] = {
  * vnetd's datapath counters (the dp_stats map, written by vnetd through
  * an mmap), copied; NULL when the map is not there (nothing to show).
  */
-static struct vnet_dp_stats *dp_read(const char *dev)
+const char *stats_drop_name(int i)
+{
+	return i >= 0 && i < VNET_DROP_MAX ? drop_names[i] : NULL;
+}
+
+struct vnet_dp_stats *stats_dp_read(const char *dev)
 {
 	size_t len = sizeof(struct vnet_dp_stats) * DP_ENTRIES, mlen;
 	long page = sysconf(_SC_PAGESIZE);
@@ -62,8 +78,25 @@ static bool dp_active(const struct vnet_dp_stats *d)
 	return memcmp(d, &zero, sizeof(zero)) != 0;
 }
 
-static bool key_active(const struct vnet_stats_snapshot *s,
-		       const struct vnet_dp_stats *dp, __u32 k)
+/*
+ * A datapath serves DEV: vnetd holds its queues, or counted something
+ * (attach mode, where kernel vhost-net moves the frames, has all zeros).
+ */
+static bool served(const char *dev, const struct vnet_dp_stats *dp)
+{
+	struct vnet_tap_users u = {};
+	__u32 k;
+
+	if (!vnet_tap_users(dev, &u) && u.vnetd)
+		return true;
+	for (k = 0; k < DP_ENTRIES; k++)
+		if (dp_active(&dp[k]))
+			return true;
+	return false;
+}
+
+bool stats_key_active(const struct vnet_stats_snapshot *s,
+		      const struct vnet_dp_stats *dp, __u32 k)
 {
 	int c;
 
@@ -95,12 +128,20 @@ static void print_dp(__u32 q, int dir, const struct vnet_dp_stats *d)
 	out_u64("notify_frames", " frames %llu", d->notify_frames);
 	out_u64("notify_paired", " paired %llu", d->notify_paired);
 	out_text("\n");
-	out_arr_open("drops");
+	/* by name; a reason without one only when it counted something */
+	out_obj_open("drops");
 	for (i = 0; i < VNET_DROP_MAX; i++) {
-		out_u64(NULL, NULL, d->drops[i]);
+		char key[16];
+
 		drops |= d->drops[i] != 0;
+		if (drop_names[i]) {
+			out_u64(drop_names[i], NULL, d->drops[i]);
+		} else if (d->drops[i]) {
+			snprintf(key, sizeof(key), "drop_%d", i);
+			out_u64(key, NULL, d->drops[i]);
+		}
 	}
-	out_arr_close();
+	out_obj_close();
 	out_obj_close();
 	if (!drops)
 		return;
@@ -116,11 +157,14 @@ static void print_stats(const char *dev, const struct vnet_stats_snapshot *s,
 			const struct vnet_stats_snapshot *prev, double dt,
 			int only_queue, const struct vnet_dp_stats *dp)
 {
+	bool dp_served = dp && served(dev, dp);
 	__u32 dir, q, k;
 	int c, rows = 0;
 
 	out_obj_open(NULL);
 	out_str("ifname", "%s\n", dev);
+	/* when the counters were read: wall clock, seconds since the epoch */
+	out_double("timestamp", NULL, wall_s());
 	if (prev)
 		out_double("interval_s", NULL, dt);
 	out_text("%-5s %-3s %-10s %14s %16s", "QUEUE", "DIR", "CLASS",
@@ -134,7 +178,7 @@ static void print_stats(const char *dev, const struct vnet_stats_snapshot *s,
 			continue;
 		for (dir = 0; dir < VNET_DIR_MAX; dir++) {
 			k = vnet_key(dir, q);
-			if (only_queue < 0 && !key_active(s, dp, k))
+			if (only_queue < 0 && !stats_key_active(s, dp, k))
 				continue;
 			rows++;
 			out_obj_open(NULL);
@@ -160,8 +204,11 @@ static void print_stats(const char *dev, const struct vnet_stats_snapshot *s,
 				}
 				out_text("\n");
 			}
-			/* vnetd's counters, when a datapath serves the tap */
-			if (dp)
+			/*
+			 * vnetd's counters: in JSON always (zeros where no
+			 * datapath serves the tap), in text only where one does
+			 */
+			if (dp && (out_json || dp_served))
 				print_dp(q, (int)dir, &dp[k]);
 			out_obj_open("state");
 			out_u64("urgent", NULL, s->state[k].urgent);
@@ -196,18 +243,46 @@ static void print_stats(const char *dev, const struct vnet_stats_snapshot *s,
 	out_doc_end();
 }
 
+/* --prometheus: DEVS, or every attached device */
+static int prometheus(int ndev, char **devs, int only_queue, unsigned int watch)
+{
+	static char names[1024][IF_NAMESIZE];
+	int n, i;
+
+	if (watch)
+		return cli_usage("stats", "--prometheus prints one scrape: no --watch (the collector polls)");
+	if (out_json)
+		return cli_usage("stats", "--prometheus and -j are two formats: pick one");
+	if (ndev > 1024)
+		return cli_usage("stats", "too many devices");
+	for (i = 0; i < ndev; i++) {
+		if (devs[i][0] == '-' || strlen(devs[i]) >= IF_NAMESIZE)
+			return cli_usage("stats", "'%s' is not a device name", devs[i]);
+		snprintf(names[i], IF_NAMESIZE, "%s", devs[i]);
+	}
+	n = ndev;
+	if (!n) {
+		n = vnet_list(names, 1024);
+		if (n < 0)
+			return cli_error("cannot read %s: %s", VNET_PIN_ROOT,
+					 strerror(-n));
+	}
+	return stats_prometheus(names, n, only_queue);
+}
+
 int do_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "queue", required_argument, NULL, 'q' },
 		{ "watch", required_argument, NULL, 'w' },
 		{ "count", required_argument, NULL, 'c' },
+		{ "prometheus", no_argument, NULL, 'P' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct vnet_stats_snapshot *cur = NULL, *prev = NULL, *tmp;
 	struct vnet_dp_stats *dp = NULL;
 	unsigned int queue = 0, watch = 0, count = 0, v;
-	bool have_queue = false, have_count = false;
+	bool have_queue = false, have_count = false, prom = false;
 	struct vnet_err err = {};
 	struct timespec ts;
 	double t0, t1;
@@ -215,7 +290,7 @@ int do_stats(int argc, char **argv)
 	const char *dev;
 	int opt, ret = 0;
 
-	while ((opt = getopt_long(argc, argv, "q:w:c:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":q:w:c:P", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'q':
 			if (!cli_parse_u32("stats", "--queue", optarg, 0,
@@ -235,10 +310,16 @@ int do_stats(int argc, char **argv)
 			count = v;
 			have_count = true;
 			break;
+		case 'P':
+			prom = true;
+			break;
 		default:
-			return cli_usage("stats", "unknown option");
+			return cli_bad_option("stats", opt, argv);
 		}
 	}
+	if (prom)
+		return prometheus(argc - optind, argv + optind,
+				  have_queue ? (int)queue : -1, watch);
 	if (optind != argc - 1)
 		return cli_usage("stats", optind >= argc ? "missing device name" :
 							   "too many arguments");
@@ -258,7 +339,7 @@ int do_stats(int argc, char **argv)
 	}
 	t0 = now_s();
 	if (!watch) {
-		dp = dp_read(dev);
+		dp = stats_dp_read(dev);
 		print_stats(dev, cur, NULL, 0, have_queue ? (int)queue : -1, dp);
 		goto out;
 	}
@@ -275,7 +356,7 @@ int do_stats(int argc, char **argv)
 		}
 		t1 = now_s();
 		free(dp);
-		dp = dp_read(dev);
+		dp = stats_dp_read(dev);
 		print_stats(dev, cur, prev, t1 - t0,
 			    have_queue ? (int)queue : -1, dp);
 		t0 = t1;

@@ -129,6 +129,8 @@ int do_status(int argc, char **argv)
 
 	if (argc > 2)
 		return cli_usage("status", "too many arguments");
+	if (argc == 2 && argv[1][0] == '-')
+		return cli_usage("status", "unknown option '%s'", argv[1]);
 	if (argc == 2) {
 		if (vnet_status(argv[1], &st, &err) ||
 		    vnet_pins_check(argv[1], &err))

@@ -12,6 +12,7 @@ struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *synopsis; /* arguments after the name */
+	const char *summary;  /* one line, for --help */
 	const char *help;     /* what it does, options */
 };
 
@@ -22,9 +23,19 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* usage error for CMD: message, then its synopsis; returns 2 */
 int cli_usage(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* getopt returned OPT (':' or '?') for CMD: the usage error, 2 */
+int cli_bad_option(const char *cmd, int opt, char **argv);
 /* parse an unsigned decimal in [min, max]; false (with a message) if not */
 bool cli_parse_u32(const char *cmd, const char *opt, const char *s,
 		   unsigned int min, unsigned int max, unsigned int *out);
+
+/* stats.c, for prom.c */
+const char *stats_drop_name(int i); /* NULL: a reason without a name */
+struct vnet_dp_stats *stats_dp_read(const char *dev); /* malloc'd, or NULL */
+bool stats_key_active(const struct vnet_stats_snapshot *s,
+		      const struct vnet_dp_stats *dp, __u32 k);
+/* prom.c: the Prometheus text format of devices NAMES */
+int stats_prometheus(char (*names)[IF_NAMESIZE], int n, int only_queue);
 
 int do_attach(int argc, char **argv);
 int do_detach(int argc, char **argv);

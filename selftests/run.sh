@@ -74,6 +74,11 @@ run_one()
 	# the real-guest scenarios boot QEMU (TCG) eleven times: ~3 min here,
 	# plus the guest build on a fresh machine
 	[ "$name" = test_e2e ] && limit=$((TIMEOUT * 3))
+	# builds the Debian package from a copy of the tree (BPF objects,
+	# both binaries with the distribution's hardening flags)
+	[ "$name" = test_deb ] && limit=$((TIMEOUT * 2))
+	# a private libvirtd probes QEMU's capabilities before the guest boots
+	[ "$name" = test_libvirt ] && limit=$((TIMEOUT * 2))
 	timeout --kill-after=10 "$limit" "$@" </dev/null 2>&1 | tee "$tmp"
 	rc=${PIPESTATUS[0]}
 

@@ -754,7 +754,7 @@ case_env()
 
 	# a mount namespace without bpffs (what `ip netns exec` gives): refused
 	# with the fix, not a private bpffs that would vanish with the command
-	cli_expect env_no_bpffs 1 'bpffs is not mounted.*-n NETNS' \
+	cli_expect env_no_bpffs 1 "bpffs is not mounted.*vnetctl -n $NS " \
 		unshare -m --propagation private sh -c \
 		"while umount /sys/fs/bpf 2>/dev/null; do :; done; exec $VNETCTL -n $NS attach $DEV"
 	cli_expect env_no_bpffs_status 1 'not attached|bpffs' \

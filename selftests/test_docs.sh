@@ -13,7 +13,8 @@ check() { # name, condition-result, reason
 	if [ "$2" = 0 ]; then echo "PASS: $1"; else echo "FAIL: $1: $3"; fi
 }
 
-cmds=$("$VNETCTL" --help | awk '/^Commands:/{f=1;next} /^$/{f=0} f{print $1}')
+# a command line is "  NAME SYNOPSIS", its summary below it is indented more
+cmds=$("$VNETCTL" --help | awk '/^Commands:/{f=1;next} /^$/{f=0} f && /^  [a-z]/{print $1}')
 [ -n "$cmds" ]
 check "docs/help_lists_commands" $? "vnetctl --help lists no commands"
 
@@ -34,5 +35,12 @@ done
 for o in $("$VNETCTL" --help | grep -oE '^ +-[a-zA-Z], --[a-z-]+' | grep -oE -- '--[a-z-]+'); do
 	sed 's/\\-/-/g' "$MAN" | grep -qF -- "$o"
 	check "docs/man_option_${o#--}" $? "docs/vnetctl.8 does not document $o"
+done
+# README names every shared library the binaries need (the package of each)
+VNETD=${VNETD:-$top/build/vnetd}
+for lib in $(ldd "$VNETCTL" "$VNETD" | awk '$1 ~ /^lib/ && $1 !~ /^lib(c|m|pthread|dl|rt)\.so/ {print $1}' | sort -u); do
+	pkg=$(dpkg -S "*/$lib" 2>/dev/null | head -n1 | cut -d: -f1)
+	grep -qF "\`${pkg:-$lib}\`" "$top/README.md"
+	check "docs/readme_names_${lib%%.so*}" $? "README.md does not name ${pkg:-$lib} ($lib, linked by vnetctl or vnetd)"
 done
 exit 0

@@ -163,7 +163,7 @@ drops_ok()
 	local d
 
 	d=$(printf '%s' "$STATS" | jq -r '[.queues[] | select(.datapath.drops | add > 0) |
-		"q\(.queue) \(.dir) drops \(.datapath.drops | map(tostring) | join(","))"] | join(" ")' 2>/dev/null)
+		"q\(.queue) \(.dir) drops \(.datapath.drops | to_entries | map("\(.key)=\(.value)") | join(","))"] | join(" ")' 2>/dev/null)
 	[ -z "$d" ] || _bad+="datapath drops: $d; "
 }
 

@@ -405,12 +405,12 @@ vm_stats()
 	[ -n "$STATS" ]
 }
 
-# dp Q DIR FIELD [STATS]: a datapath counter (drops: their sum)
+# dp Q DIR FIELD [STATS]: a datapath counter (drops: the sum of every reason)
 dp()
 {
 	printf '%s' "${4:-$STATS}" | jq -r --argjson q "$1" --arg d "$2" --arg f "$3" \
 		'[.queues[] | select(.queue == $q and .dir == $d) | .datapath[$f] |
-		  if type == "array" then add else . end] | add // 0' 2>/dev/null
+		  if type == "object" or type == "array" then add else . end] | add // 0' 2>/dev/null
 }
 
 # cls Q DIR CLASS [FIELD [STATS]]: a classifier counter

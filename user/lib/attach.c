@@ -450,9 +450,12 @@ static int foreign_xdp(const char *ifname, int ifindex, bool force,
 			 "attached through netlink, no process holds it");
 
 	if (!force) {
-		vnet_err_set(err, "%s: a foreign XDP program is attached: '%s' (prog id %u, %s mode, %s); detach it first or use 'vnetctl attach %s --force' to replace it",
+		char ns[NAME_MAX + 8];
+
+		vnet_err_set(err, "%s: a foreign XDP program is attached: '%s' (prog id %u, %s mode, %s); detach it first, use 'vnetctl%s attach %s --tx-hook xdp --force' to replace it, or keep it with the default tc hook ('vnetctl%s attach %s')",
 			     ifname, pinfo.name[0] ? pinfo.name : "?",
 			     q.prog_id, vnet_xdp_mode_name(q.attach_mode), how,
+			     vnet_hint_netns(ns, sizeof(ns)), ifname, ns,
 			     ifname);
 		return -EBUSY;
 	}
@@ -506,6 +509,7 @@ static int pins_of_other_netns(const char *ifname,
 {
 	struct stat host;
 	bool named;
+	char other[NAME_MAX + 1];
 	__u64 cur;
 
 	if (!st->present || !st->info.netns_cookie || netns_cookie(&cur) ||
@@ -516,10 +520,12 @@ static int pins_of_other_netns(const char *ifname,
 		(!stat("/proc/1/ns/net", &host) && host.st_ino != cur);
 	if (!named && !if_nametoindex(ifname))
 		return 0;
-	vnet_err_set(err, "%s: the pins in %s/%s belong to a device %s in another network namespace (netns inode %llu; this one is %llu): vnet names its pins by device, so one attached %s per host, and a command acts only on the device of the namespace it runs in; use 'vnetctl -n NETNS' of that namespace, or detach it there ('vnetctl -n NETNS detach %s') or give this tap another name",
+	if (vnet_netns_name(st->info.netns_cookie, other, sizeof(other)))
+		snprintf(other, sizeof(other), "NETNS");
+	vnet_err_set(err, "%s: the pins in %s/%s belong to a device %s in another network namespace (netns inode %llu; this one is %llu): vnet names its pins by device, so one attached %s per host, and a command acts only on the device of the namespace it runs in; use 'vnetctl -n %s' of that namespace, or detach it there ('vnetctl -n %s detach %s') or give this tap another name",
 		     ifname, VNET_PIN_ROOT, ifname, ifname,
 		     (unsigned long long)st->info.netns_cookie,
-		     (unsigned long long)cur, ifname, ifname);
+		     (unsigned long long)cur, ifname, other, other, ifname);
 	return -EEXIST;
 }
 
@@ -702,6 +708,19 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 		ret = pins_of_other_netns(ifname, &st, err);
 		if (ret)
 			return ret;
+		if (st.present && st.info.ifindex == (__u32)ifindex &&
+		    opts && opts->tx_hook && st.info.tx_hook != (__u32)tx_hook) {
+			char ns[NAME_MAX + 8];
+
+			/* asked for the other hook: say how, change nothing */
+			vnet_hint_netns(ns, sizeof(ns));
+			vnet_err_set(err, "%s: already attached with the guest-TX hook %s, not %s; to switch: 'vnetctl%s detach %s' then 'vnetctl%s attach %s --tx-hook %s' (the counters start again from zero)",
+				     ifname, st.info.tx_hook == VNET_HOOK_XDP ? "xdp" : "tc",
+				     tx_hook == VNET_HOOK_XDP ? "xdp" : "tc",
+				     ns, ifname, ns, ifname,
+				     tx_hook == VNET_HOOK_XDP ? "xdp" : "tc");
+			return -EEXIST;
+		}
 		if (st.present && st.info.ifindex == (__u32)ifindex) {
 			vnet_err_set(err, "%s: already attached (pins in %s/%s); nothing to do",
 				     ifname, VNET_PIN_ROOT, ifname);

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Environment checks: errors, network namespaces, bpffs, the device. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -85,6 +87,75 @@ int vnet_netns_enter(const char *name, struct vnet_err *err)
 	return ret;
 }
 
+/* --- the words of hints ------------------------------------------------- */
+
+static int hint_prog = VNET_HINT_VNETCTL;
+
+void vnet_hint_set(int prog)
+{
+	hint_prog = prog;
+}
+
+int vnet_hint_prog(void)
+{
+	return hint_prog;
+}
+
+int vnet_netns_name(__u64 ino, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	struct stat sb;
+	int ret = -ENOENT;
+	DIR *d;
+
+	d = opendir("/var/run/netns");
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/var/run/netns/%s", de->d_name);
+		if (stat(path, &sb) || sb.st_ino != ino)
+			continue;
+		snprintf(buf, len, "%s", de->d_name);
+		ret = 0;
+		break;
+	}
+	closedir(d);
+	return ret;
+}
+
+/* the calling thread's network namespace; false if it is the initial one */
+static bool netns_other(__u64 *ino)
+{
+	struct stat self, init;
+
+	if (stat("/proc/thread-self/ns/net", &self) &&
+	    stat("/proc/self/ns/net", &self))
+		return false;
+	*ino = self.st_ino;
+	if (!stat("/proc/1/ns/net", &init))
+		return self.st_ino != init.st_ino;
+	/* PID 1's is unreadable (a container): a named one is not the host's */
+	return true;
+}
+
+const char *vnet_hint_netns(char *buf, size_t len)
+{
+	char name[NAME_MAX + 1];
+	__u64 ino;
+
+	if (!netns_other(&ino)) {
+		buf[0] = '\0';
+		return buf;
+	}
+	if (vnet_netns_name(ino, name, sizeof(name)))
+		snprintf(name, sizeof(name), "NETNS");
+	snprintf(buf, len, " -n %s", name);
+	return buf;
+}
+
 static int mnt_ns_of(pid_t pid, struct stat *sb)
 {
 	char path[64];
@@ -148,9 +219,19 @@ int vnet_bpffs_ensure(struct vnet_err *err)
 		 * mounted there vanishes with the command, and so would the
 		 * attachment.  Refuse rather than pretend.
 		 */
-		vnet_err_set(err,
-			     "bpffs is not mounted at %s in this mount namespace (ip netns exec mounts a private /sys): pins made here would not outlive the command; run 'vnetctl -n NETNS ...' from the host's mount namespace instead",
-			     VNET_BPFFS);
+		char ns[NAME_MAX + 8];
+
+		vnet_hint_netns(ns, sizeof(ns));
+		if (!ns[0])
+			snprintf(ns, sizeof(ns), " -n NETNS");
+		if (hint_prog == VNET_HINT_VNETD)
+			vnet_err_set(err,
+				     "bpffs is not mounted at %s in this mount namespace (ip netns exec mounts a private /sys): pins made here would not outlive vnetd; start vnetd from the host's mount namespace with --netns%s instead",
+				     VNET_BPFFS, ns + 3);
+		else
+			vnet_err_set(err,
+				     "bpffs is not mounted at %s in this mount namespace (ip netns exec mounts a private /sys): pins made here would not outlive the command; run 'vnetctl%s ...' from the host's mount namespace instead",
+				     VNET_BPFFS, ns);
 		return -ENOTSUP;
 	}
 	if (mount("bpf", VNET_BPFFS, "bpf", 0, "mode=0700")) {
@@ -166,6 +247,19 @@ int vnet_bpffs_ensure(struct vnet_err *err)
 		return ret;
 	}
 	return 0;
+}
+
+int vnet_bpffs_check(struct vnet_err *err)
+{
+	struct statfs sfs;
+
+	if (!statfs(VNET_BPFFS, &sfs) && sfs.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (private_mount_ns())
+		return vnet_bpffs_ensure(err); /* says why, mounts nothing */
+	vnet_err_set(err, "bpffs is not mounted at %s: vnet is not attached to any device here ('vnetctl attach DEV' mounts it)",
+		     VNET_BPFFS);
+	return -ENOENT;
 }
 
 int vnet_pin_path(char *buf, size_t len, const char *ifname, const char *obj)
@@ -191,8 +285,19 @@ int vnet_tap_check(const char *ifname, int *ifindex, struct vnet_err *err)
 	}
 	*ifindex = (int)if_nametoindex(ifname);
 	if (!*ifindex) {
-		vnet_err_set(err, "%s: no such network device in this network namespace (for a tap in another namespace use 'vnetctl -n NETNS ...')",
-			     ifname);
+		char ns[NAME_MAX + 8];
+
+		vnet_hint_netns(ns, sizeof(ns));
+		if (ns[0])
+			/* -n (or --netns) was given: do not suggest it again */
+			vnet_err_set(err, "%s: no such network device in network namespace %s",
+				     ifname, ns + 4);
+		else if (hint_prog == VNET_HINT_VNETD)
+			vnet_err_set(err, "%s: no such network device in this network namespace (for a tap in another namespace use --netns NAME)",
+				     ifname);
+		else
+			vnet_err_set(err, "%s: no such network device in this network namespace (for a tap in another namespace use 'vnetctl -n NETNS ...')",
+				     ifname);
 		return -ENODEV;
 	}
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -205,8 +310,13 @@ int vnet_tap_check(const char *ifname, int *ifindex, struct vnet_err *err)
 	ifr.ifr_data = (void *)&info;
 	if (ioctl(fd, SIOCETHTOOL, &ifr)) {
 		ret = -errno;
-		vnet_err_set(err, "%s: cannot read driver info: %s", ifname,
-			     strerror(errno));
+		if (errno == EOPNOTSUPP)
+			/* loopback and other drivers without ethtool ops */
+			vnet_err_set(err, "%s: not a tap device (its driver reports no driver info); vnet attaches to tun/tap devices created by QEMU, libvirt or 'ip tuntap add mode tap'",
+				     ifname);
+		else
+			vnet_err_set(err, "%s: cannot read driver info: %s",
+				     ifname, strerror(errno));
 		goto out;
 	}
 	if (strcmp(info.driver, "tun")) {

@@ -44,6 +44,29 @@ bool vnet_netns_named(void);
 
 /* Make sure bpffs is mounted at /sys/fs/bpf (mounting it if it is not). */
 int vnet_bpffs_ensure(struct vnet_err *err);
+/*
+ * bpffs is mounted at /sys/fs/bpf; never mounts it.  -ENOTSUP in a private
+ * mount namespace (`ip netns exec`), -ENOENT when it is not mounted: err
+ * says which, for commands that read pins.
+ */
+int vnet_bpffs_check(struct vnet_err *err);
+
+/*
+ * Whose words the hints in error messages use: vnetctl's ("vnetctl -n NS
+ * ...", the default) or vnetd's ("--netns NAME").
+ */
+#define VNET_HINT_VNETCTL 0
+#define VNET_HINT_VNETD 1
+void vnet_hint_set(int prog);
+int vnet_hint_prog(void);
+/* The name in /var/run/netns of network namespace inode INO, or -errno. */
+int vnet_netns_name(__u64 ino, char *buf, size_t len);
+/*
+ * " -n NAME" when the calling thread is in a network namespace other than
+ * the initial one (" -n NETNS" if it has no name there), else "": what a
+ * hint's vnetctl command line needs to reach the same device.
+ */
+const char *vnet_hint_netns(char *buf, size_t len);
 
 int vnet_pin_path(char *buf, size_t len, const char *ifname, const char *obj);
 
@@ -54,13 +77,19 @@ int vnet_tap_check(const char *ifname, int *ifindex, struct vnet_err *err);
 
 struct vnet_attach_opts {
 	bool force;   /* replace a foreign XDP program */
-	int tx_hook;  /* VNET_HOOK_TC (default, also 0) or VNET_HOOK_XDP */
+	/*
+	 * VNET_HOOK_TC or VNET_HOOK_XDP; 0: tc, and an existing attachment
+	 * is taken with whatever hook it has
+	 */
+	int tx_hook;
 	const char *policy; /* replacement batching policy object, or NULL */
 };
 
 /*
  * Returns 0 when attached, -EALREADY when vnet was already attached (nothing
- * changed), -EBUSY when a foreign program is in the way (err names it).
+ * changed), -EBUSY when a foreign program is in the way (err names it),
+ * -EEXIST when it is attached with the other tx_hook than the one asked
+ * for (err says how to switch) or its pins are another netns' device's.
  */
 int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 		struct vnet_err *err);

@@ -304,14 +304,19 @@ int vnet_policy_record(const char *ifname, const char *policy,
 		       struct vnet_err *err)
 {
 	struct vnet_policy_info info = {};
-	char path[PATH_MAX];
+	char path[PATH_MAX], *abs;
 	__u32 key = 0;
 	int fd, ret;
 
 	if (!policy || !strcmp(policy, VNET_POLICY_BUILTIN))
 		return 0;
-	if (!realpath(policy, info.path))
-		snprintf(info.path, sizeof(info.path), "%s", policy);
+	/*
+	 * realpath() writes up to PATH_MAX bytes: never into info.path (256)
+	 * itself; a longer path is recorded cut, as the record is for people
+	 */
+	abs = realpath(policy, NULL);
+	snprintf(info.path, sizeof(info.path), "%s", abs ? abs : policy);
+	free(abs);
 	ret = vnet_pin_path(path, sizeof(path), ifname, VNET_PIN_POLICY);
 	if (ret)
 		return ret;

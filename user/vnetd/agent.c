@@ -529,13 +529,14 @@ static void sample(struct agent_tap *t, const struct vnetd_agent_opts *o,
 		ag_dbg(t, "info map: %s", strerror(-ret));
 }
 
-/* SIGINT/SIGTERM read from the signalfd: true */
+/* SIGINT/SIGTERM/SIGHUP read from the signalfd: true */
 static bool signalled(int sfd)
 {
 	struct signalfd_siginfo si;
 
 	if (read(sfd, &si, sizeof(si)) != sizeof(si))
 		return false;
+	vnetd_notify("STOPPING=1");
 	vhost_info("agent: %s, exiting", strsignal((int)si.ssi_signo));
 	return true;
 }
@@ -574,6 +575,7 @@ int vnetd_agent_run(const struct vnetd_agent_opts *o, int sfd)
 			o->max_rate == 1 ? "" : "s");
 	}
 
+	vnetd_notify("READY=1"); /* systemd Type=notify: every tap is open */
 	next = vnetd_now_ns();
 	for (;;) {
 		now = vnetd_now_ns();

@@ -5,7 +5,8 @@
  *
  * This file: the command line and --config, logging, signals, and the
  * control loop: one epoll over the vhost-user server (all protocol work and
- * every vhost_dev_ops callback), a signalfd (SIGINT/SIGTERM: clean exit)
+ * every vhost_dev_ops callback), a signalfd (SIGINT/SIGTERM/SIGHUP: clean
+ * exit; systemd hears READY=1 and STOPPING=1 through notify.c)
  * and each port's ethtool monitor (a direct `ethtool -C TAP rx-frames N`
  * is mirrored into the config map's tap_rx_frames, vnetd's TX batch).
  * With --agent TAP, vnetd serves no port: agent.c drives attached taps'
@@ -17,6 +18,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
+#include <sched.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
@@ -27,6 +30,9 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -88,6 +94,12 @@ static const char usage_text[] =
 	"                        default 3)\n"
 	"\n"
 	"Options:\n"
+	"      --socket-group GROUP\n"
+	"                        create the sockets with group GROUP (a name\n"
+	"                        or a number; default: vnetd's own, root)\n"
+	"      --socket-mode MODE\n"
+	"                        their mode, octal (default 0600; 0660 with\n"
+	"                        --socket-group lets that group's QEMU connect)\n"
 	"      --no-uring        plain read/writev instead of io_uring\n"
 	"      --busy-poll USECS when a guest's TX ring runs dry, watch it for\n"
 	"                        USECS (0-1000, default 0: off) before asking\n"
@@ -98,12 +110,19 @@ static const char usage_text[] =
 	"  -h, --help            this help\n"
 	"  -V, --version         version\n"
 	"\n"
-	"Logs go to stderr, one line per event, prefixed 'vnetd: PORT: '.\n"
-	"Exit status: 0 after SIGINT/SIGTERM, 1 on a startup error, 2 on a\n"
-	"usage error.  See vnetd(8).\n";
+	"Logs go to stderr, one line per event: 'vnetd: PORT: message', errors\n"
+	"and warnings as 'vnetd: error: ...', 'vnetd: warning: ...'; when stderr\n"
+	"is the journal ($JOURNAL_STREAM), each line starts with its syslog\n"
+	"priority instead (<3> error, <4> warning, <6> info, <7> debug).\n"
+	"With $NOTIFY_SOCKET (systemd Type=notify), READY=1 once every socket\n"
+	"listens, STOPPING=1 on the way out.\n"
+	"Exit status: 0 after SIGINT/SIGTERM/SIGHUP (SIGHUP does not reload:\n"
+	"it stops cleanly), 1 on a startup error, 2 on a usage error.  See vnetd(8).\n";
 
 struct opts {
 	bool no_uring;
+	gid_t socket_gid;      /* (gid_t)-1: vnetd's own */
+	mode_t socket_mode;    /* server sockets */
 	unsigned int busy_poll_us;
 	int log_level;
 	/* --socket/--tap and the defaults for every port */
@@ -174,6 +193,59 @@ static bool parse_cpus(const char *s, struct vnetd_port_cfg *c)
 		}
 	}
 	return c->ncpus > 0;
+}
+
+/* every CPU of C is one this process may run on (sched_getaffinity) */
+static int cpus_check(const struct vnetd_port_cfg *c, const char *where)
+{
+	cpu_set_t set;
+	unsigned int i;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0; /* cannot tell; pthread_setaffinity_np() will say */
+	for (i = 0; i < c->ncpus; i++) {
+		if (c->cpus[i] < CPU_SETSIZE && CPU_ISSET(c->cpus[i], &set))
+			continue;
+		return usage_error("%s: CPU %d does not exist or is not available to vnetd (it may run on %d CPU%s: see 'taskset -pc %d')",
+				   where, c->cpus[i], CPU_COUNT(&set),
+				   CPU_COUNT(&set) == 1 ? "" : "s", (int)getpid());
+	}
+	return 0;
+}
+
+static int parse_group(const char *s, gid_t *gid)
+{
+	struct group *g;
+	unsigned long v;
+
+	if (parse_uint(s, 0, 0x7fffffff, &v)) {
+		*gid = (gid_t)v;
+		return 0;
+	}
+	errno = 0;
+	g = getgrnam(s);
+	if (!g)
+		return usage_error("--socket-group '%s': no such group%s%s", s,
+				   errno ? ": " : "", errno ? strerror(errno) : "");
+	*gid = g->gr_gid;
+	return 0;
+}
+
+static int parse_mode(const char *s, mode_t *mode)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 8);
+	if (!*s || *end || errno || *s == '-' || *s == '+' || v > 0777)
+		return usage_error("--socket-mode '%s': an octal mode from 0 to 0777 (e.g. 0660)",
+				   s);
+	if ((v & 0600) != 0600)
+		return usage_error("--socket-mode '%s': the owner needs read and write (0600)",
+				   s);
+	*mode = (mode_t)v;
+	return 0;
 }
 
 static bool tap_name_ok(const char *s)
@@ -361,7 +433,8 @@ static int parse_level(const char *s, int *level)
 /* 0: run; -1: --help/--version done (exit 0); else the exit status. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_CPUS = 256, OPT_NO_URING, OPT_LOG_LEVEL, OPT_BUSY_POLL };
+	enum { OPT_CPUS = 256, OPT_NO_URING, OPT_LOG_LEVEL, OPT_BUSY_POLL,
+	       OPT_SOCKET_GROUP, OPT_SOCKET_MODE };
 	enum { OPT_AGENT_INTERVAL = 512, OPT_AGENT_MAX_RATE, OPT_AGENT_HOLD };
 	static const struct option lopts[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -377,6 +450,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "agent-max-rate", required_argument, NULL, OPT_AGENT_MAX_RATE },
 		{ "agent-hold", required_argument, NULL, OPT_AGENT_HOLD },
 		{ "no-uring", no_argument, NULL, OPT_NO_URING },
+		{ "socket-group", required_argument, NULL, OPT_SOCKET_GROUP },
+		{ "socket-mode", required_argument, NULL, OPT_SOCKET_MODE },
 		{ "busy-poll", required_argument, NULL, OPT_BUSY_POLL },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
@@ -392,6 +467,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	int c, ret;
 
 	o->log_level = VHOST_LOG_INFO;
+	o->socket_gid = (gid_t)-1;
+	o->socket_mode = 0600;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":s:t:q:cn:p:f:a:vhV", lopts,
 				NULL)) != -1) {
@@ -446,6 +523,16 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_NO_URING:
 			o->no_uring = true;
+			break;
+		case OPT_SOCKET_GROUP:
+			ret = parse_group(optarg, &o->socket_gid);
+			if (ret)
+				return ret;
+			break;
+		case OPT_SOCKET_MODE:
+			ret = parse_mode(optarg, &o->socket_mode);
+			if (ret)
+				return ret;
 			break;
 		case 'a':
 			if (!tap_name_ok(optarg))
@@ -518,7 +605,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	if (o->agent.ntaps) {
 		/* the agent serves no vhost-user port (agent.c) */
 		if (o->have_socket || o->have_tap || o->have_queues ||
-		    o->have_client || o->have_cpus || nspecs || nconfigs)
+		    o->have_client || o->have_cpus || nspecs || nconfigs ||
+		    o->socket_gid != (gid_t)-1 || o->socket_mode != 0600)
 			return usage_error("--agent runs without vhost-user ports: --socket, --tap, --port, --config, --queues, --client and --cpus are for the datapath (run a second vnetd)");
 		if (!o->agent.interval_ms)
 			o->agent.interval_ms = VNETD_AGENT_INTERVAL_MS;
@@ -558,6 +646,12 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	if (!o->nports)
 		return usage_error("no port: give --socket and --tap, --port or --config");
 	for (i = 0; i < o->nports; i++) {
+		ret = cpus_check(&o->ports[i],
+				 o->ports[i].ncpus == o->main.ncpus && o->have_cpus &&
+				 !memcmp(o->ports[i].cpus, o->main.cpus, sizeof(o->main.cpus)) ?
+				 "--cpus" : o->origin[i]);
+		if (ret)
+			return ret;
 		for (j = 0; j < i; j++) {
 			if (!strcmp(o->ports[i].socket, o->ports[j].socket))
 				return usage_error("%s: socket %s is also used by %s",
@@ -575,13 +669,51 @@ static int parse_args(int argc, char **argv, struct opts *o)
 
 /* --- logging ---------------------------------------------------------- */
 
-/* Every line, the library's and ours: "vnetd: PORT: message". */
+/*
+ * stderr is the journal: $JOURNAL_STREAM is "DEVICE:INODE" of the stream
+ * systemd connected it to (systemd.exec(5)); a copy inherited by a child
+ * whose stderr went elsewhere does not count.
+ */
+static bool stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!js || sscanf(js, "%llu:%llu", &dev, &ino) != 2)
+		return false;
+	if (fstat(STDERR_FILENO, &st))
+		return false;
+	return (unsigned long long)st.st_dev == dev &&
+	       (unsigned long long)st.st_ino == ino;
+}
+
+static bool log_journal;
+
+/*
+ * Every line, the library's and ours.  To the journal: "<P>PORT: message"
+ * with P the syslog priority (sd-daemon(3)'s prefixes; journald strips
+ * them and files the line under that priority).  Elsewhere: "vnetd:
+ * PORT: message", with "error: " or "warning: " before the port where
+ * the line is one.
+ */
 static void log_write(enum vhost_log_level level, const char *msg,
 		      void *opaque)
 {
-	(void)level;
+	static const int prio[] = {
+		[VHOST_LOG_ERR] = 3, [VHOST_LOG_WARN] = 4,
+		[VHOST_LOG_INFO] = 6, [VHOST_LOG_DEBUG] = 7,
+	};
+	unsigned int l = (unsigned int)level <= VHOST_LOG_DEBUG ? level :
+								   VHOST_LOG_INFO;
+
 	(void)opaque;
-	fprintf(stderr, "vnetd: %s\n", msg);
+	if (log_journal)
+		fprintf(stderr, "<%d>%s\n", prio[l], msg);
+	else
+		fprintf(stderr, "vnetd: %s%s\n",
+			l == VHOST_LOG_ERR ? "error: " :
+			l == VHOST_LOG_WARN ? "warning: " : "", msg);
 }
 
 /* libbpf's own messages (the verifier log of a failed load): debug only */
@@ -706,6 +838,85 @@ static void monitor_event(struct vnetd_port *p)
 		tap_rx_frames_set(p, c.rx_frames);
 }
 
+/*
+ * The socket's directory is there (the last component is created, 0755,
+ * like systemd's RuntimeDirectory=) and nothing but a socket is at the
+ * path: checked before the tap and the BPF programs, so that a wrong path
+ * costs nothing.  Client mode connects to QEMU's socket: nothing to check.
+ */
+static int socket_precheck(const struct vnetd_port_cfg *c)
+{
+	char dir[sizeof(c->socket)], *slash;
+	struct stat st;
+
+	if (c->client)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s", c->socket);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (stat(dir, &st)) {
+		if (errno != ENOENT || mkdir(dir, 0755)) {
+			vhost_err("%s: cannot use the socket's directory %s: %s%s",
+				  c->socket, dir, strerror(errno),
+				  errno == ENOENT ? " (its parent does not exist either)" : "");
+			return -1;
+		}
+		vhost_info("%s: created the socket's directory %s", c->socket, dir);
+	} else if (!S_ISDIR(st.st_mode)) {
+		vhost_err("%s: %s is not a directory", c->socket, dir);
+		return -1;
+	} else if (access(dir, W_OK | X_OK)) {
+		vhost_err("%s: cannot create a socket in %s: %s", c->socket, dir,
+			  strerror(errno));
+		return -1;
+	}
+	if (!lstat(c->socket, &st) && !S_ISSOCK(st.st_mode)) {
+		vhost_err("%s exists and is not a socket", c->socket);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * vhost_server_add_port() binds the socket: with the umask and the
+ * effective group set around it the file is created with the mode and
+ * group asked for, never changed afterwards.
+ */
+static int port_add_socket(struct vnetd_port *p, struct vhost_server *srv,
+			   const struct opts *o)
+{
+	struct vhost_port_cfg pc = { .path = p->cfg.socket,
+				     .client = p->cfg.client,
+				     .mode = o->socket_mode };
+	gid_t egid = getegid();
+	bool regroup = !p->cfg.client && o->socket_gid != (gid_t)-1 &&
+		       o->socket_gid != egid;
+	mode_t old;
+	int ret;
+
+	if (regroup && setegid(o->socket_gid)) {
+		ret = -errno;
+		pr_err(p, "cannot create the socket with group %u: %s%s",
+		       (unsigned int)o->socket_gid, strerror(errno),
+		       errno == EPERM ? " (needs root or CAP_SETGID)" : "");
+		return ret;
+	}
+	old = umask(~o->socket_mode & 0777);
+	ret = vhost_server_add_port(srv, &p->dev, &pc);
+	umask(old);
+	if (regroup && setegid(egid)) {
+		pr_err(p, "cannot return to group %u: %s", (unsigned int)egid,
+		       strerror(errno));
+		return -EPERM;
+	}
+	return ret;
+}
+
 static void port_init(struct vnetd_port *p, const struct vnetd_port_cfg *c,
 		      const struct opts *o)
 {
@@ -726,10 +937,9 @@ static void port_init(struct vnetd_port *p, const struct vnetd_port_cfg *c,
 }
 
 /* Tap, BPF and monitor in the port's netns; then the device, the socket. */
-static int port_open(struct vnetd_port *p, struct vhost_server *srv)
+static int port_open(struct vnetd_port *p, struct vhost_server *srv,
+		     const struct opts *o)
 {
-	struct vhost_port_cfg pc = { .path = p->cfg.socket,
-				     .client = p->cfg.client };
 	struct vnet_err err = {};
 	int saved, ret;
 
@@ -768,7 +978,7 @@ static int port_open(struct vnetd_port *p, struct vhost_server *srv)
 	ret = vnetd_port_start(p);
 	if (ret)
 		goto err_bpf;
-	ret = vhost_server_add_port(srv, &p->dev, &pc);
+	ret = port_add_socket(p, srv, o);
 	if (ret) {
 		/* the library said why when it was the socket itself */
 		pr_dbg(p, "vhost_server_add_port: %s", strerror(-ret));
@@ -944,7 +1154,10 @@ static int run(struct vhost_server *srv, struct vnetd_port *ports,
 			case EP_SIGNAL:
 				if (read(sfd, &si, sizeof(si)) != sizeof(si))
 					break;
-				vhost_info("%s, exiting", strsignal((int)si.ssi_signo));
+				vnetd_notify("STOPPING=1");
+				vhost_info("%s, exiting%s", strsignal((int)si.ssi_signo),
+					   si.ssi_signo == SIGHUP ?
+					   " (vnetd does not reload its configuration: start it again)" : "");
 				goto out;
 			case EP_MONITOR:
 				/* port_lose() earlier in this batch */
@@ -989,7 +1202,9 @@ int main(int argc, char **argv)
 
 	/* vnetctl recognises its datapath by this name (coalesce show) */
 	prctl(PR_SET_NAME, "vnetd", 0, 0, 0);
+	log_journal = stderr_is_journal();
 	vhost_log_set_fn(log_write, NULL);
+	vnet_hint_set(VNET_HINT_VNETD);
 	vhost_log_set_level((enum vhost_log_level)o.log_level);
 	libbpf_set_print(libbpf_log);
 	signal(SIGPIPE, SIG_IGN);
@@ -997,6 +1212,8 @@ int main(int argc, char **argv)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
+	/* no reload: SIGHUP stops cleanly, never kills without cleanup */
+	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL)) {
 		vhost_err("sigprocmask: %s", strerror(errno));
 		return EXIT_STARTUP;
@@ -1031,12 +1248,29 @@ int main(int argc, char **argv)
 		goto out_ports;
 	}
 	for (i = 0; i < o.nports; i++) {
+		if (socket_precheck(&o.ports[i])) {
+			ret = EXIT_STARTUP;
+			goto out_srv;
+		}
+	}
+	for (i = 0; i < o.nports; i++) {
 		port_init(&ports[i], &o.ports[i], &o);
-		if (port_open(&ports[i], &srv)) {
+		if (port_open(&ports[i], &srv, &o)) {
 			ret = EXIT_STARTUP;
 			goto out_srv;
 		}
 		opened++;
+	}
+	/* every socket listens (or, with --client, is being connected) */
+	{
+		char st[128];
+
+		snprintf(st, sizeof(st), "READY=1\nSTATUS=serving %u port%s\nMAINPID=%d",
+			 o.nports, o.nports == 1 ? "" : "s", (int)getpid());
+		ret = vnetd_notify(st);
+		if (ret)
+			vhost_warn("cannot notify systemd ($NOTIFY_SOCKET): %s",
+				   strerror(-ret));
 	}
 
 	ret = run(&srv, ports, o.nports, sfd) ? EXIT_STARTUP : 0;

@@ -244,4 +244,7 @@ void vnetd_coal_reset(struct vnetd_coal *c);
 /* shared-memory loads: written by BPF or vnetctl concurrently */
 #define VNETD_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
+/* sd_notify(3)'s datagram to $NOTIFY_SOCKET (notify.c); 0 without one */
+int vnetd_notify(const char *state);
+
 #endif /* VNETD_H */

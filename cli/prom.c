@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * vnetctl stats [DEV...] --prometheus: every counter in the Prometheus text
+ * exposition format (version 0.0.4), for node_exporter's textfile
+ * collector.  One family per counter, its samples grouped across devices:
+ *
+ *   vnet_packets_total{device,queue,direction,class}   classifier
+ *   vnet_bytes_total{device,queue,direction,class}
+ *   vnet_queue_urgent_total, vnet_queue_push_total     {device,queue,direction}
+ *   vnet_datapath_*_total                              vnetd's, same labels
+ *   vnet_datapath_drops_total{...,reason}
+ *
+ * Rows are the queues `stats` shows (that carried traffic).
+ */
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vnetctl.h"
+
+struct prom_dev {
+	char name[IF_NAMESIZE];
+	struct vnet_stats_snapshot snap;
+	struct vnet_dp_stats *dp; /* NULL: no dp_stats map */
+};
+
+/* a label value: backslash, double quote and newline escaped */
+static void label(const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			printf("\\%c", *s);
+		else if (*s == '\n')
+			fputs("\\n", stdout);
+		else
+			putchar(*s);
+	}
+}
+
+static void head(const char *name, const char *help)
+{
+	printf("# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+}
+
+static void sample_start(const char *name, const struct prom_dev *d, __u32 q,
+			 int dir)
+{
+	printf("%s{device=\"", name);
+	label(d->name);
+	printf("\",queue=\"%u\",direction=\"%s\"", q, vnet_dir_name(dir));
+}
+
+/* FN(d, q, dir, k) for every shown (device, queue, direction) */
+#define FOR_ROWS(devs, n, only_queue, body)                                   \
+	for (int i_ = 0; i_ < (n); i_++) {                                     \
+		const struct prom_dev *d = &(devs)[i_];                        \
+		for (__u32 q = 0; q < VNET_MAX_QUEUES; q++) {                  \
+			if ((only_queue) >= 0 && q != (__u32)(only_queue))     \
+				continue;                                      \
+			for (int dir = 0; dir < VNET_DIR_MAX; dir++) {         \
+				__u32 k = vnet_key(dir, q);                    \
+				if ((only_queue) < 0 &&                        \
+				    !stats_key_active(&d->snap, d->dp, k))     \
+					continue;                              \
+				body                                           \
+			}                                                      \
+		}                                                              \
+	}
+
+static void print_families(const struct prom_dev *devs, int n, int only_queue)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} dpf[] = {
+#define DPF(f, h) { "vnet_datapath_" #f "_total", h, offsetof(struct vnet_dp_stats, f) }
+		DPF(frames, "Frames vnetd moved between the guest's rings and the tap."),
+		DPF(bytes, "Bytes vnetd moved between the guest's rings and the tap."),
+		DPF(batches, "Bursts vnetd processed."),
+		DPF(kicks, "Guest kicks (eventfd) vnetd received."),
+		DPF(busy_polls, "Busy-poll windows that found work."),
+		DPF(notify_sent, "Guest notifications (call eventfd) vnetd sent."),
+		DPF(notify_suppressed, "Notifications not sent: EVENT_IDX said the guest needs none."),
+		DPF(notify_deferred, "Notifications held back by coalescing."),
+		DPF(notify_urgent, "Notifications sent at once for an urgent (tx) or PSH (rx) frame."),
+		DPF(notify_timer, "Notifications sent by the coalescing timer."),
+		DPF(notify_frames, "Notifications sent because the frame count was reached."),
+		DPF(notify_paired, "RX notifications sent along with a TX completion signal."),
+#undef DPF
+	};
+	int c;
+	size_t f;
+	bool any_dp = false;
+
+	for (int i = 0; i < n; i++)
+		any_dp |= devs[i].dp != NULL;
+
+	for (int bytes = 0; bytes < 2; bytes++) {
+		head(bytes ? "vnet_bytes_total" : "vnet_packets_total",
+		     bytes ? "Bytes the classifier saw, per queue, direction (tx: from the guest) and class." :
+			     "Frames the classifier saw, per queue, direction (tx: from the guest) and class.");
+		FOR_ROWS(devs, n, only_queue, {
+			for (c = 0; c < VNET_CLASS_MAX; c++) {
+				const struct vnet_counter *v =
+					vnet_class_counter(&d->snap.cls[k], c);
+
+				sample_start(bytes ? "vnet_bytes_total" : "vnet_packets_total",
+					     d, q, dir);
+				printf(",class=\"%s\"} %llu\n", vnet_class_name(c),
+				       (unsigned long long)(bytes ? v->bytes : v->packets));
+			}
+		})
+	}
+	head("vnet_queue_urgent_total", "Urgent frames (TCP payload without PSH) counted in the queue's state.");
+	FOR_ROWS(devs, n, only_queue, {
+		sample_start("vnet_queue_urgent_total", d, q, dir);
+		printf("} %llu\n", (unsigned long long)d->snap.state[k].urgent);
+	})
+	head("vnet_queue_push_total", "Push frames (TCP payload with PSH) counted in the queue's state.");
+	FOR_ROWS(devs, n, only_queue, {
+		sample_start("vnet_queue_push_total", d, q, dir);
+		printf("} %llu\n", (unsigned long long)d->snap.state[k].push);
+	})
+	if (!any_dp)
+		return;
+	for (f = 0; f < sizeof(dpf) / sizeof(dpf[0]); f++) {
+		head(dpf[f].name, dpf[f].help);
+		FOR_ROWS(devs, n, only_queue, {
+			if (!d->dp)
+				continue;
+			sample_start(dpf[f].name, d, q, dir);
+			printf("} %llu\n", (unsigned long long)*(const __u64 *)
+				       ((const char *)&d->dp[k] + dpf[f].off));
+		})
+	}
+	head("vnet_datapath_drops_total", "Frames vnetd dropped, by reason.");
+	FOR_ROWS(devs, n, only_queue, {
+		if (!d->dp)
+			continue;
+		for (c = 0; c < VNET_DROP_MAX; c++) {
+			const char *r = stats_drop_name(c);
+
+			if (!r && !d->dp[k].drops[c])
+				continue; /* a reason without a name: only if counted */
+			sample_start("vnet_datapath_drops_total", d, q, dir);
+			if (r)
+				printf(",reason=\"%s\"} %llu\n", r,
+				       (unsigned long long)d->dp[k].drops[c]);
+			else
+				printf(",reason=\"drop_%d\"} %llu\n", c,
+				       (unsigned long long)d->dp[k].drops[c]);
+		}
+	})
+}
+
+int stats_prometheus(char (*names)[IF_NAMESIZE], int n, int only_queue)
+{
+	struct vnet_err err = {};
+	struct prom_dev *devs;
+	int i, ret = 0;
+
+	devs = calloc(n ? n : 1, sizeof(*devs));
+	if (!devs)
+		return cli_error("out of memory");
+	for (i = 0; i < n; i++) {
+		snprintf(devs[i].name, sizeof(devs[i].name), "%s", names[i]);
+		if (vnet_stats_read(names[i], &devs[i].snap, &err)) {
+			ret = cli_error("%s", err.msg);
+			goto out;
+		}
+		devs[i].dp = stats_dp_read(names[i]);
+	}
+	print_families(devs, n, only_queue);
+	fflush(stdout);
+out:
+	for (i = 0; i < n; i++)
+		free(devs[i].dp);
+	free(devs);
+	return ret;
+}

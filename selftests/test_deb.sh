@@ -1,0 +1,106 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# The Debian package (debian/): built from a copy of the tree with
+# `dpkg-buildpackage -b -us -uc`, free of lintian errors, installed on this
+# machine with dpkg -i (the installed vnetctl and vnetd run, the units are
+# where systemd reads them: `systemctl cat` where PID 1 is systemd,
+# `systemd-analyze verify` of the installed unit otherwise), and purged
+# again, leaving nothing.  Needs root (dpkg -i).
+#
+#   selftests/test_deb.sh
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+KSFT_PREFIX=deb
+
+_installed_here=0
+
+deb_cleanup()
+{
+	[ "$_installed_here" = 1 ] && dpkg --purge vnet >/dev/null 2>&1
+	_installed_here=0
+}
+
+trap 'deb_cleanup; _cleanup_all' EXIT
+
+main()
+{
+	local src=$VNET_TMP/src deb f missing="" ver
+
+	require_root deb || { ksft_exit; return; }
+	require_cmd deb dpkg-buildpackage lintian dh fakeroot || { ksft_exit; return; }
+	if dpkg-query -W -f='${Status}' vnet 2>/dev/null | grep -q "ok installed"; then
+		fail deb_setup "a vnet package is installed already; not replacing it (dpkg --purge vnet)"
+		ksft_exit
+		return
+	fi
+
+	# a copy: dpkg-buildpackage writes the .deb next to the source tree
+	mkdir -p "$src"
+	tar --exclude=./build --exclude=./.git --exclude=./debian/vnet \
+		--exclude=./debian/.debhelper -C "$VNET_ROOT" -c . | tar -x -C "$src"
+	(cd "$src" && dpkg-buildpackage -b -us -uc) >"$VNET_TMP/build.log" 2>&1
+	expect "dpkg-buildpackage exit" 0 "$?"
+	deb=$(ls "$VNET_TMP"/vnet_*.deb 2>/dev/null | head -n1)
+	expect "a .deb" yes "$([ -f "$deb" ] && echo yes || echo no)"
+	report build "$(tail -n 5 "$VNET_TMP/build.log" | tr '\n' ' ')"
+	[ -f "$deb" ] || { ksft_exit; return; }
+
+	dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$VNET_TMP/files"
+	for f in /usr/sbin/vnetctl /usr/sbin/vnetd /usr/share/man/man8/vnetctl.8.gz \
+		/usr/share/man/man8/vnetd.8.gz /lib/systemd/system/vnetd@.service \
+		/lib/systemd/system/vnetd.service \
+		/usr/share/bash-completion/completions/vnetctl \
+		/usr/share/bash-completion/completions/vnetd \
+		/etc/libvirt/hooks/qemu.d/vnet /usr/share/doc/vnet/libvirt.md \
+		/usr/share/doc/vnet/systemd.md /usr/share/doc/vnet/metrics.md \
+		/usr/share/doc/vnet/copyright; do
+		grep -qxF "$f" "$VNET_TMP/files" || missing+="$f "
+	done
+	expect "files missing from the package" "" "$missing"
+	expect "depends on the shared libraries" yes \
+		"$(dpkg-deb -f "$deb" Depends | grep -q 'libbpf1' && dpkg-deb -f "$deb" Depends | grep -q 'liburing2' && echo yes || echo no)"
+	report contents "$(dpkg-deb -f "$deb" Depends)"
+
+	run lintian --fail-on error "$deb"
+	expect "lintian exit" 0 "$RUN_RC"
+	expect "lintian errors" "" "$(grep '^E:' <<<"$RUN_OUT" | tr '\n' ' ')"
+	report lintian "$(grep -E '^(W|E):' <<<"$RUN_OUT" | head -n 5 | tr '\n' ' ')"
+
+	run dpkg -i "$deb"
+	expect "dpkg -i exit" 0 "$RUN_RC"
+	[ "$RUN_RC" = 0 ] && _installed_here=1
+	ver=$(dpkg-deb -f "$deb" Version)
+	run /usr/sbin/vnetctl --version
+	expect "vnetctl --version" yes "$(grep -q "^vnetctl $ver " <<<"$RUN_OUT" && echo yes || echo "no: $RUN_OUT")"
+	run /usr/sbin/vnetd --version
+	expect "vnetd --version" yes "$(grep -q "^vnetd $ver " <<<"$RUN_OUT" && echo yes || echo "no: $RUN_OUT")"
+	if [ "$(ps -p 1 -o comm= 2>/dev/null)" = systemd ]; then
+		run systemctl cat vnetd@.service
+		expect "systemctl cat exit" 0 "$RUN_RC"
+		expect "Type=notify" yes "$(grep -qx 'Type=notify' <<<"$RUN_OUT" && echo yes || echo no)"
+	else
+		# no systemd as PID 1 (a container): the unit where systemd
+		# reads it, and systemd's own parser accepts it by name
+		expect "unit installed" yes "$([ -f /lib/systemd/system/vnetd@.service ] && echo yes || echo no)"
+		run systemd-analyze verify --man=no vnetd@test.service
+		expect "systemd-analyze verify vnetd@test.service" 0 "$RUN_RC"
+		expect "verify says nothing" "" "$RUN_OUT$RUN_ERR"
+	fi
+	expect "man page" yes "$(man -w vnetctl 2>/dev/null | grep -q vnetctl.8 && echo yes || echo no)"
+	expect "completion loads" yes \
+		"$(bash -c 'source /usr/share/bash-completion/completions/vnetctl && complete -p vnetctl' 2>/dev/null | grep -q _vnetctl && echo yes || echo no)"
+	report installed "$(run_said)"
+
+	run dpkg --purge vnet
+	expect "purge exit" 0 "$RUN_RC"
+	_installed_here=0
+	expect "vnetctl gone" no "$([ -e /usr/sbin/vnetctl ] && echo yes || echo no)"
+	expect "hook gone" no "$([ -e /etc/libvirt/hooks/qemu.d/vnet ] && echo yes || echo no)"
+	report purged "$(run_said)"
+	ksft_exit
+}
+
+main "$@"

@@ -1,0 +1,501 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# What an operator meets first: vnetctl's messages and hints, vnetd's
+# start-up checks, its socket's group and mode, its log severities, its
+# systemd readiness (the sd_notify datagrams) and SIGHUP, and `make deps`.
+# Every case runs in its own network namespace with its own tap.  Needs
+# root, jq, bpftool, iproute2.
+#
+#   selftests/test_operator.sh [CASE...]    (default: every case)
+#
+# VNETCTL and VNETD name the binaries under test (default build/).
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+KSFT_PREFIX=operator
+VNETD=${VNETD:-$OUT/vnetd}
+UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
+
+ALL_CASES="hints cli_words netns_exec attach_mode_stats tx_hook_switch vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
+
+_daemons=()
+
+new_case()
+{
+	DEV=$(rand_tap)
+	ns_create "$1" && tap_create "$NS" "$DEV"
+}
+
+end_case()
+{
+	local pid
+
+	for pid in ${_daemons[@]+"${_daemons[@]}"}; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	_daemons=()
+	case_cleanup
+}
+
+trap 'end_case; _cleanup_all' EXIT
+
+yesno()
+{
+	"$@" && echo yes || echo no
+}
+
+# tap_exists DEV: DEV is a device in $NS
+tap_exists()
+{
+	ip -n "$NS" link show "$1" >/dev/null 2>&1
+}
+
+# has TEXT REGEX: yes if TEXT matches REGEX (grep -E), else "no: TEXT"
+has()
+{
+	grep -qE -- "$2" <<<"$1" && echo yes || echo "no: $(head -c 300 <<<"$1")"
+}
+
+# lacks TEXT REGEX
+lacks()
+{
+	grep -qE -- "$2" <<<"$1" && echo "no: $(head -c 300 <<<"$1")" || echo yes
+}
+
+# --- hints name the namespace in use, never a placeholder already given ---
+
+case_hints()
+{
+	local ns1 dev1 obj=$OUT/bpf/bench_empty.bpf.o
+
+	new_case hints || { fail hints_setup "cannot create netns/tap"; return; }
+
+	# -n given: no "use -n NETNS" for a device that is not there
+	run vnetctl -n "$NS" attach vtnosuchdev0
+	expect "exit" 1 "$RUN_RC"
+	expect "names the namespace" yes "$(has "$RUN_ERR" "in network namespace $NS")"
+	expect "does not suggest -n again" yes "$(lacks "$RUN_ERR" "-n NETNS")"
+	report hint_no_device_in_netns "$(run_said)"
+
+	# loopback: "not a tap", not an ethtool errno
+	run vnetctl -n "$NS" attach lo
+	expect "exit" 1 "$RUN_RC"
+	expect "not a tap" yes "$(has "$RUN_ERR" "lo: not a tap device")"
+	expect "no ethtool errno" yes "$(lacks "$RUN_ERR" "Operation not supported")"
+	report hint_lo_not_a_tap "$(run_said)"
+
+	# a foreign XDP program: the fix names -n NS and --tx-hook xdp
+	ip -n "$NS" link set dev "$DEV" xdp obj "$obj" sec xdp ||
+		{ fail hints_setup "ip link set xdp obj failed"; end_case; return; }
+	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp
+	expect "exit" 1 "$RUN_RC"
+	expect "fix with -n and --tx-hook xdp" yes \
+		"$(has "$RUN_ERR" "vnetctl -n $NS attach $DEV --tx-hook xdp --force")"
+	report hint_foreign_xdp "$(run_said)"
+	ip -n "$NS" link set dev "$DEV" xdp off
+
+	# pins of a same-named tap in another netns: detach it *there*, by name
+	run vnetctl -n "$NS" attach "$DEV"
+	[ "$RUN_RC" = 0 ] || { fail hints_attach "$(run_said)"; end_case; return; }
+	ns1=$NS
+	dev1=$DEV
+	ns_create hints2 && tap_create "$NS" "$dev1" ||
+		{ fail hints_setup "second netns"; end_case; return; }
+	run vnetctl -n "$NS" attach "$dev1"
+	expect "exit" 1 "$RUN_RC"
+	expect "names the other netns" yes "$(has "$RUN_ERR" "vnetctl -n $ns1 detach $dev1")"
+	report hint_other_netns_pins "$(run_said)"
+	end_case
+}
+
+# --- words: options, prefixes, ambiguity, help ------------------------------
+
+case_cli_words()
+{
+	local n
+
+	new_case words || { fail words_setup "cannot create netns/tap"; return; }
+	run vnetctl -n "$NS" attach "$DEV"
+	[ "$RUN_RC" = 0 ] || { fail words_attach "$(run_said)"; end_case; return; }
+
+	run vnetctl -n "$NS" stats "$DEV" --watch
+	n=$(grep -c . <<<"$RUN_ERR")
+	expect "exit" 2 "$RUN_RC"
+	expect "lines with Error:" 1 "$(grep -c '^Error:' <<<"$RUN_ERR")"
+	expect "says --watch needs a value" yes "$(has "$RUN_ERR" "'--watch' needs a value")"
+	expect "stderr lines (error + usage)" 2 "$n"
+	report watch_without_value_one_error "$(run_said)"
+
+	run vnetctl -n "$NS" status --bogus
+	expect "exit" 2 "$RUN_RC"
+	expect "unknown option" yes "$(has "$RUN_ERR" "unknown option '--bogus'")"
+	report status_option_not_a_device "$(run_said)"
+
+	run vnetctl -n "$NS" detach --bogus
+	expect "exit" 2 "$RUN_RC"
+	expect "still attached" yes "$(yesno pins_exist "$DEV")"
+	report detach_option_not_a_device "$(run_said)"
+
+	run vnetctl -n "$NS" coalesce sh "$DEV"
+	expect "exit" 0 "$RUN_RC"
+	expect "shows" yes "$(has "$RUN_OUT" "$DEV")"
+	report coalesce_prefix "$(run_said)"
+	run vnetctl -n "$NS" coalesce s "$DEV"
+	expect "exit" 2 "$RUN_RC"
+	expect "ambiguous" yes "$(has "$RUN_ERR" "ambiguous subcommand 's'")"
+	report coalesce_prefix_ambiguous "$(run_said)"
+
+	run vnetctl -n "$NS" st "$DEV"
+	expect "exit" 2 "$RUN_RC"
+	expect "lists the candidates" yes "$(has "$RUN_ERR" "ambiguous command 'st': could be status, stats")"
+	report ambiguous_lists_candidates "$(run_said)"
+
+	# every command of --help has a description, gc included
+	run vnetctl --help
+	expect "gc described" yes "$(has "$(grep -A1 '^  gc' <<<"$RUN_OUT")" "remove the pins")"
+	for c in attach detach status stats gc coalesce help; do
+		expect "$c has a summary line" 1 \
+			"$(awk -v c="$c" '$1 == c && /^  [a-z]/ { getline; print (/^           [a-z]/ ? 1 : 0) }' <<<"$RUN_OUT")"
+	done
+	report help_describes_every_command "$(run_said)"
+	end_case
+}
+
+# --- under `ip netns exec`: the bpffs explanation, not "not attached" ---------
+
+case_netns_exec()
+{
+	local cmd
+
+	new_case nsexec || { fail nsexec_setup "cannot create netns/tap"; return; }
+	run vnetctl -n "$NS" attach "$DEV"
+	[ "$RUN_RC" = 0 ] || { fail nsexec_attach "$(run_said)"; end_case; return; }
+	for cmd in "stats $DEV" "status $DEV" "detach $DEV" "gc" "coalesce show $DEV" "attach $DEV"; do
+		# shellcheck disable=SC2086
+		run ip netns exec "$NS" "$VNETCTL" $cmd
+		expect "'$cmd' exit" 1 "$RUN_RC"
+		expect "'$cmd' explains bpffs" yes "$(has "$RUN_ERR" "bpffs is not mounted .*ip netns exec")"
+		expect "'$cmd' names the fix" yes "$(has "$RUN_ERR" "vnetctl -n $NS ")"
+	done
+	expect "still attached" yes "$(yesno pins_exist "$DEV")"
+	report netns_exec_explains_bpffs "$(run_said)"
+
+	# vnetd's hint is in vnetd's words (--netns), and it creates nothing
+	run timeout 10 ip netns exec "$NS" "$VNETD" --socket "$VNET_TMP/nsexec.sock" --tap vtnsexec0
+	expect "vnetd exit" 1 "$RUN_RC"
+	expect "vnetd hint" yes "$(has "$RUN_ERR" "with --netns $NS")"
+	expect "no vnetctl hint to vnetd" yes "$(lacks "$RUN_ERR" "vnetctl -n")"
+	report vnetd_hint_netns "$(run_said)"
+	end_case
+}
+
+# --- stats in attach mode: no datapath rows of zeros ---------------------------
+
+case_attach_mode_stats()
+{
+	new_case amstats || { fail amstats_setup "cannot create netns/tap"; return; }
+	run vnetctl -n "$NS" attach "$DEV"
+	[ "$RUN_RC" = 0 ] || { fail amstats_attach "$(run_said)"; end_case; return; }
+	"$TAPWRITE" -n "$NS" -d "$DEV" -q 2 send 0 push 2 >/dev/null
+	run vnetctl -n "$NS" stats "$DEV"
+	expect "exit" 0 "$RUN_RC"
+	expect "classifier rows" yes "$(has "$RUN_OUT" "^0 +tx +push +2 ")"
+	expect "no datapath rows" yes "$(lacks "$RUN_OUT" "datapath|notify")"
+	report attach_mode_no_datapath_rows "$(run_said)"
+	run vnetctl -n "$NS" -j stats "$DEV"
+	expect "JSON keeps the datapath object" 0 "$(json "$RUN_OUT" '.queues[0].datapath.frames')"
+	report attach_mode_json_datapath "$(run_said)"
+	end_case
+}
+
+# --- attach --tx-hook tc on an XDP attachment: refused with the fix ------------
+
+case_tx_hook_switch()
+{
+	new_case txhook || { fail txhook_setup "cannot create netns/tap"; return; }
+	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp
+	[ "$RUN_RC" = 0 ] || { fail txhook_attach "$(run_said)"; end_case; return; }
+	run vnetctl -n "$NS" attach "$DEV" --tx-hook tc
+	expect "exit" 1 "$RUN_RC"
+	expect "says how to switch" yes "$(has "$RUN_ERR" "hook xdp, not tc.*vnetctl -n $NS detach $DEV.*--tx-hook tc")"
+	expect "still xdp" xdp "$(json "$(vnetctl -n "$NS" -j status "$DEV")" '.[0].tx_hook')"
+	report tx_hook_mismatch_refused "$(run_said)"
+	run vnetctl -n "$NS" attach "$DEV"
+	expect "no hook asked: takes what is there" 0 "$RUN_RC"
+	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp
+	expect "same hook: no-op" 0 "$RUN_RC"
+	report tx_hook_same_is_noop "$(run_said)"
+	end_case
+}
+
+# --- vnetd: the socket's directory, checked before the tap ---------------------
+
+# vnetd_start LOG ARGS...: vnetd in the background ($VPID)
+vnetd_start()
+{
+	local log=$1
+
+	shift
+	"$VNETD" "$@" >"$log" 2>&1 &
+	VPID=$!
+	_daemons+=("$VPID")
+}
+
+vnetd_stop()
+{
+	kill -TERM "$VPID" 2>/dev/null
+	wait "$VPID" 2>/dev/null
+}
+
+case_vnetd_socket_dir()
+{
+	local dir=$VNET_TMP/rundir tap
+
+	new_case sockdir || { fail sockdir_setup "cannot create netns"; return; }
+	tap=$(rand_tap)
+	# two missing levels: an error naming the directory, no tap, no pins
+	run timeout 10 "$VNETD" --socket "$dir/a/vm.sock" --tap "$tap" --netns "$NS"
+	expect "exit" 1 "$RUN_RC"
+	expect "names the directory" yes "$(has "$RUN_ERR" "directory $dir/a: ")"
+	expect "no tap created" no "$(yesno tap_exists "$tap")"
+	expect "no tap created, not even for a while" yes "$(lacks "$RUN_ERR" "tap $tap: created")"
+	expect "no pins" yes "$(yesno pins_gone "$tap")"
+	report socket_dir_missing_checked_first "$(run_said)"
+
+	# one missing level (/run/vnet on a fresh host): created, 0755
+	mkdir -p "$dir"
+	vnetd_start "$VNET_TMP/sockdir.log" --socket "$dir/vnet/vm.sock" --tap "$tap" --netns "$NS"
+	busywait 5000 test -S "$dir/vnet/vm.sock"
+	expect "socket listens" yes "$(yesno test -S "$dir/vnet/vm.sock")"
+	expect "directory mode" 755 "$(stat -c %a "$dir/vnet" 2>/dev/null)"
+	report socket_dir_created "$(cat "$VNET_TMP/sockdir.log" | head -c 400)"
+	vnetd_stop
+
+	# not a socket at the path: refused before the tap exists
+	: >"$dir/file.sock"
+	run timeout 10 "$VNETD" --socket "$dir/file.sock" --tap "$tap" --netns "$NS"
+	expect "exit" 1 "$RUN_RC"
+	expect "message" yes "$(has "$RUN_ERR" "exists and is not a socket")"
+	expect "no tap created" no "$(yesno tap_exists "$tap")"
+	expect "no tap created, not even for a while" yes "$(lacks "$RUN_ERR" "tap $tap: created")"
+	report socket_not_a_socket_checked_first "$(run_said)"
+	end_case
+}
+
+# --- vnetd --cpus naming a CPU that is not there: a usage error at start --------
+
+case_vnetd_cpus()
+{
+	local cpus tap bad
+
+	new_case cpus || { fail cpus_setup "cannot create netns"; return; }
+	tap=$(rand_tap)
+	cpus=$(nproc)
+	bad=$((cpus + 1000 < 1024 ? cpus : 1023))
+	run timeout 10 "$VNETD" --socket "$VNET_TMP/cpus.sock" --tap "$tap" --netns "$NS" --cpus "0,$bad"
+	expect "exit" 2 "$RUN_RC"
+	expect "names the CPU" yes "$(has "$RUN_ERR" "CPU $bad does not exist")"
+	expect "no tap created" no "$(yesno tap_exists "$tap")"
+	expect "no socket" no "$(yesno test -e "$VNET_TMP/cpus.sock")"
+	report cpus_checked_at_start "$(run_said)"
+	run timeout 10 "$VNETD" --port "socket=$VNET_TMP/cpus.sock,tap=$tap,cpus=0:$bad" --netns "$NS"
+	expect "--port exit" 2 "$RUN_RC"
+	expect "--port names it" yes "$(has "$RUN_ERR" "--port: CPU $bad")"
+	report cpus_checked_in_port "$(run_said)"
+	end_case
+}
+
+# --- vnetd --socket-group/--socket-mode: the socket as created ------------------
+
+case_vnetd_socket_perm()
+{
+	local sock=$VNET_TMP/perm.sock tap grp nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+
+	new_case perm || { fail perm_setup "cannot create netns"; return; }
+	tap=$(rand_tap)
+	grp=$(getent group 65534 | cut -d: -f1)
+	chmod 0755 "$VNET_TMP"
+
+	# default: 0600 root:root, another user cannot connect
+	vnetd_start "$VNET_TMP/perm.log" --socket "$sock" --tap "$tap" --netns "$NS"
+	busywait 5000 test -S "$sock"
+	expect "default mode" "600 0" "$(stat -c '%a %g' "$sock" 2>/dev/null)"
+	run $nobody "$UNIXSOCK" connect "$sock"
+	expect "nobody cannot connect" 1 "$RUN_RC"
+	report socket_default_private "$(run_said)"
+	vnetd_stop
+
+	# --socket-group GROUP --socket-mode 0660: that group connects
+	vnetd_start "$VNET_TMP/perm.log" --socket "$sock" --tap "$tap" --netns "$NS" \
+		--socket-group "$grp" --socket-mode 0660
+	busywait 5000 test -S "$sock"
+	expect "mode and group" "660 65534" "$(stat -c '%a %g' "$sock" 2>/dev/null)"
+	run $nobody "$UNIXSOCK" connect "$sock"
+	expect "the group connects" 0 "$RUN_RC"
+	expect "vnetd's own group is back" 0 "$(awk '/^Gid:/ { print $3 }' /proc/"$VPID"/status)"
+	report socket_group_mode "$(run_said) $(head -c 300 "$VNET_TMP/perm.log")"
+	vnetd_stop
+
+	run timeout 10 "$VNETD" --socket "$sock" --tap "$tap" --socket-mode 0640x
+	expect "bad mode" 2 "$RUN_RC"
+	run timeout 10 "$VNETD" --socket "$sock" --tap "$tap" --socket-mode 0060
+	expect "mode without owner rw" 2 "$RUN_RC"
+	run timeout 10 "$VNETD" --socket "$sock" --tap "$tap" --socket-group vnet-no-such-group
+	expect "unknown group" 2 "$RUN_RC"
+	expect "message" yes "$(has "$RUN_ERR" "no such group")"
+	report socket_perm_usage_errors "$(run_said)"
+	end_case
+}
+
+# --- vnetd's log lines: severities --------------------------------------------
+
+case_vnetd_log()
+{
+	local sock=$VNET_TMP/log.sock tap log=$VNET_TMP/journal.log js
+
+	new_case log || { fail log_setup "cannot create netns"; return; }
+	tap=$(rand_tap)
+	vnetd_start "$VNET_TMP/first.log" --socket "$sock" --tap "$tap" --netns "$NS"
+	busywait 5000 test -S "$sock" || { fail log_setup "vnetd did not listen"; end_case; return; }
+
+	# plain stderr: errors say so
+	run timeout 10 "$VNETD" --socket "$sock" --tap "${tap}b" --netns "$NS"
+	expect "second vnetd exit" 1 "$RUN_RC"
+	expect "error line" yes "$(has "$RUN_ERR" "^vnetd: error: .*another process is listening")"
+	report log_plain_severity "$(run_said)"
+
+	# stderr is the journal ($JOURNAL_STREAM = its device:inode): <N> prefixes
+	: >"$log"
+	js=$(stat -c '%d:%i' "$log")
+	JOURNAL_STREAM=$js timeout 10 "$VNETD" --socket "$sock" --tap "${tap}b" \
+		--netns "$NS" -v 2>>"$log"
+	expect "journal: exit" 1 "$?"
+	expect "an error at priority 3" yes "$(has "$(cat "$log")" "^<3>.*another process is listening")"
+	expect "info at priority 6" yes "$(has "$(cat "$log")" "^<6>")"
+	expect "debug at priority 7" yes "$(has "$(cat "$log")" "^<7>")"
+	expect "every line prefixed" 0 "$(grep -cvE '^<[0-7]>' "$log")"
+	report log_journal_priorities "$(head -c 400 "$log")"
+
+	# a JOURNAL_STREAM that is not our stderr (inherited): plain lines
+	JOURNAL_STREAM=1:1 timeout 10 "$VNETD" --socket "$sock" --tap "${tap}b" \
+		--netns "$NS" 2>"$log"
+	expect "foreign JOURNAL_STREAM: plain" yes "$(has "$(cat "$log")" "^vnetd: error: ")"
+	report log_journal_only_when_stderr_is_it "$(head -c 400 "$log")"
+	end_case
+}
+
+# --- vnetd: READY=1 once the socket listens, STOPPING=1, SIGHUP cleans up -------
+
+case_vnetd_notify()
+{
+	local sock=$VNET_TMP/notify.sock nsock=$VNET_TMP/systemd-notify tap npid rc
+
+	new_case notify || { fail notify_setup "cannot create netns"; return; }
+	tap=$(rand_tap)
+	"$UNIXSOCK" notify "$nsock" 20 >"$VNET_TMP/notify.out" 2>&1 &
+	npid=$!
+	_daemons+=("$npid")
+	busywait 2000 test -S "$nsock"
+	NOTIFY_SOCKET=$nsock vnetd_start "$VNET_TMP/notify.log" --socket "$sock" --tap "$tap" --netns "$NS"
+	busywait 5000 grep -q READY=1 "$VNET_TMP/notify.out"
+	expect "READY=1" yes "$(has "$(cat "$VNET_TMP/notify.out")" "READY=1")"
+	expect "MAINPID" yes "$(has "$(cat "$VNET_TMP/notify.out")" "MAINPID=$VPID")"
+	# ready means serving: the socket listens, the tap is there, pins too
+	expect "socket listens at READY" yes "$(yesno "$UNIXSOCK" connect "$sock")"
+	expect "tap at READY" yes "$(yesno tap_exists "$tap")"
+	expect "pins at READY" yes "$(yesno pins_exist "$tap")"
+	report notify_ready "$(cat "$VNET_TMP/notify.out") $(head -c 300 "$VNET_TMP/notify.log")"
+
+	# SIGHUP: a clean stop like SIGTERM (vnetd does not reload)
+	kill -HUP "$VPID"
+	wait "$VPID"
+	rc=$?
+	wait "$npid"
+	expect "exit after SIGHUP" 0 "$rc"
+	expect "STOPPING=1" yes "$(has "$(cat "$VNET_TMP/notify.out")" "STOPPING=1")"
+	expect "socket removed" no "$(yesno test -e "$sock")"
+	expect "tap removed" no "$(yesno tap_exists "$tap")"
+	expect "pins removed" yes "$(yesno pins_gone "$tap")"
+	expect "log says why" yes "$(has "$(cat "$VNET_TMP/notify.log")" "Hangup.*does not reload")"
+	report sighup_cleans_up "$(cat "$VNET_TMP/notify.out") $(tail -c 300 "$VNET_TMP/notify.log")"
+	_daemons=()
+	end_case
+}
+
+# --- the libvirt hook (libvirt/qemu-hook): attach on started, unpin on release ---
+
+case_libvirt_hook()
+{
+	local hook=$VNET_ROOT/libvirt/qemu-hook br net vu xml
+
+	new_case hook || { fail hook_setup "cannot create netns/tap"; return; }
+	br=$DEV
+	net=$(rand_tap)
+	vu=$(rand_tap)
+	tap_create "$NS" "$net" && tap_create "$NS" "$vu" ||
+		{ fail hook_setup "cannot create taps"; end_case; return; }
+	# the live XML libvirt hands the hook: a bridge, a network and a
+	# vhostuser interface (whose tap is vnetd's business)
+	xml="<domain type='kvm'><name>vm1</name><devices>
+  <interface type='bridge'>
+    <mac address='52:54:00:00:00:01'/>
+    <source bridge='br0'/>
+    <target dev='$br'/>
+    <model type='virtio'/>
+  </interface>
+  <interface type=\"network\">
+    <source network='default'/>
+    <target dev=\"$net\"/>
+  </interface>
+  <interface type='vhostuser'>
+    <source type='unix' path='/run/vnet/vm1.sock' mode='client'/>
+    <target dev='$vu'/>
+  </interface>
+</devices></domain>"
+	VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 started begin - <<<"$xml"
+	expect "started exit" 0 "$RUN_RC"
+	expect "bridge tap attached" yes "$(yesno pins_exist "$br")"
+	expect "network tap attached" yes "$(yesno pins_exist "$net")"
+	expect "vhostuser tap left alone" yes "$(yesno pins_gone "$vu")"
+	report hook_started_attaches "$(run_said)"
+	# other operations change nothing; release removes the pins
+	VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 prepare begin - <<<"$xml"
+	expect "prepare: still attached" yes "$(yesno pins_exist "$br")"
+	VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 release end - <<<"$xml"
+	expect "release exit" 0 "$RUN_RC"
+	expect "bridge pins gone" yes "$(yesno pins_gone "$br")"
+	expect "network pins gone" yes "$(yesno pins_gone "$net")"
+	report hook_release_unpins "$(run_said)"
+	# a failing attach never fails the domain
+	VNETCTL=$VNETCTL VNETCTL_ARGS="-n vnet-no-such-ns-$$" run "$hook" vm1 started begin - <<<"$xml"
+	expect "failed attach: exit" 0 "$RUN_RC"
+	report hook_never_fails_domain "$(run_said)"
+	end_case
+}
+
+# --- make deps: the Makefile's target works ----------------------------------
+
+case_make_deps()
+{
+	run make -s -C "$VNET_ROOT" deps
+	expect "make deps exit" 0 "$RUN_RC"
+	expect "no missing script" yes "$(lacks "$RUN_ERR" "No such file")"
+	report make_deps "$(run_said)"
+}
+
+main()
+{
+	local c cases=${*:-$ALL_CASES}
+
+	require_root operator || { ksft_exit; return; }
+	require_cmd operator jq bpftool ip setpriv || { ksft_exit; return; }
+	for c in $cases; do
+		"case_$c"
+	done
+	ksft_exit
+}
+
+main "$@"

@@ -1,0 +1,176 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# The systemd units (systemd/vnetd@.service, systemd/vnetd.service):
+# systemd-analyze verify accepts them, and vnetd serves a vhost-user
+# frontend under the restrictions they set, applied by hand the way
+# systemd applies them (docs/systemd.md: which ones, and how):
+#   CapabilityBoundingSet=  setpriv --bounding-set, the unit's list
+#   NoNewPrivileges=yes     setpriv --no-new-privs
+#   ProtectSystem=strict    every mount but /dev, /proc, /sys read-only in
+#   ReadWritePaths=         a private mount namespace; the socket's
+#   RuntimeDirectory=       directory (RuntimeDirectory=) and /sys/fs/bpf
+#                           (ReadWritePaths=) stay writable
+#   UMask=                  umask
+#   Type=notify             $NOTIFY_SOCKET (selftests/unixsock.c listens)
+# LimitMEMLOCK= is not applied (raising a hard limit needs CAP_SYS_RESOURCE,
+# which a container may lack): vnetd serves at the default limit too, its
+# io_uring buffers unregistered.  A machine whose PID 1 is not systemd
+# cannot start the units themselves.
+#
+#   selftests/test_systemd.sh [CASE...]
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+KSFT_PREFIX=systemd
+VNETD=${VNETD:-$OUT/vnetd}
+# ExecStart= takes an absolute path (run.sh's OUT is relative)
+case $VNETD in /*) ;; *) VNETD=$PWD/$VNETD ;; esac
+UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
+IO=${IO:-$OUT/bench/bench_vnetd_io}
+UNITS="$VNET_ROOT/systemd/vnetd@.service $VNET_ROOT/systemd/vnetd.service"
+
+ALL_CASES="verify hardened"
+
+_pids=()
+
+end_case()
+{
+	local pid
+
+	for pid in ${_pids[@]+"${_pids[@]}"}; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	_pids=()
+	case_cleanup
+}
+
+trap 'end_case; _cleanup_all' EXIT
+
+# unit_get UNIT KEY: the value of KEY= in UNIT (the last one)
+unit_get()
+{
+	sed -n "s/^$2=//p" "$1" | tail -n1
+}
+
+case_verify()
+{
+	local u name dir=$VNET_TMP/units
+
+	mkdir -p "$dir"
+	for u in $UNITS; do
+		name=$(basename "$u")
+		# a template is verified as an instance; ExecStart= must exist
+		[ "$name" = vnetd@.service ] && name=vnetd@test.service
+		sed "s|/usr/sbin/vnetd|$VNETD|" "$u" >"$dir/$name"
+		run systemd-analyze verify --man=no "$dir/$name"
+		expect "$name: verify exit" 0 "$RUN_RC"
+		expect "$name: verify says nothing" "" "$RUN_OUT$RUN_ERR"
+		expect "$name: Type" notify "$(unit_get "$u" Type)"
+		expect "$name: RuntimeDirectory" vnet "$(unit_get "$u" RuntimeDirectory)"
+		expect "$name: no ExecReload (SIGHUP stops)" "" "$(unit_get "$u" ExecReload)"
+		report "verify_${name%%.service}" "$(run_said)"
+	done
+}
+
+# sandbox SOCKDIR CMD...: CMD as the unit's [Service] restrictions make it
+sandbox()
+{
+	local unit=$VNET_ROOT/systemd/vnetd@.service caps c bset="-all"
+
+	caps=$(unit_get "$unit" CapabilityBoundingSet)
+	for c in $caps; do
+		c=${c#CAP_}
+		bset+=",+${c,,}"
+	done
+	SANDBOX_BSET=$bset
+	unshare -m --propagation private bash -c '
+		sockdir=$1 bset=$2
+		shift 2
+		mount --bind "$sockdir" "$sockdir" || exit 99
+		for m in $(awk "{ print \$5 }" /proc/self/mountinfo | sort -u); do
+			case $m in
+			/dev | /dev/* | /proc | /proc/* | /sys | /sys/* | "$sockdir") continue ;;
+			esac
+			mount -o remount,bind,ro "$m" 2>/dev/null
+		done
+		umask 0077
+		exec setpriv --bounding-set "$bset" --inh-caps -all --no-new-privs -- "$@"
+	' sandbox "$1" "$bset" "${@:2}"
+}
+
+case_hardened()
+{
+	local dir=$VNET_TMP/run-vnet sock nsock=$VNET_TMP/notify tap vpid npid bnd want rc
+
+	ns_create hardened || { fail hardened_setup "cannot create netns"; return; }
+	tap=$(rand_tap)
+	mkdir -p "$dir"
+	sock=$dir/$tap.sock
+	# pins must outlive the private mount namespace: bpffs on the host
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf
+	printf 'socket=%s tap=%s queues=1 netns=%s\n' "$sock" "$tap" "$NS" >"$dir/test.conf"
+	_case_taps+=("$NS $tap")
+
+	"$UNIXSOCK" notify "$nsock" 60 >"$VNET_TMP/notify.out" 2>&1 &
+	npid=$!
+	_pids+=("$npid")
+	busywait 2000 test -S "$nsock"
+	NOTIFY_SOCKET=$nsock sandbox "$dir" "$VNETD" --config "$dir/test.conf" \
+		>"$VNET_TMP/vnetd.log" 2>&1 &
+	vpid=$!
+	_pids+=("$vpid")
+	busywait 10000 grep -q READY=1 "$VNET_TMP/notify.out"
+	expect "READY=1" yes "$(grep -q READY=1 "$VNET_TMP/notify.out" && echo yes || echo no)"
+
+	# the restrictions are really there (the sandbox is not a no-op)
+	want=0
+	for c in $(unit_get "$VNET_ROOT/systemd/vnetd@.service" CapabilityBoundingSet); do
+		want=$((want | 1 << $(grep -o "#define $c\s*[0-9]*" /usr/include/linux/capability.h | awk '{print $3}')))
+	done
+	# vnetd's pid as systemd learns it: MAINPID=
+	bnd=$(grep -o 'MAINPID=[0-9]*' "$VNET_TMP/notify.out" | head -n1 | cut -d= -f2)
+	[ "$(cat "/proc/${bnd:-0}/comm" 2>/dev/null)" = vnetd ] || bnd=$vpid
+	# end_case stops vnetd itself, not only the shell around the sandbox
+	_pids+=("$bnd")
+	expect "vnetd's bounding set" "$(printf '%016x' "$want")" \
+		"$(awk '/^CapBnd:/ { print $2 }' "/proc/$bnd/status" 2>/dev/null)"
+	expect "no new privileges" 1 "$(awk '/^NoNewPrivs:/ { print $2 }' "/proc/$bnd/status" 2>/dev/null)"
+	run sandbox "$dir" touch /etc/vnet-sandbox-test
+	expect "/etc is read-only in the sandbox" 1 "$RUN_RC"
+	rm -f /etc/vnet-sandbox-test
+
+	# and vnetd serves: a vhost-user frontend exchanges frames both ways
+	run timeout 60 "$IO" signals --socket "$sock" --netns "$NS" --tap "$tap" --frames 200
+	expect "frontend exit" 0 "$RUN_RC"
+	expect "frames both ways" yes "$(grep -q 'armed guest:  tx bulk' <<<"$RUN_OUT" && echo yes || echo no)"
+	report hardened_serves "$(run_said) vnetd: $(head -c 600 "$VNET_TMP/vnetd.log")"
+
+	kill -TERM "$bnd"
+	wait "$vpid"
+	rc=$?
+	wait "$npid"
+	expect "exit after SIGTERM" 0 "$rc"
+	expect "STOPPING=1" yes "$(grep -q STOPPING=1 "$VNET_TMP/notify.out" && echo yes || echo no)"
+	expect "pins removed" yes "$(pins_gone "$tap" && echo yes || echo no)"
+	expect "socket removed" no "$([ -e "$sock" ] && echo yes || echo no)"
+	report hardened_stops "$(cat "$VNET_TMP/notify.out") $(tail -c 300 "$VNET_TMP/vnetd.log")"
+	_pids=()
+	end_case
+}
+
+main()
+{
+	local c
+
+	require_root systemd || { ksft_exit; return; }
+	require_cmd systemd systemd-analyze setpriv unshare "$IO" || { ksft_exit; return; }
+	for c in ${*:-$ALL_CASES}; do
+		"case_$c"
+	done
+	ksft_exit
+}
+
+main "$@"
