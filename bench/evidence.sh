@@ -428,6 +428,25 @@ workload_cmd()
 	esac
 }
 
+# snapshot ARM: the counters a cell is the difference of, one line:
+# vnetd CPU ticks, vnetd context switches, kicks, signals, QEMU main
+# thread's context switches and CPU ticks, QEMU's CPU ticks, the tap's
+# rx_packets and rx_bytes (0 where the arm has no such counter)
+snapshot()
+{
+	local arm=$1 i c=0 x=0 k=0 s=0
+
+	i=$(arm_index "$arm")
+	if [ "$i" != 0 ]; then
+		c=$(cpu_ticks "${VPIDS[$i]}")
+		x=$(ctxsw "${VPIDS[$i]}")
+		[ "$arm" != dpdk ] && read -r s k < <(dpcount "$arm")
+	fi
+	echo "$c $x ${k:-0} ${s:-0} $(ctxsw "$QEMU_PID" "$QEMU_PID")" \
+		"$(cpu_ticks "$QEMU_PID" "$QEMU_PID") $(cpu_ticks "$QEMU_PID")" \
+		"$(tapstat "$(arm_tap "$arm")" rx_packets) $(tapstat "$(arm_tap "$arm")" rx_bytes)"
+}
+
 # measure TABLE WORKLOAD ARM REP: one cell, recorded
 measure()
 {
@@ -439,38 +458,12 @@ measure()
 	tap=$(arm_tap "$arm")
 	h=$(arm_host "$arm")
 	[ "$a" = batch1 ] && "$VNETCTL" -n "$NS" coalesce set "$tap" tap rx-frames 1
-	c0=0
-	x0=0
-	k0=0
-	s0=0
-	if [ "$i" != 0 ]; then
-		c0=$(cpu_ticks "${VPIDS[$i]}")
-		x0=$(ctxsw "${VPIDS[$i]}")
-		[ "$arm" != dpdk ] && read -r s0 k0 < <(dpcount "$arm")
-	fi
-	y0=$(ctxsw "$QEMU_PID" "$QEMU_PID")
-	m0=$(cpu_ticks "$QEMU_PID" "$QEMU_PID")
-	q0=$(cpu_ticks "$QEMU_PID")
-	p0=$(tapstat "$tap" rx_packets)
-	b0=$(tapstat "$tap" rx_bytes)
+	read -r c0 x0 k0 s0 y0 m0 q0 p0 b0 < <(snapshot "$arm")
 	t0=$(date +%s%N)
 	out=$(guest "$(workload_cmd "$w" "$h" "${GDEV[$i]}")")
 	rc=$?
 	t1=$(date +%s%N)
-	p1=$(tapstat "$tap" rx_packets)
-	b1=$(tapstat "$tap" rx_bytes)
-	c1=0
-	x1=0
-	k1=0
-	s1=0
-	if [ "$i" != 0 ]; then
-		c1=$(cpu_ticks "${VPIDS[$i]}")
-		x1=$(ctxsw "${VPIDS[$i]}")
-		[ "$arm" != dpdk ] && read -r s1 k1 < <(dpcount "$arm")
-	fi
-	y1=$(ctxsw "$QEMU_PID" "$QEMU_PID")
-	m1=$(cpu_ticks "$QEMU_PID" "$QEMU_PID")
-	q1=$(cpu_ticks "$QEMU_PID")
+	read -r c1 x1 k1 s1 y1 m1 q1 p1 b1 < <(snapshot "$arm")
 	[ "$a" = batch1 ] && "$VNETCTL" -n "$NS" coalesce set "$tap" tap rx-frames 0
 	if [ $rc != 0 ]; then
 		echo "evidence: $t $w $a rep $r failed: $(echo "$out" | tail -n 3 | tr '\n' ' ')" >&2

@@ -62,7 +62,7 @@ case_vnetctl_words()
 
 	# coalesce: show/set, then the words of `help coalesce`
 	expect "coalesce subcommands" "set show" "$(complete_words _vnetctl vnetctl coalesce '')"
-	want=$("$VNETCTL" help coalesce | grep -oE '\b(rx|tx|adaptive|min|max)-[a-z]+' | sorted)
+	want=$("$VNETCTL" help coalesce | grep -oE '\b(rx|tx|adaptive|min|max)-[a-z]+(-bypass)?' | sorted)
 	got=$(complete_words _vnetctl vnetctl coalesce set dev0 rx-usecs 5 '')
 	expect "coalesce set words" "$want" "$got"
 	expect "coalesce set DEV: queue, tap and the words" "$(echo "queue tap $want" | sorted)" \

@@ -417,6 +417,9 @@ case_vnetd_notify()
 	expect "exit after SIGHUP" 0 "$rc"
 	expect "STOPPING=1" yes "$(has "$(cat "$VNET_TMP/notify.out")" "STOPPING=1")"
 	expect "socket removed" no "$(yesno test -e "$sock")"
+	# the kernel frees the tap when the last reference goes, and io_uring
+	# drops its references in a worker after the process exited
+	busywait 2000 sh -c "! ip -n '$NS' link show '$tap' >/dev/null 2>&1"
 	expect "tap removed" no "$(yesno tap_exists "$tap")"
 	expect "pins removed" yes "$(yesno pins_gone "$tap")"
 	expect "log says why" yes "$(has "$(cat "$VNET_TMP/notify.log")" "Hangup.*does not reload")"

@@ -2183,99 +2183,92 @@ out:
 	vd_cleanup(&vd);
 }
 
+/* what one run of urgent bursts did: TX deltas */
+struct urgent_run {
+	__u64 signals, classified, batches;
+	struct vnet_dp_stats d; /* differences */
+};
+
+/*
+ * 1000 urgent frames (TCP payload, PSH clear) in bursts of 4 with
+ * tx-frames 8 and the config FLAGS (VNET_CFG_NO_TX_BYPASS or 0).
+ */
+static bool urgent_bursts(const char *name, __u32 flags, struct urgent_run *u)
+{
+	struct coal c = { .tx_frames = TX_FRAMES, .tx_usecs = 50000,
+			  .flags = flags };
+	struct vnet_queue_state q0, q1;
+	struct vufe_vq_stats st0, st;
+	struct vnet_dp_stats d0, d;
+	struct vufe *fe = NULL;
+	unsigned int seq = 0, i;
+	bool ok = false;
+	struct vd vd;
+
+	if (!notify_setup(&vd, name, &c, true, &fe))
+		goto out;
+	vufe_vq_stats(fe, VUFE_TXQ(0), &st0);
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
+	qs_read(&vd.port[0], VNET_DIR_TX, 0, &q0);
+	if (!tx_bursts(fe, NOTIFY_FRAMES, NOTIFY_BURST, URGENT, false, &seq))
+		goto out;
+	settle(fe, &vd.port[0], VUFE_TXQ(0), VNET_DIR_TX, &st0, &d0, 150, &st,
+	       &d);
+	qs_read(&vd.port[0], VNET_DIR_TX, 0, &q1);
+	u->signals = st.signals - st0.signals;
+	u->classified = q1.urgent - q0.urgent;
+	u->batches = d.batches - d0.batches;
+	/* every counter of the struct, as differences */
+	for (i = 0; i < sizeof(d) / sizeof(__u64); i++)
+		((__u64 *)&u->d)[i] = ((__u64 *)&d)[i] - ((__u64 *)&d0)[i];
+	dbg("%s: %llu signals for %u bursts in %llu batches (urgent %llu frames %llu timer %llu)\n",
+	    name, (unsigned long long)u->signals, NOTIFY_FRAMES / NOTIFY_BURST,
+	    (unsigned long long)u->batches,
+	    (unsigned long long)u->d.notify_urgent,
+	    (unsigned long long)u->d.notify_frames,
+	    (unsigned long long)u->d.notify_timer);
+	ok = ASSERT_GE(u->classified, NOTIFY_FRAMES,
+		       "the classifier counted the urgent frames") &&
+	     ASSERT_EQ(u->d.notify_sent, u->signals,
+		       "dp_stats notify_sent = call-eventfd signals");
+out:
+	if (fe)
+		vufe_destroy(fe);
+	vd_cleanup(&vd);
+	return ok;
+}
+
 /* urgent (TCP payload, PSH clear): a signal per burst, not coalesced */
 static void notify_tx_urgent(void)
 {
-	struct coal c = { .tx_frames = TX_FRAMES, .tx_usecs = 50000 };
-	unsigned int bursts = NOTIFY_FRAMES / NOTIFY_BURST, seq = 0;
-	struct vnet_queue_state q0, q1;
-	struct vufe_vq_stats st0, st;
-	struct vnet_dp_stats d0, d;
-	struct vufe *fe = NULL;
-	__u64 sig;
-	struct vd vd;
+	unsigned int bursts = NOTIFY_FRAMES / NOTIFY_BURST;
+	struct urgent_run u;
 
-	if (!notify_setup(&vd, "nurg", &c, true, &fe))
-		goto out;
-	vufe_vq_stats(fe, VUFE_TXQ(0), &st0);
-	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
-	qs_read(&vd.port[0], VNET_DIR_TX, 0, &q0);
-	if (!tx_bursts(fe, NOTIFY_FRAMES, NOTIFY_BURST, URGENT, false, &seq))
-		goto out;
-	settle(fe, &vd.port[0], VUFE_TXQ(0), VNET_DIR_TX, &st0, &d0, 150, &st,
-	       &d);
-	qs_read(&vd.port[0], VNET_DIR_TX, 0, &q1);
-	sig = st.signals - st0.signals;
-	dbg("urgent: %llu signals for %u bursts in %llu batches (urgent %llu frames %llu timer %llu)\n",
-	    (unsigned long long)sig, bursts,
-	    (unsigned long long)(d.batches - d0.batches),
-	    (unsigned long long)(d.notify_urgent - d0.notify_urgent),
-	    (unsigned long long)(d.notify_frames - d0.notify_frames),
-	    (unsigned long long)(d.notify_timer - d0.notify_timer));
-	ASSERT_GE(q1.urgent - q0.urgent, NOTIFY_FRAMES,
-		  "the classifier counted the urgent frames");
-	ASSERT_GE(sig, bursts * 8 / 10, "urgent: a signal per burst");
-	ASSERT_GT(sig, NOTIFY_FRAMES / TX_FRAMES + 8,
+	if (!urgent_bursts("nurg", 0, &u))
+		return;
+	ASSERT_GE(u.signals, bursts * 8 / 10, "urgent: a signal per burst");
+	ASSERT_GT(u.signals, NOTIFY_FRAMES / TX_FRAMES + 8,
 		  "urgent: more signals than tx-frames coalescing gives");
-	ASSERT_LE(sig, d.batches - d0.batches,
-		  "at most one signal per used-ring update");
-	ASSERT_GE(d.notify_urgent - d0.notify_urgent, bursts * 8 / 10,
-		  "notify_urgent");
-	ASSERT_EQ(d.notify_sent - d0.notify_sent, sig,
-		  "dp_stats notify_sent = call-eventfd signals");
-out:
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	ASSERT_LE(u.signals, u.batches, "at most one signal per used-ring update");
+	ASSERT_GE(u.d.notify_urgent, bursts * 8 / 10, "notify_urgent");
 }
 
 /*
- * tx-urgent-bypass off: the same urgent frames as above are coalesced by
- * tx-frames like any others (what the bypass switch is for: the same
- * coalescing values with and without it)
+ * tx-urgent-bypass off: the same urgent frames are coalesced by tx-frames
+ * like any others (what the bypass switch is for: the same coalescing
+ * values with and without it)
  */
 static void notify_tx_urgent_no_bypass(void)
 {
-	struct coal c = { .tx_frames = TX_FRAMES, .tx_usecs = 50000,
-			  .flags = VNET_CFG_NO_TX_BYPASS };
-	struct vnet_queue_state q0, q1;
-	struct vufe_vq_stats st0, st;
-	struct vnet_dp_stats d0, d;
-	struct vufe *fe = NULL;
-	unsigned int seq = 0;
-	__u64 sig;
-	struct vd vd;
+	struct urgent_run u;
 
-	if (!notify_setup(&vd, "nnob", &c, true, &fe))
-		goto out;
-	vufe_vq_stats(fe, VUFE_TXQ(0), &st0);
-	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
-	qs_read(&vd.port[0], VNET_DIR_TX, 0, &q0);
-	if (!tx_bursts(fe, NOTIFY_FRAMES, NOTIFY_BURST, URGENT, false, &seq))
-		goto out;
-	settle(fe, &vd.port[0], VUFE_TXQ(0), VNET_DIR_TX, &st0, &d0, 150, &st,
-	       &d);
-	qs_read(&vd.port[0], VNET_DIR_TX, 0, &q1);
-	sig = st.signals - st0.signals;
-	dbg("urgent, bypass off: %llu signals (urgent %llu frames %llu timer %llu)\n",
-	    (unsigned long long)sig,
-	    (unsigned long long)(d.notify_urgent - d0.notify_urgent),
-	    (unsigned long long)(d.notify_frames - d0.notify_frames),
-	    (unsigned long long)(d.notify_timer - d0.notify_timer));
-	ASSERT_GE(q1.urgent - q0.urgent, NOTIFY_FRAMES,
-		  "the classifier counted the urgent frames");
-	ASSERT_EQ(d.notify_urgent - d0.notify_urgent, 0,
-		  "bypass off: no urgent signal");
-	ASSERT_LE(sig, NOTIFY_FRAMES / TX_FRAMES + 8,
+	if (!urgent_bursts("nnob", VNET_CFG_NO_TX_BYPASS, &u))
+		return;
+	ASSERT_EQ(u.d.notify_urgent, 0, "bypass off: no urgent signal");
+	ASSERT_LE(u.signals, NOTIFY_FRAMES / TX_FRAMES + 8,
 		  "bypass off: urgent frames coalesced by tx-frames");
-	ASSERT_GE(sig, NOTIFY_FRAMES / TX_FRAMES / 2,
+	ASSERT_GE(u.signals, NOTIFY_FRAMES / TX_FRAMES / 2,
 		  "bypass off: completions still signalled");
-	ASSERT_EQ(d.notify_sent - d0.notify_sent, sig,
-		  "dp_stats notify_sent = call-eventfd signals");
-out:
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
 }
 
 /*
