@@ -14,9 +14,9 @@
  *      a burst held back counts notify_deferred
  *
  * A TX signal takes along what the RX ring holds (notify_paired, see
- * vnetd_coal_flush()), and in every case EVENT_IDX has the last word: vhost_vq_notify() asks
- * vhost_vq_need_notify() over everything pushed since the last decision
- * and counts notify_sent or notify_suppressed.  The values are read live
+ * vnetd_coal_flush()), and in every case EVENT_IDX has the last word:
+ * vhost_vq_notify() asks vhost_vq_need_notify() over everything pushed
+ * since the last decision and counts notify_sent or notify_suppressed.  The values are read live
  * from the queue pair's entry of the pinned config map (plain loads); with
  * adaptive-tx/-rx on, from the BPF policy's recommendation in the queues
  * map once it has one.
