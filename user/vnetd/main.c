@@ -796,13 +796,9 @@ static int port_ns_enter(struct vnetd_port *p, int *saved,
 	if (p->netns_fd < 0)
 		return vnetd_netns_switch(p->cfg.netns, saved, err);
 	*saved = -1;
-	fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		vnet_err_set(err, "/proc/thread-self/ns/net: %s",
-			     strerror(errno));
-		return ret;
-	}
+	fd = vnetd_netns_here(err);
+	if (fd < 0)
+		return fd;
 	if (setns(p->netns_fd, CLONE_NEWNET)) {
 		ret = -errno;
 		vnet_err_set(err, "cannot enter the network namespace of tap %s: %s",

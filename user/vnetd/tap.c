@@ -33,6 +33,19 @@
  * remembering where we were in *saved (-1: nothing to restore).  ERR says
  * why not.
  */
+/* An fd of this thread's network namespace, to come back to; -errno. */
+int vnetd_netns_here(struct vnet_err *err)
+{
+	int fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		fd = -errno;
+		vnet_err_set(err, "/proc/thread-self/ns/net: %s",
+			     strerror(errno));
+	}
+	return fd;
+}
+
 int vnetd_netns_switch(const char *netns, int *saved, struct vnet_err *err)
 {
 	int fd, ret;
@@ -40,13 +53,9 @@ int vnetd_netns_switch(const char *netns, int *saved, struct vnet_err *err)
 	*saved = -1;
 	if (!netns || !*netns)
 		return 0;
-	fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		vnet_err_set(err, "/proc/thread-self/ns/net: %s",
-			     strerror(errno));
-		return ret;
-	}
+	fd = vnetd_netns_here(err);
+	if (fd < 0)
+		return fd;
 	ret = vnet_netns_enter(netns, err);
 	if (ret) {
 		close(fd);

@@ -191,6 +191,7 @@ struct vnetd_port {
 };
 
 /* tap.c */
+int vnetd_netns_here(struct vnet_err *err);
 int vnetd_netns_switch(const char *netns, int *saved, struct vnet_err *err);
 void vnetd_netns_restore(int saved);
 int vnetd_tap_open(struct vnetd_port *p);
