@@ -192,10 +192,10 @@ $(OUT)/fuzz/fuzz_classify: fuzz/fuzz_classify.c fuzz/classify_ref.h $(SKELS) $(F
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@ -lbpf -lelf -lz
 
-# the config parser is main.c's own (fuzz_config.c includes it)
-$(OUT)/fuzz/fuzz_config: fuzz/fuzz_config.c user/vnetd/main.c $(VNETD_LIB_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(FUZZ_HDRS)
+# the config parser is vnetd's own (portcfg.c, linked in)
+$(OUT)/fuzz/fuzz_config: fuzz/fuzz_config.c $(VNETD_LIB_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(FUZZ_HDRS)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter-out user/vnetd/main.c,$(filter %.c,$^)) -o $@ $(VNETD_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@ $(VNETD_LIBS)
 
 fuzzers: $(FUZZERS)
 

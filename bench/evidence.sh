@@ -300,7 +300,7 @@ QEMU_ARGS=(-accel tcg -cpu max -smp 1 -m "$E2E_MEM"
 	-object "memory-backend-memfd,id=mem,size=${E2E_MEM}M,share=on"
 	-nodefaults -no-user-config -display none -no-reboot
 	-kernel "$E2E_VMLINUX" -initrd "$E2E_INITRD"
-	-append "console=ttyS0 loglevel=4 panic=-1 vnet.steps=serve:ttyS1"
+	-append "console=ttyS0 loglevel=4 panic=-1 no_timer_check vnet.steps=serve:ttyS1"
 	"${QEMU_NET[@]}"
 	-serial "file:$SERIAL"
 	-chardev "pipe,id=ctl,path=$CTL" -serial chardev:ctl)

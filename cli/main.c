@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +18,6 @@
 
 #define VNET_VERSION "0.1.0"
 
-const char *prog_name = "vnetctl";
 static bool debug;
 
 static int do_help(int argc, char **argv);
@@ -117,25 +115,6 @@ static void usage(FILE *f)
 		prog_name);
 }
 
-static const struct cmd *find_cmd(const char *name, bool *ambiguous)
-{
-	const struct cmd *c, *found = NULL;
-	size_t n = strlen(name);
-
-	*ambiguous = false;
-	for (c = cmds; c->name; c++)
-		if (!strcmp(c->name, name))
-			return c;
-	for (c = cmds; c->name; c++) {
-		if (n && !strncmp(c->name, name, n)) {
-			if (found)
-				*ambiguous = true;
-			found = c;
-		}
-	}
-	return *ambiguous ? NULL : found;
-}
-
 /* "Error: unknown|ambiguous command 'X'" (listing what X could be) */
 static int cmd_unknown(const char *name, bool ambiguous)
 {
@@ -170,20 +149,11 @@ static int do_help(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	c = find_cmd(argv[1], &amb);
+	c = cli_find_cmd(argv[1], &amb);
 	if (!c)
 		return cmd_unknown(argv[1], amb);
 	cmd_help(stdout, c);
 	return 0;
-}
-
-int cli_bad_option(const char *cmd, int opt, char **argv)
-{
-	const char *arg = optind > 0 ? argv[optind - 1] : "?";
-
-	if (opt == ':')
-		return cli_usage(cmd, "option '%s' needs a value", arg);
-	return cli_usage(cmd, "unknown option '%s'", arg);
 }
 
 /* --help or -h after the command */
@@ -193,52 +163,6 @@ static bool wants_help(int argc, char **argv)
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
 			return true;
 	return false;
-}
-
-int cli_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("Error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	return 1;
-}
-
-int cli_usage(const char *cmd, const char *fmt, ...)
-{
-	bool amb;
-	const struct cmd *c = find_cmd(cmd, &amb);
-	va_list ap;
-
-	fputs("Error: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	if (c)
-		fprintf(stderr, "Usage: %s %s %s\n", prog_name, c->name,
-			c->synopsis);
-	return EXIT_USAGE;
-}
-
-bool cli_parse_u32(const char *cmd, const char *opt, const char *s,
-		   unsigned int min, unsigned int max, unsigned int *out)
-{
-	unsigned long v;
-	char *end;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (!*s || *end || errno || s[0] == '-' || v < min || v > max) {
-		cli_usage(cmd, "invalid value '%s' for %s: expected an integer in [%u, %u]",
-			  s, opt, min, max);
-		return false;
-	}
-	*out = (unsigned int)v;
-	return true;
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt,
@@ -268,6 +192,7 @@ int main(int argc, char **argv)
 	bool amb;
 	int opt;
 
+	cli_cmds = cmds;
 	/* '+': stop at the command; its own options are parsed by it */
 	opterr = 0; /* one message per mistake: ours */
 	while ((opt = getopt_long(argc, argv, "+:jpn:dhV", opts, NULL)) != -1) {
@@ -306,7 +231,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	c = find_cmd(argv[optind], &amb);
+	c = cli_find_cmd(argv[optind], &amb);
 	if (!c)
 		return cmd_unknown(argv[optind], amb);
 	libbpf_set_print(libbpf_print);

@@ -10,7 +10,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/mman.h>
 
 #include "vnetctl.h"
 
@@ -30,54 +29,6 @@ static double wall_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-#define DP_ENTRIES (VNET_DIR_MAX * VNET_MAX_QUEUES)
-
-/* enum vnet_drop: the names of the text rows, the JSON keys, the labels */
-static const char *const drop_names[VNET_DROP_MAX] = {
-	[VNET_DROP_NO_BUFFER] = "no_buffer", [VNET_DROP_BAD_DESC] = "bad_desc",
-	[VNET_DROP_TAP] = "tap",	     [VNET_DROP_TOO_BIG] = "too_big",
-	[VNET_DROP_BROKEN] = "broken",
-};
-
-/*
- * vnetd's datapath counters (the dp_stats map, written by vnetd through
- * an mmap), copied; NULL when the map is not there (nothing to show).
- */
-const char *stats_drop_name(int i)
-{
-	return i >= 0 && i < VNET_DROP_MAX ? drop_names[i] : NULL;
-}
-
-struct vnet_dp_stats *stats_dp_read(const char *dev)
-{
-	size_t len = sizeof(struct vnet_dp_stats) * DP_ENTRIES, mlen;
-	long page = sysconf(_SC_PAGESIZE);
-	struct vnet_dp_stats *dp;
-	void *m;
-	int fd;
-
-	fd = vnet_map_open(dev, "dp_stats", NULL);
-	if (fd < 0)
-		return NULL;
-	mlen = (len + page - 1) / page * page;
-	m = mmap(NULL, mlen, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return NULL;
-	dp = malloc(len);
-	if (dp)
-		memcpy(dp, m, len);
-	munmap(m, mlen);
-	return dp;
-}
-
-static bool dp_active(const struct vnet_dp_stats *d)
-{
-	static const struct vnet_dp_stats zero;
-
-	return memcmp(d, &zero, sizeof(zero)) != 0;
-}
-
 /*
  * A datapath serves DEV: vnetd holds its queues, or counted something
  * (attach mode, where kernel vhost-net moves the frames, has all zeros).
@@ -90,20 +41,9 @@ static bool served(const char *dev, const struct vnet_dp_stats *dp)
 	if (!vnet_tap_users(dev, &u) && u.vnetd)
 		return true;
 	for (k = 0; k < DP_ENTRIES; k++)
-		if (dp_active(&dp[k]))
+		if (stats_dp_active(&dp[k]))
 			return true;
 	return false;
-}
-
-bool stats_key_active(const struct vnet_stats_snapshot *s,
-		      const struct vnet_dp_stats *dp, __u32 k)
-{
-	int c;
-
-	for (c = 0; c < VNET_CLASS_MAX; c++)
-		if (vnet_class_counter(&s->cls[k], c)->packets)
-			return true;
-	return s->state[k].first_seen_ns != 0 || (dp && dp_active(&dp[k]));
 }
 
 /* The "datapath" rows and object of one queue and direction. */
@@ -134,8 +74,8 @@ static void print_dp(__u32 q, int dir, const struct vnet_dp_stats *d)
 		char key[16];
 
 		drops |= d->drops[i] != 0;
-		if (drop_names[i]) {
-			out_u64(drop_names[i], NULL, d->drops[i]);
+		if (stats_drop_name(i)) {
+			out_u64(stats_drop_name(i), NULL, d->drops[i]);
 		} else if (d->drops[i]) {
 			snprintf(key, sizeof(key), "drop_%d", i);
 			out_u64(key, NULL, d->drops[i]);
@@ -148,7 +88,7 @@ static void print_dp(__u32 q, int dir, const struct vnet_dp_stats *d)
 	out_text("%-5u %-3s %-10s", q, vnet_dir_name(dir), "drops");
 	for (i = 0; i < VNET_DROP_MAX; i++)
 		if (d->drops[i])
-			out_text(" %s %llu", drop_names[i] ? drop_names[i] : "?",
+			out_text(" %s %llu", stats_drop_name(i) ? stats_drop_name(i) : "?",
 				 (unsigned long long)d->drops[i]);
 	out_text("\n");
 }

@@ -17,6 +17,11 @@ struct cmd {
 };
 
 extern const char *prog_name;
+/* the command table, ended by a NULL name (main.c sets it) */
+extern const struct cmd *cli_cmds;
+
+/* util.c: NAME or an unambiguous prefix of it; NULL (*AMBIGUOUS says why) */
+const struct cmd *cli_find_cmd(const char *name, bool *ambiguous);
 
 /* "Error: ..." on stderr; returns 1 (the error exit code) */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -29,8 +34,10 @@ int cli_bad_option(const char *cmd, int opt, char **argv);
 bool cli_parse_u32(const char *cmd, const char *opt, const char *s,
 		   unsigned int min, unsigned int max, unsigned int *out);
 
-/* stats.c, for prom.c */
+/* statsdata.c, for stats.c and prom.c */
+#define DP_ENTRIES (VNET_DIR_MAX * VNET_MAX_QUEUES)
 const char *stats_drop_name(int i); /* NULL: a reason without a name */
+bool stats_dp_active(const struct vnet_dp_stats *d); /* counted anything */
 struct vnet_dp_stats *stats_dp_read(const char *dev); /* malloc'd, or NULL */
 bool stats_key_active(const struct vnet_stats_snapshot *s,
 		      const struct vnet_dp_stats *dp, __u32 k);

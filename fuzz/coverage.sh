@@ -26,8 +26,8 @@ CFLAGS=(-O1 -g -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer
 	-fprofile-instr-generate -fcoverage-mapping
 	-Iinclude -Iuser/lib -Iuser/vhost -Iuser/vnetd -Ifuzz -I"$OUT")
 VHOST=(user/vhost/*.c)
-VNETD=(user/vnetd/agent.c user/vnetd/coal.c user/vnetd/net.c user/vnetd/rx.c
-       user/vnetd/tap.c user/vnetd/tx.c "${VHOST[@]}" user/lib/*.c)
+# vnetd's objects but main.c (the targets have their own entry point)
+VNETD=($(ls user/vnetd/*.c | grep -v '/main\.c$') "${VHOST[@]}" user/lib/*.c)
 LIBS=(-lbpf -lelf -lz -lmnl -luring -lpthread)
 
 mkdir -p "$COV"
@@ -46,9 +46,9 @@ for t in "${targets[@]}"; do
 	case $t in
 	fuzz_vhost_user) files=(user/vhost/vhost_user.c user/vhost/mem.c user/vhost/virtq.c) ;;
 	fuzz_virtq) files=(user/vhost/virtq.c user/vhost/mem.c) ;;
-	fuzz_rx) files=(user/vnetd/rx.c user/vnetd/coal.c user/vhost/virtq.c user/vhost/mem.c) ;;
+	fuzz_rx) files=(user/vnetd/rx.c user/vnetd/coal.c user/vnetd/qthread.c user/vhost/virtq.c user/vhost/mem.c) ;;
 	fuzz_classify) files=(fuzz/classify_ref.h) ;;
-	fuzz_config) files=(user/vnetd/main.c) ;;
+	fuzz_config) files=(user/vnetd/portcfg.c) ;;
 	esac
 	nice -n 19 chrt -i 0 "$CLANG" "${CFLAGS[@]}" "${srcs[@]}" -o "$COV/$t" "${libs[@]}"
 	corpus=$FUZZ_CORPUS/$t
@@ -69,7 +69,7 @@ for t in "${targets[@]}"; do
 		awk '{ sub(/^.*\//, "", $1) } $1 ~ /\.[ch]$/ { printf "  %-18s lines %5d of %5d  %s\n", $1, $8 - $9, $8, $10 }'
 	if [ "$t" = fuzz_config ]; then
 		llvm-cov report "$COV/$t" -instr-profile="$COV/$t.profdata" \
-			-show-functions user/vnetd/main.c |
-			awk '{ sub(/^.*:/, "", $1) } $1 ~ /^(parse_config|parse_port_spec|port_kv|port_finish|port_add|parse_cpus|parse_uint|tap_name_ok)$/ { printf "    %-16s lines %5d of %5d  %s\n", $1, $5 - $6, $5, $7 }'
+			-show-functions user/vnetd/portcfg.c |
+			awk '{ sub(/^.*:/, "", $1) } $1 ~ /^(vnetd_parse_config|vnetd_parse_port_spec|vnetd_port_kv|port_finish|vnetd_port_add|vnetd_parse_cpus|vnetd_parse_uint|vnetd_tap_name_ok|key_[a-z]+)$/ { printf "    %-16s lines %5d of %5d  %s\n", $1, $5 - $6, $5, $7 }'
 	fi
 done

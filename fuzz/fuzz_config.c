@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * fuzz_config: vnetd's --config FILE parser and --port SPEC parser
- * (user/vnetd/main.c), on the daemon's own code: main.c is compiled into
- * this target with its main() renamed, so parse_config() and
- * parse_port_spec() are the static functions vnetd runs.
+ * (user/vnetd/portcfg.c), on the daemon's own code: the target links
+ * vnetd's objects, so vnetd_parse_config() and vnetd_parse_port_spec()
+ * are the functions vnetd runs.
  *
  * The input is the file: written to a memfd and parsed through its
- * /proc/self/fd path (parse_config() opens a path, as for a real file).
- * Its first line is also given to parse_port_spec().
+ * /proc/self/fd path (vnetd_parse_config() opens a path, as for a real file).
+ * Its first line is also given to vnetd_parse_port_spec().
  *
  * Oracles: the parser returns 0 or the usage exit status; on success every
  * port has a socket path, a valid interface name, 1..16 queues and CPUs
@@ -15,17 +15,20 @@
  * parsed again, come back identical (nothing is lost or invented in the
  * parse).
  */
-#define main vnetd_main
-#include "../user/vnetd/main.c"
-#undef main
-
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 #include <sys/mman.h>
+
+#include "opts.h"
 
 #include "fuzz.h"
 
 static int memfd = -1;
 static char path[64];
-static struct opts o, o2;
+static struct vnetd_opts o, o2;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -51,7 +54,7 @@ static void port_check(const struct vnetd_port_cfg *c)
 
 	FUZZ_ASSERT(c->socket[0] && strlen(c->socket) < sizeof(c->socket),
 		    "port without a socket path");
-	FUZZ_ASSERT(tap_name_ok(c->tap), "port with tap name '%s'", c->tap);
+	FUZZ_ASSERT(vnetd_tap_name_ok(c->tap), "port with tap name '%s'", c->tap);
 	FUZZ_ASSERT(c->queues >= 1 && c->queues <= VNETD_MAX_QP,
 		    "port with %u queues", c->queues);
 	FUZZ_ASSERT(strlen(c->netns) < sizeof(c->netns), "netns unterminated");
@@ -63,7 +66,7 @@ static void port_check(const struct vnetd_port_cfg *c)
 }
 
 /* PORTS as a configuration file, one line each. */
-static size_t config_write(const struct opts *op, char *buf, size_t cap)
+static size_t config_write(const struct vnetd_opts *op, char *buf, size_t cap)
 {
 	size_t n = 0;
 	unsigned int i, j;
@@ -97,7 +100,7 @@ static bool cfg_equal(const struct vnetd_port_cfg *a,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static char buf[MAX_PORTS * 2048];
+	static char buf[VNETD_MAX_PORTS * 2048];
 	char spec[1100];
 	unsigned int i;
 	size_t n;
@@ -105,9 +108,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	memset(&o, 0, sizeof(o));
 	file_set(data, size);
-	ret = parse_config(&o, path);
-	FUZZ_ASSERT(ret == 0 || ret == EXIT_USAGE, "parse_config: %d", ret);
-	FUZZ_ASSERT(o.nports <= MAX_PORTS, "%u ports", o.nports);
+	ret = vnetd_parse_config(&o, path);
+	FUZZ_ASSERT(ret == 0 || ret == VNETD_EXIT_USAGE, "vnetd_parse_config: %d", ret);
+	FUZZ_ASSERT(o.nports <= VNETD_MAX_PORTS, "%u ports", o.nports);
 	for (i = 0; i < o.nports; i++)
 		port_check(&o.ports[i]);
 	if (!ret) {
@@ -115,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		n = config_write(&o, buf, sizeof(buf));
 		file_set(buf, n);
 		memset(&o2, 0, sizeof(o2));
-		ret = parse_config(&o2, path);
+		ret = vnetd_parse_config(&o2, path);
 		FUZZ_ASSERT(!ret, "the ports written back do not parse:\n%s",
 			    buf);
 		FUZZ_ASSERT(o2.nports == o.nports, "%u ports, %u written back",
@@ -133,8 +136,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(spec, data, n);
 	spec[n] = '\0';
 	memset(&o, 0, sizeof(o));
-	ret = parse_port_spec(&o, spec);
-	FUZZ_ASSERT(ret == 0 || ret == EXIT_USAGE, "parse_port_spec: %d", ret);
+	ret = vnetd_parse_port_spec(&o, spec);
+	FUZZ_ASSERT(ret == 0 || ret == VNETD_EXIT_USAGE, "vnetd_parse_port_spec: %d", ret);
 	FUZZ_ASSERT(o.nports == (ret ? 0u : 1u), "--port gave %u ports",
 		    o.nports);
 	if (!ret)

@@ -3,10 +3,11 @@
  * fuzz_rx: guest RX delivery (user/vnetd/rx.c) with a byte-accounting
  * oracle.
  *
- * vnetd's own code runs: vnetd_rx_run() with rx.c, coal.c, net.c and
- * tap.c as linked into vnetd.  The tap is the one thing replaced: the
- * queue pair's tap fd is one end of a SOCK_SEQPACKET socket pair, which
- * tap.c reads with its plain read() path exactly as it reads a tap queue
+ * vnetd's own code runs: the queue thread's vnetd_qp_run() with
+ * qthread.c, rx.c, coal.c and tapio.c as linked into vnetd.  The tap is
+ * the one thing replaced: the queue pair's tap fd is one end of a
+ * SOCK_SEQPACKET socket pair, which tapio.c reads with its plain read()
+ * path exactly as it reads a tap queue
  * (one frame per read); the harness writes frames, each a virtio-net
  * header and an Ethernet frame, into the other end.  Guest memory is a
  * memfd region mapped by the library; the harness plays the guest driver:
@@ -157,28 +158,18 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (guest == MAP_FAILED || call_fd < 0)
 		abort();
 
-	/* the queue pair as net.c sets it up, minus the thread */
+	/* the queue pair as the daemon sets it up, minus the thread */
 	port.name = "fuzz";
 	snprintf(port.cfg.tap, sizeof(port.cfg.tap), "fuzz0");
 	port.nr_qp = 1;
-	qp->port = &port;
-	qp->cpu = -1;
-	qp->tap_fd = sv[0];
-	qp->rx_elems = calloc(VNETD_RX_ELEMS, sizeof(*qp->rx_elems));
-	qp->rx_buf = mmap(NULL, (size_t)VNETD_RX_BURST * VNETD_RX_SLOT,
-			  PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-			  -1, 0);
-	qp->epfd = epoll_create1(EPOLL_CLOEXEC);
-	qp->wake_fd = -1;
-	qp->rx_coal.timer_fd = timerfd_create(CLOCK_MONOTONIC,
-					      TFD_NONBLOCK | TFD_CLOEXEC);
-	qp->tx_coal.timer_fd = -1;
-	if (!qp->rx_elems || qp->rx_buf == MAP_FAILED || qp->epfd < 0 ||
-	    qp->rx_coal.timer_fd < 0)
+	if (vnetd_qps_init(&port))
 		abort();
-	qp->rx_st = qp->tx_st = &st;
-	qp->cfg = &cfg;
-	qp->rx_qs = qp->tx_qs = &qs;
+	qp->io.fd = sv[0];
+	qp->rx.r.st = qp->tx.r.st = &st;
+	qp->rx.r.cfg = qp->tx.r.cfg = &cfg;
+	qp->rx.r.cfg_frames = &cfg.rx_frames;
+	qp->rx.r.cfg_usecs = &cfg.rx_usecs;
+	qp->rx.r.qs = qp->tx.r.qs = &qs;
 	return 0;
 }
 
@@ -436,9 +427,13 @@ static void rx_run(struct vnetd_qp *qp)
 {
 	int i;
 
-	for (i = 0; i < 16 && !qp->rx_dead; i++)
-		if (!vnetd_rx_run(qp))
+	/* what the queue thread does while the RX ring has work */
+	for (i = 0; i < 16 && !qp->rx.r.dead; i++) {
+		qp->rx.r.more = true;
+		vnetd_qp_run(qp);
+		if (!qp->rx.r.more)
 			break;
+	}
 	harvest(qp);
 }
 
@@ -481,7 +476,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (s.flags & 8)
 		features |= 1ULL << VIRTIO_RING_F_INDIRECT_DESC;
 	vhost_vq_init(&vq, 0, "fuzz", &mem);
-	vhost_vq_set_stats(&vq, &st);
 	vq.num = g.num;
 	vq.desc_uva = UVA_BASE + GPA_BASE + DESC_OFF;
 	vq.avail_uva = UVA_BASE + GPA_BASE + AVAIL_OFF;
@@ -491,18 +485,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (vhost_vq_start(&vq, features))
 		abort();
 
-	/* ring_start() of net.c, for the RX ring of pair 0 */
+	/* ring_start() of qthread.c, for the RX ring of pair 0 */
 	qp->mrg = s.flags & 1;
 	qp->hdr_len = qp->mrg || (s.flags & 2) ?
 			      sizeof(struct virtio_net_hdr_mrg_rxbuf) :
 			      sizeof(struct virtio_net_hdr);
-	qp->rx = &vq;
-	qp->rx_dead = false;
-	qp->rx_count = qp->rx_head = 0;
-	qp->rx_want = 1;
-	vnetd_coal_reset(&qp->rx_coal);
-	qp->rx_coal.mark = 0;
-	vnetd_tap_arm(qp, true);
+	qp->rx.r.vq = &vq;
+	qp->rx.r.dead = false;
+	qp->rx.r.seen = vq.stats;
+	qp->rx.count = qp->rx.head = 0;
+	qp->rx.want = 1;
+	vnetd_coal_reset(&qp->rx.r);
+	qp->rx.push_mark = 0;
+	vnetd_qp_tap_arm(qp, true);
 
 	while (fuzz_left(&in) && ops++ < 256) {
 		/* bits 0-2: what, 3-7: how many - 1 */
@@ -539,17 +534,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	while (recv(sv[0], drain, sizeof(drain), MSG_DONTWAIT) >= 0)
 		unread++;
 	/*
-	 * drops[BROKEN] counts the break itself (once, vnetd_rx_broken())
+	 * drops[BROKEN] counts the break itself (once, qthread.c's
+	 * ring_broken(); a tap error counts one drops[TAP] the same way)
 	 * and the frames copied into a round the break cut short
 	 */
 	drops = st.drops[VNET_DROP_TAP] + st.drops[VNET_DROP_TOO_BIG] +
-		st.drops[VNET_DROP_BROKEN] - (qp->rx_dead ? 1 : 0);
-	accounted = st.frames + drops + qp->rx_count + unread;
+		st.drops[VNET_DROP_BROKEN] - (qp->rx.r.dead ? 1 : 0);
+	accounted = st.frames + drops + qp->rx.count + unread;
 	FUZZ_ASSERT(accounted == g.nsent,
 		    "%u frames sent, %llu accounted for: %llu delivered + %llu dropped + %u pending + %llu unread (ring %s%s)",
 		    g.nsent, (unsigned long long)accounted,
 		    (unsigned long long)st.frames, (unsigned long long)drops,
-		    qp->rx_count, (unsigned long long)unread,
+		    qp->rx.count, (unsigned long long)unread,
 		    vhost_vq_broken(&vq) ? "broken: " : "fine",
 		    vq.broken_reason);
 	/* a scribbling guest's buffers cannot be read back */
@@ -567,10 +563,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    g.cur_bufs, g.cur_nb);
 
 	/* ring_stop() */
-	vnetd_coal_reset(&qp->rx_coal);
-	vnetd_tap_arm(qp, false);
-	qp->rx = NULL;
-	qp->rx_count = 0;
+	vnetd_coal_reset(&qp->rx.r);
+	vnetd_qp_tap_arm(qp, false);
+	qp->rx.r.vq = NULL;
+	qp->rx.count = 0;
 	vhost_vq_stop(&vq);
 	vhost_mem_cleanup(&mem);
 	while (read(call_fd, &v, sizeof(v)) > 0)

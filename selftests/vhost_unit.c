@@ -1483,8 +1483,8 @@ static void test_vq_event_idx_wrap(void)
 	ASSERT_EQ(vhost_vq_notify(&e.vq), 1, "crossed");
 	ASSERT_EQ(e.drv.used->idx, 2, "used idx wrapped");
 	ASSERT_EQ(efd_read(e.call_fd), 3, "3 calls on the eventfd");
-	ASSERT_EQ(e.vq.stats->notify_sent, 3, "notify_sent");
-	ASSERT_EQ(e.vq.stats->notify_suppressed, 2, "notify_suppressed");
+	ASSERT_EQ(e.vq.stats.calls, 3, "notify_sent");
+	ASSERT_EQ(e.vq.stats.calls_suppressed, 2, "notify_suppressed");
 
 	/* kick suppression: disable leaves avail_event, enable re-checks */
 	vhost_vq_notify_disable(&e.vq);
@@ -1776,7 +1776,7 @@ static void test_vq_partial_burst(void)
 	drv_publish(&e.drv, 5);
 	ASSERT_EQ(vhost_vq_pop_burst(&e.vq, elems, 8), 1, "the good one");
 	ASSERT_TRUE(vhost_vq_broken(&e.vq), "broken");
-	ASSERT_EQ(e.vq.stats->drops[VNET_DROP_BAD_DESC], 1, "counted");
+	ASSERT_EQ(e.vq.stats.bad_chains, 1, "counted");
 out:
 	env_cleanup(&e);
 }
@@ -1802,7 +1802,7 @@ static void test_vq_too_many_segments(void)
 	ASSERT_EQ(elems[0].head, head, "head to give back");
 	ASSERT_FALSE(vhost_vq_broken(&e.vq), "not broken");
 	ASSERT_OK(vhost_vq_push(&e.vq, head, 0), "pushed back");
-	ASSERT_EQ(e.vq.stats->drops[VNET_DROP_BAD_DESC], 1, "counted");
+	ASSERT_EQ(e.vq.stats.bad_chains, 1, "counted");
 out:
 	env_cleanup(&e);
 }
@@ -2140,7 +2140,7 @@ static void test_server_listen(void)
 {
 	struct vhost_user_hdr h = { VHOST_USER_GET_QUEUE_NUM,
 				    VHOST_USER_VERSION, 0 };
-	struct vhost_server srv = { .epfd = -1, .stop_fd = -1 };
+	struct vhost_server srv = { .epfd = -1 };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct vhost_user_msg m;
 	char path[sizeof(sa.sun_path)], buf[8];
@@ -2284,7 +2284,7 @@ int bind(int fd, const struct sockaddr *sa, socklen_t len)
 
 static void test_server_mode_race(void)
 {
-	struct vhost_server srv = { .epfd = -1, .stop_fd = -1 };
+	struct vhost_server srv = { .epfd = -1 };
 	char path[108], victim[108];
 	struct stat st;
 	struct tdev t;
@@ -2333,7 +2333,7 @@ out:
 
 static void test_server_client_reconnect(void)
 {
-	struct vhost_server srv = { .epfd = -1, .stop_fd = -1 };
+	struct vhost_server srv = { .epfd = -1 };
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct pollfd p;
 	int lfd = -1, c = -1;

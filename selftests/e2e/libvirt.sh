@@ -146,7 +146,7 @@ domain_xml()
 	    <type arch='x86_64' machine='pc'>hvm</type>
 	    <kernel>$LV_DIR/vm/vmlinux</kernel>
 	    <initrd>$LV_DIR/vm/initramfs.cpio</initrd>
-	    <cmdline>console=ttyS0 loglevel=4 panic=-1 vnet.steps=$1</cmdline>
+	    <cmdline>console=ttyS0 loglevel=4 panic=-1 no_timer_check vnet.steps=$1</cmdline>
 	  </os>
 	  <on_poweroff>destroy</on_poweroff>
 	  <on_reboot>destroy</on_reboot>

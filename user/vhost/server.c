@@ -6,7 +6,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -15,8 +14,7 @@
 #include "server.h"
 
 enum ep_kind {
-	EP_STOP = 1,
-	EP_LISTEN,
+	EP_LISTEN = 1,
 	EP_CONN,
 	EP_TIMER,
 };
@@ -43,31 +41,9 @@ static void ep_del(struct vhost_server *srv, int fd)
 
 int vhost_server_init(struct vhost_server *srv)
 {
-	int ret;
-
 	memset(srv, 0, sizeof(*srv));
-	srv->stop_fd = -1;
 	srv->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (srv->epfd < 0)
-		return -errno;
-	srv->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (srv->stop_fd < 0) {
-		ret = -errno;
-		goto err_epoll;
-	}
-	srv->stop_item.kind = EP_STOP;
-	ret = ep_add(srv, srv->stop_fd, &srv->stop_item);
-	if (ret)
-		goto err_stop;
-	return 0;
-
-err_stop:
-	close(srv->stop_fd);
-	srv->stop_fd = -1;
-err_epoll:
-	close(srv->epfd);
-	srv->epfd = -1;
-	return ret;
+	return srv->epfd < 0 ? -errno : 0;
 }
 
 static void sockaddr_fill(struct sockaddr_un *sa, const char *path)
@@ -372,17 +348,13 @@ int vhost_server_remove_port(struct vhost_server *srv, struct vhost_dev *dev)
 	return -ENOENT;
 }
 
-static void handle_event(struct vhost_server *srv, struct vhost_ep_item *it)
+static void handle_event(struct vhost_ep_item *it)
 {
 	struct vhost_port *port = it->port;
 	uint64_t v;
 	int ret;
 
 	switch (it->kind) {
-	case EP_STOP:
-		if (read(srv->stop_fd, &v, sizeof(v)) == sizeof(v))
-			srv->stopping = true;
-		break;
 	case EP_LISTEN:
 		port_accept(port);
 		break;
@@ -411,31 +383,8 @@ int vhost_server_poll(struct vhost_server *srv, int timeout_ms)
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	for (i = 0; i < n; i++)
-		handle_event(srv, ev[i].data.ptr);
+		handle_event(ev[i].data.ptr);
 	return n;
-}
-
-int vhost_server_run(struct vhost_server *srv)
-{
-	int ret;
-
-	while (!srv->stopping) {
-		ret = vhost_server_poll(srv, -1);
-		if (ret < 0)
-			return ret;
-	}
-	srv->stopping = false;
-	return 0;
-}
-
-void vhost_server_stop(struct vhost_server *srv)
-{
-	uint64_t one = 1;
-	ssize_t n;
-
-	/* write(2) is async-signal-safe; nothing else is done here */
-	n = write(srv->stop_fd, &one, sizeof(one));
-	(void)n; /* EAGAIN: a stop is already pending */
 }
 
 void vhost_server_cleanup(struct vhost_server *srv)
@@ -447,9 +396,7 @@ void vhost_server_cleanup(struct vhost_server *srv)
 	free(srv->ports);
 	srv->ports = NULL;
 	srv->nports = 0;
-	if (srv->stop_fd >= 0)
-		close(srv->stop_fd);
 	if (srv->epfd >= 0)
 		close(srv->epfd);
-	srv->stop_fd = srv->epfd = -1;
+	srv->epfd = -1;
 }

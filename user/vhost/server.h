@@ -8,7 +8,8 @@
  *	vhost_dev_init(&dev, path, 2 * pairs, &net_ops, net);
  *	vhost_server_add_port(&srv, &dev, &(struct vhost_port_cfg){
  *		.path = path });
- *	vhost_server_run(&srv);            (until vhost_server_stop())
+ *	for (;;)                           (or nest vhost_server_fd()
+ *		vhost_server_poll(&srv, -1);   in another epoll set)
  *
  * Server mode (default) listens on the path: a stale socket left by a dead
  * process is replaced, a live one or a non-socket file is an error.  Client
@@ -59,9 +60,6 @@ struct vhost_port {
 
 struct vhost_server {
 	int epfd;
-	int stop_fd; /* eventfd: vhost_server_stop() */
-	struct vhost_ep_item stop_item;
-	bool stopping;
 	unsigned int nports;
 	struct vhost_port **ports;
 };
@@ -91,12 +89,6 @@ int vhost_server_remove_port(struct vhost_server *srv, struct vhost_dev *dev);
  * the number of events handled, or -errno if epoll itself failed.
  */
 int vhost_server_poll(struct vhost_server *srv, int timeout_ms);
-
-/* Loop until vhost_server_stop(); 0 or -errno. */
-int vhost_server_run(struct vhost_server *srv);
-
-/* Ask vhost_server_run() to return; async-signal-safe, any thread. */
-void vhost_server_stop(struct vhost_server *srv);
 
 /* The epoll fd, to nest the loop into another one (readable = work). */
 static inline int vhost_server_fd(const struct vhost_server *srv)

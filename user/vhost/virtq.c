@@ -296,7 +296,7 @@ static int chain_parse(struct vhost_vq *vq, uint16_t head,
 	}
 	if (elem->err) {
 		elem->out_num = elem->in_num = 0;
-		vq->stats->drops[VNET_DROP_BAD_DESC]++;
+		vq->stats.bad_chains++;
 	}
 	return 0;
 }
@@ -352,7 +352,7 @@ int vhost_vq_pop_burst(struct vhost_vq *vq, struct vhost_vq_elem *elems,
 		vq->last_avail_idx++;
 	}
 	if (i < n)
-		vq->stats->drops[VNET_DROP_BAD_DESC]++;
+		vq->stats.bad_chains++;
 	return i || !vhost_vq_broken(vq) ? (int)i : -EIO;
 }
 
@@ -497,13 +497,13 @@ int vhost_vq_notify(struct vhost_vq *vq)
 	if (!vq->avail || vhost_vq_broken(vq))
 		return 0;
 	if (!vhost_vq_need_notify(vq)) {
-		vq->stats->notify_suppressed++;
+		vq->stats.calls_suppressed++;
 		return 0;
 	}
 	ret = vhost_vq_signal(vq);
 	if (ret)
 		return ret;
-	vq->stats->notify_sent++;
+	vq->stats.calls++;
 	return 1;
 }
 
@@ -569,7 +569,7 @@ uint64_t vhost_vq_kick_drain(struct vhost_vq *vq)
 	fd_op_mark(vq);
 	if (n != sizeof(v))
 		return 0;
-	vq->stats->kicks += v;
+	vq->stats.kicks += v;
 	return v;
 }
 
@@ -582,12 +582,11 @@ void vhost_vq_init(struct vhost_vq *vq, unsigned int index, const char *name,
 	vq->mem = mem;
 	vq->kick_fd = vq->call_fd = vq->err_fd = -1;
 	vq->sync_used = true;
-	vq->stats = &vq->own_stats;
 }
 
 void vhost_vq_reset(struct vhost_vq *vq)
 {
-	struct vnet_dp_stats *stats = vq->stats;
+	struct vhost_vq_stats stats = vq->stats;
 	const char *name = vq->name;
 	struct vhost_mem *mem = vq->mem;
 	unsigned int index = vq->index;
@@ -601,9 +600,8 @@ void vhost_vq_reset(struct vhost_vq *vq)
 		close(vq->err_fd);
 	vhost_vq_init(vq, index, name, mem);
 	vq->priv = priv;
-	/* the counters outlive connections: they are the port's, not the ring's */
-	if (stats != &vq->own_stats)
-		vq->stats = stats;
+	/* the counters outlive connections */
+	vq->stats = stats;
 }
 
 bool vhost_vq_ready(const struct vhost_vq *vq)

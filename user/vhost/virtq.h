@@ -44,7 +44,6 @@
 #include <stdint.h>
 #include <sys/uio.h>
 #include <linux/virtio_ring.h>
-#include <vnet/abi.h>
 
 #include "mem.h"
 
@@ -72,6 +71,18 @@ struct vhost_vq_elem {
 	uint64_t in_len;  /* bytes in the writable segments */
 	struct iovec iov[VHOST_VQ_MAX_IOV];
 	uint64_t gpa[VHOST_VQ_MAX_IOV]; /* guest address of each iov (log) */
+};
+
+/*
+ * What this layer counts per ring, for the device to report (it maps them
+ * onto its own statistics).  Monotonic over the ring's life: a reset (a
+ * new connection) keeps them.
+ */
+struct vhost_vq_stats {
+	uint64_t kicks;		   /* kick eventfd counts consumed */
+	uint64_t calls;		   /* call eventfd writes (vhost_vq_notify) */
+	uint64_t calls_suppressed; /* notify asked, the guest wanted none */
+	uint64_t bad_chains;	   /* chains given back unusable, ring intact */
 };
 
 /* One used ring entry: a chain's head and the bytes written into it. */
@@ -131,13 +142,8 @@ struct vhost_vq {
 	unsigned int fd_op;
 	bool call_stuck, err_stuck;
 
-	/*
-	 * Counters this layer updates: kicks, notify_sent, notify_suppressed
-	 * and drops[VNET_DROP_BAD_DESC].  Point it into the mmap of the
-	 * dp_stats map with vhost_vq_set_stats(); the rest is the device's.
-	 */
-	struct vnet_dp_stats *stats;
-	struct vnet_dp_stats own_stats;
+	/* updated by the queue thread only; see struct vhost_vq_stats */
+	struct vhost_vq_stats stats;
 };
 
 /* --- datapath: the queue thread ------------------------------------- */
@@ -230,12 +236,6 @@ void vhost_vq_set_broken(struct vhost_vq *vq, const char *fmt, ...)
 static inline bool vhost_vq_broken(const struct vhost_vq *vq)
 {
 	return __atomic_load_n(&vq->broken, __ATOMIC_ACQUIRE);
-}
-
-static inline void vhost_vq_set_stats(struct vhost_vq *vq,
-				      struct vnet_dp_stats *stats)
-{
-	vq->stats = stats ? stats : &vq->own_stats;
 }
 
 static inline int vhost_vq_kick_fd(const struct vhost_vq *vq)

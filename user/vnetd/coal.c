@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * When to signal the guest (the call eventfd = a guest interrupt), per
- * direction of a queue pair, after each burst of used entries:
+ * ring (one direction of a queue pair), after each burst of used entries:
  *
  *   1. urgent: at once if the classifier counted an urgent frame (TX) or
  *      a PSH frame (RX) on this queue in this burst   -> notify_urgent
@@ -16,10 +16,11 @@
  * A TX signal takes along what the RX ring holds (notify_paired, see
  * vnetd_coal_flush()), and in every case EVENT_IDX has the last word:
  * vhost_vq_notify() asks vhost_vq_need_notify() over everything pushed
- * since the last decision and counts notify_sent or notify_suppressed.  The values are read live
- * from the queue pair's entry of the pinned config map (plain loads); with
- * adaptive-tx/-rx on, from the BPF policy's recommendation in the queues
- * map once it has one.
+ * since the last decision (the library counts the calls it makes and the
+ * ones the guest did not want; the queue thread adds them to notify_sent
+ * and notify_suppressed).  The values are read live from the queue pair's
+ * entry of the pinned config map (plain loads); with adaptive-tx/-rx on,
+ * from the BPF policy's recommendation in the queues map once it has one.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -38,48 +39,23 @@ uint64_t vnetd_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static struct vnetd_coal *coal_of(struct vnetd_qp *qp, int dir)
-{
-	return dir == VNET_DIR_TX ? &qp->tx_coal : &qp->rx_coal;
-}
-
-static struct vhost_vq *vq_of(struct vnetd_qp *qp, int dir)
-{
-	return dir == VNET_DIR_TX ? qp->tx : qp->rx;
-}
-
-static struct vnet_dp_stats *st_of(struct vnetd_qp *qp, int dir)
-{
-	return dir == VNET_DIR_TX ? qp->tx_st : qp->rx_st;
-}
-
-void vnetd_coal_params(const struct vnetd_qp *qp, int dir, uint32_t *frames,
+void vnetd_coal_params(const struct vnetd_ring *r, uint32_t *frames,
 		       uint32_t *usecs)
 {
-	const struct vnet_config *c = qp->cfg;
-	const struct vnet_queue_state *qs;
-	uint32_t flag;
-
-	qs = dir == VNET_DIR_TX ? qp->tx_qs : qp->rx_qs;
-	flag = dir == VNET_DIR_TX ? VNET_CFG_ADAPTIVE_TX : VNET_CFG_ADAPTIVE_RX;
 	/* adaptive: the recommendation, once a window has produced one */
-	if ((VNETD_LOAD(c->flags) & flag) && VNETD_LOAD(qs->nr_windows)) {
-		*frames = VNETD_LOAD(qs->rec_frames);
-		*usecs = VNETD_LOAD(qs->rec_usecs);
+	if ((VNETD_LOAD(r->cfg->flags) & r->flag_adaptive) &&
+	    VNETD_LOAD(r->qs->nr_windows)) {
+		*frames = VNETD_LOAD(r->qs->rec_frames);
+		*usecs = VNETD_LOAD(r->qs->rec_usecs);
 		return;
 	}
-	if (dir == VNET_DIR_TX) {
-		*frames = VNETD_LOAD(c->tx_frames);
-		*usecs = VNETD_LOAD(c->tx_usecs);
-	} else {
-		*frames = VNETD_LOAD(c->rx_frames);
-		*usecs = VNETD_LOAD(c->rx_usecs);
-	}
+	*frames = VNETD_LOAD(*r->cfg_frames);
+	*usecs = VNETD_LOAD(*r->cfg_usecs);
 }
 
-static void timer_set(struct vnetd_qp *qp, struct vnetd_coal *c,
-		      uint64_t deadline)
+static void timer_set(struct vnetd_ring *r, uint64_t deadline)
 {
+	struct vnetd_coal *c = &r->coal;
 	struct itimerspec its = {
 		.it_value.tv_sec = (time_t)(deadline / 1000000000ULL),
 		.it_value.tv_nsec = (long)(deadline % 1000000000ULL),
@@ -87,8 +63,8 @@ static void timer_set(struct vnetd_qp *qp, struct vnetd_coal *c,
 
 	/* deadline 0 disarms */
 	if (timerfd_settime(c->timer_fd, TFD_TIMER_ABSTIME, &its, NULL)) {
-		pr_err(qp->port, "queue pair %u: coalescing timer: %s",
-		       qp->index, strerror(errno));
+		pr_err(r->qp->port, "queue pair %u: coalescing timer: %s",
+		       r->qp->index, strerror(errno));
 		return;
 	}
 	c->timer_ns = deadline;
@@ -119,46 +95,42 @@ static bool paired_signals(void)
  * along cost request/response an extra interrupt per transaction
  * (measured: docs/evidence.md).
  */
-void vnetd_coal_flush(struct vnetd_qp *qp, int dir, __u64 *reason)
+void vnetd_coal_flush(struct vnetd_ring *r, __u64 *reason)
 {
-	struct vnetd_coal *c = coal_of(qp, dir), *rc = &qp->rx_coal;
-	struct vhost_vq *vq = vq_of(qp, dir);
+	struct vnetd_ring *pr = r->paired;
 
-	c->pending = 0;
-	if (!vq || vhost_vq_notify(vq) != 1)
+	r->coal.pending = 0;
+	if (!r->vq || vhost_vq_notify(r->vq) != 1)
 		return;
 	if (reason)
 		(*reason)++;
-	if (dir == VNET_DIR_TX && rc->pending && qp->rx && paired_signals()) {
-		rc->pending = 0;
-		if (vhost_vq_notify(qp->rx) == 1)
-			qp->rx_st->notify_paired++;
+	if (pr && pr->coal.pending && pr->vq && paired_signals()) {
+		pr->coal.pending = 0;
+		if (vhost_vq_notify(pr->vq) == 1)
+			pr->st->notify_paired++;
 	}
 	/* an armed timer is left to expire: it finds nothing pending */
 }
 
-void vnetd_coal_pushed(struct vnetd_qp *qp, int dir, unsigned int n,
-		       bool urgent)
+void vnetd_coal_pushed(struct vnetd_ring *r, unsigned int n, bool urgent)
 {
-	struct vnetd_coal *c = coal_of(qp, dir);
-	struct vnet_dp_stats *st = st_of(qp, dir);
+	struct vnetd_coal *c = &r->coal;
+	struct vnet_dp_stats *st = r->st;
 	uint32_t frames, usecs;
 	uint64_t now, deadline;
 
 	c->pending += n;
-	if (urgent && !(VNETD_LOAD(qp->cfg->flags) &
-			(dir == VNET_DIR_TX ? VNET_CFG_NO_TX_BYPASS :
-					      VNET_CFG_NO_RX_BYPASS))) {
-		vnetd_coal_flush(qp, dir, &st->notify_urgent);
+	if (urgent && !(VNETD_LOAD(r->cfg->flags) & r->flag_no_bypass)) {
+		vnetd_coal_flush(r, &st->notify_urgent);
 		return;
 	}
-	vnetd_coal_params(qp, dir, &frames, &usecs);
+	vnetd_coal_params(r, &frames, &usecs);
 	if (!frames || !usecs) {
-		vnetd_coal_flush(qp, dir, NULL);
+		vnetd_coal_flush(r, NULL);
 		return;
 	}
 	if (c->pending >= frames) {
-		vnetd_coal_flush(qp, dir, &st->notify_frames);
+		vnetd_coal_flush(r, &st->notify_frames);
 		return;
 	}
 	/*
@@ -166,7 +138,7 @@ void vnetd_coal_pushed(struct vnetd_qp *qp, int dir, unsigned int n,
 	 * crossed): nothing is owed, nothing to hold, no timer to arm.  A
 	 * later push that crosses used_event starts the window.
 	 */
-	if (!vhost_vq_want_notify(vq_of(qp, dir))) {
+	if (!vhost_vq_want_notify(r->vq)) {
 		c->pending = 0;
 		return;
 	}
@@ -175,39 +147,40 @@ void vnetd_coal_pushed(struct vnetd_qp *qp, int dir, unsigned int n,
 		c->first_ns = now; /* the first of a new window */
 	deadline = c->first_ns + (uint64_t)usecs * 1000;
 	if (now >= deadline) {
-		vnetd_coal_flush(qp, dir, &st->notify_timer);
+		vnetd_coal_flush(r, &st->notify_timer);
 		return;
 	}
 	st->notify_deferred++;
 	/* an earlier armed deadline fires first and re-arms for this one */
 	if (!c->timer_ns || c->timer_ns > deadline)
-		timer_set(qp, c, deadline);
+		timer_set(r, deadline);
 }
 
-void vnetd_coal_timer(struct vnetd_qp *qp, int dir)
+void vnetd_coal_timer(struct vnetd_ring *r)
 {
-	struct vnetd_coal *c = coal_of(qp, dir);
+	struct vnetd_coal *c = &r->coal;
 	uint32_t frames, usecs;
 	uint64_t v, now, deadline;
 
 	if (read(c->timer_fd, &v, sizeof(v)) < 0 && errno == EAGAIN)
 		return; /* re-armed since it fired */
 	c->timer_ns = 0;
-	if (!c->pending || !vq_of(qp, dir))
+	if (!c->pending || !r->vq)
 		return;
-	vnetd_coal_params(qp, dir, &frames, &usecs);
+	vnetd_coal_params(r, &frames, &usecs);
 	deadline = c->first_ns + (uint64_t)usecs * 1000;
 	now = vnetd_now_ns();
 	/* usecs may have grown since the timer was armed */
 	if (frames && usecs && now < deadline) {
-		timer_set(qp, c, deadline);
+		timer_set(r, deadline);
 		return;
 	}
-	vnetd_coal_flush(qp, dir, &st_of(qp, dir)->notify_timer);
+	vnetd_coal_flush(r, &r->st->notify_timer);
 }
 
-void vnetd_coal_reset(struct vnetd_coal *c)
+void vnetd_coal_reset(struct vnetd_ring *r)
 {
+	struct vnetd_coal *c = &r->coal;
 	struct itimerspec its = {};
 
 	c->pending = 0;

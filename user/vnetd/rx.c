@@ -25,7 +25,7 @@
 
 static inline uint8_t *rx_slot(const struct vnetd_qp *qp, unsigned int i)
 {
-	return qp->rx_buf + (size_t)i * VNETD_RX_SLOT;
+	return qp->io.slots + (size_t)i * VNETD_RX_SLOT;
 }
 
 /* Copy LEN bytes from SRC into E's writable segments; bytes copied. */
@@ -46,27 +46,11 @@ static uint32_t copy_to_elem(const struct vhost_vq_elem *e, const uint8_t *src,
 	return done;
 }
 
-void vnetd_rx_broken(struct vnetd_qp *qp)
-{
-	if (qp->rx_dead)
-		return;
-	qp->rx_dead = true;
-	qp->rx_st->drops[VNET_DROP_BROKEN]++;
-	vnetd_epoll_set(qp, vhost_vq_kick_fd(qp->rx), VNETD_EV_RX_KICK, false,
-			&qp->rx_kick_on);
-	vnetd_tap_arm(qp, false);
-	vnetd_coal_reset(&qp->rx_coal);
-	/* new flows go to the pairs that still receive */
-	vnetd_steer_update(qp->port, qp, false);
-	pr_dbg(qp->port, "queue pair %u: RX ring (vq %u) broken: %s; not served until the frontend restarts it",
-	       qp->index, qp->rx->index, qp->rx->broken_reason);
-}
-
 /* The pending frame at the head is gone (delivered or dropped). */
-static void rx_next(struct vnetd_qp *qp)
+static void rx_next(struct vnetd_rx *rx)
 {
-	qp->rx_head++;
-	qp->rx_count--;
+	rx->head++;
+	rx->count--;
 }
 
 enum rx_stop {
@@ -81,12 +65,14 @@ enum rx_stop {
  * VNETD_RX_ELEMS chains, pushed together.  *FRAMES gets how many frames
  * were delivered.  When the ring breaks during the round, the frames
  * already copied into its buffers are never pushed: they are counted as
- * drops[VNET_DROP_BROKEN] (besides the one count of the break itself).
+ * drops[VNET_DROP_BROKEN] (besides the one count of the break itself,
+ * by the queue thread).
  */
 static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 {
-	struct vhost_vq *vq = qp->rx;
-	struct vnet_dp_stats *st = qp->rx_st;
+	struct vnetd_rx *rx = &qp->rx;
+	struct vhost_vq *vq = rx->r.vq;
+	struct vnet_dp_stats *st = rx->r.st;
 	unsigned int npop = 0, cur = 0, nused = 0, nbufs, nskip, j;
 	unsigned int hdr = qp->hdr_len;
 	enum rx_stop why = RX_DONE;
@@ -96,17 +82,17 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 	int got;
 
 	*frames = 0;
-	if (qp->rx_count && qp->rx_read_hdr != hdr) {
+	if (rx->count && rx->read_hdr != hdr) {
 		/* read before a renegotiation changed the header: unusable */
-		st->drops[VNET_DROP_TAP] += qp->rx_count;
-		qp->rx_count = 0;
+		st->drops[VNET_DROP_TAP] += rx->count;
+		rx->count = 0;
 	}
-	while (qp->rx_count) {
-		buf = rx_slot(qp, qp->rx_order[qp->rx_head]);
-		len = qp->rx_len[qp->rx_order[qp->rx_head]];
+	while (rx->count) {
+		buf = rx_slot(qp, rx->order[rx->head]);
+		len = rx->len[rx->order[rx->head]];
 		if (len < hdr) {
 			st->drops[VNET_DROP_TAP]++; /* tun never does this */
-			rx_next(qp);
+			rx_next(rx);
 			continue;
 		}
 		/*
@@ -123,7 +109,7 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 			if (j == npop) {
 				if (npop == VNETD_RX_ELEMS)
 					break;
-				got = vhost_vq_pop_burst(vq, &qp->rx_elems[npop],
+				got = vhost_vq_pop_burst(vq, &rx->r.elems[npop],
 							 VNETD_RX_ELEMS - npop);
 				if (got < 0) {
 					why = RX_BROKEN;
@@ -133,12 +119,12 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 					break;
 				npop += (unsigned int)got;
 			}
-			e = &qp->rx_elems[j];
+			e = &rx->r.elems[j];
 			if (!nbufs && (e->err || !e->in_len)) {
 				if (!e->err)
 					st->drops[VNET_DROP_BAD_DESC]++;
-				qp->rx_used[nused].id = e->head;
-				qp->rx_used[nused++].len = 0;
+				rx->used[nused].id = e->head;
+				rx->used[nused++].len = 0;
 				cur = j + 1;
 				continue;
 			}
@@ -161,14 +147,14 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 		if (!qp->mrg && nbufs && sum < len) {
 			/* one chain must hold it: drop, keep the chain */
 			st->drops[VNET_DROP_TOO_BIG]++;
-			rx_next(qp);
+			rx_next(rx);
 			continue;
 		}
 		if (sum < len) {
 			if (j == VNETD_RX_ELEMS && cur == 0) {
 				/* more chains than a round holds: never fits */
 				st->drops[VNET_DROP_TOO_BIG]++;
-				rx_next(qp);
+				rx_next(rx);
 				continue;
 			}
 			if (j == VNETD_RX_ELEMS) {
@@ -178,7 +164,7 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 			if (npop - cur >= vq->num) {
 				/* every buffer the ring can hold is too little */
 				st->drops[VNET_DROP_TOO_BIG]++;
-				rx_next(qp);
+				rx_next(rx);
 				continue;
 			}
 			why = RX_STARVED;
@@ -194,32 +180,32 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 			       &nb, sizeof(nb));
 		}
 		for (j = cur; nskip && j < cur + nbufs + nskip; j++) {
-			if (!qp->rx_elems[j].err)
+			if (!rx->r.elems[j].err)
 				continue;
-			qp->rx_used[nused].id = qp->rx_elems[j].head;
-			qp->rx_used[nused++].len = 0;
+			rx->used[nused].id = rx->r.elems[j].head;
+			rx->used[nused++].len = 0;
 		}
 		for (off = 0, j = 0; j < nbufs + nskip; j++, cur++) {
-			const struct vhost_vq_elem *e = &qp->rx_elems[cur];
+			const struct vhost_vq_elem *e = &rx->r.elems[cur];
 			uint32_t n;
 
 			if (e->err)
 				continue;
 			n = copy_to_elem(e, buf + off, len - off);
 			vhost_vq_log_write(vq, e, n);
-			qp->rx_used[nused].id = e->head;
-			qp->rx_used[nused++].len = n;
+			rx->used[nused].id = e->head;
+			rx->used[nused++].len = n;
 			off += n;
 		}
 		bytes += len - hdr;
 		(*frames)++;
-		rx_next(qp);
+		rx_next(rx);
 	}
 out:
 	if (npop > cur)
 		vhost_vq_rewind(vq, npop - cur);
 	if (why == RX_BROKEN ||
-	    (nused && vhost_vq_push_burst(vq, qp->rx_used, nused))) {
+	    (nused && vhost_vq_push_burst(vq, rx->used, nused))) {
 		/* copied into buffers of a ring that broke: never pushed */
 		st->drops[VNET_DROP_BROKEN] += *frames;
 		*frames = 0;
@@ -228,24 +214,25 @@ out:
 	st->frames += *frames;
 	st->bytes += bytes;
 	if (nused) {
-		uint64_t p = VNETD_LOAD(qp->rx_qs->push);
+		uint64_t p = VNETD_LOAD(rx->r.qs->push);
 
 		st->batches++;
 		/*
 		 * A push frame counted since the last look was delivered now
 		 * or is about to be: tun queued it after the count.
 		 */
-		vnetd_coal_pushed(qp, VNET_DIR_RX, *frames ? *frames : nused,
-				  p != qp->rx_coal.mark);
-		qp->rx_coal.mark = p;
+		vnetd_coal_pushed(&rx->r, *frames ? *frames : nused,
+				  p != rx->push_mark);
+		rx->push_mark = p;
 	}
 	return why;
 }
 
-/* Move frames from the tap to the guest; true when work is left. */
-bool vnetd_rx_run(struct vnetd_qp *qp)
+/* Move frames from the tap to the guest, up to the budget. */
+enum vnetd_burst vnetd_rx_burst(struct vnetd_qp *qp)
 {
-	struct vhost_vq *vq = qp->rx;
+	struct vnetd_rx *rx = &qp->rx;
+	struct vhost_vq *vq = rx->r.vq;
 	unsigned int done = 0, avail, frames;
 	enum rx_stop why;
 	int n;
@@ -253,7 +240,7 @@ bool vnetd_rx_run(struct vnetd_qp *qp)
 	/* buffers are looked for when frames need them, not announced */
 	vhost_vq_notify_disable(vq);
 	for (;;) {
-		if (!qp->rx_count) {
+		if (!rx->count) {
 			avail = vhost_vq_avail_count(vq);
 			if (!avail)
 				goto starved;
@@ -262,45 +249,38 @@ bool vnetd_rx_run(struct vnetd_qp *qp)
 			 * (1 after an empty tap): a read that finds nothing
 			 * costs little, 31 of them per frame would not.
 			 */
-			n = vnetd_tap_read_burst(qp, avail < qp->rx_want ?
-							     avail :
-							     qp->rx_want);
+			n = vnetd_tapio_read_burst(&qp->io, avail < rx->want ?
+								    avail :
+								    rx->want,
+						   rx->len, rx->order);
 			if (n < 0) {
-				vnetd_tap_gone(qp, n);
-				return false;
+				rx->tap_err = n;
+				return VNETD_BURST_TAP_ERROR;
 			}
-			qp->rx_want = n ? 2 * (unsigned int)n : 1;
-			if (qp->rx_want > VNETD_RX_BURST)
-				qp->rx_want = VNETD_RX_BURST;
-			if (!n) {
-				/* tun is empty: wait until it is not */
-				vnetd_tap_arm(qp, true);
-				return false;
-			}
-			qp->rx_head = 0;
-			qp->rx_count = (unsigned int)n;
-			qp->rx_read_hdr = qp->hdr_len;
+			rx->want = n ? 2 * (unsigned int)n : 1;
+			if (rx->want > VNETD_RX_BURST)
+				rx->want = VNETD_RX_BURST;
+			if (!n)
+				return VNETD_BURST_TAP_EMPTY;
+			rx->head = 0;
+			rx->count = (unsigned int)n;
+			rx->read_hdr = qp->hdr_len;
 		}
 		why = rx_deliver(qp, &frames);
 		done += frames;
-		if (why == RX_BROKEN) {
-			vnetd_rx_broken(qp);
-			return false;
-		}
+		if (why == RX_BROKEN)
+			return VNETD_BURST_BROKEN;
 		if (why == RX_STARVED)
 			goto starved;
 		if (done >= VNETD_BUDGET)
-			return true;
+			return VNETD_BURST_MORE;
 	}
 
 starved:
-	if (vhost_vq_broken(vq)) {
-		vnetd_rx_broken(qp);
-		return false;
-	}
+	if (vhost_vq_broken(vq))
+		return VNETD_BURST_BROKEN;
 	/* ask for a kick, then look again: buffers may have come meanwhile */
 	if (vhost_vq_notify_enable(vq))
-		return true;
-	vnetd_tap_arm(qp, false);
-	return false;
+		return VNETD_BURST_MORE;
+	return VNETD_BURST_STARVED;
 }

@@ -1,31 +1,41 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * vnetd: vnet's vhost-user-net backend over a multi-queue tap
- * (docs/vnetd-contract.md, docs/vnetd.md).
+ * vnetd: vnet's vhost-user-net backend over a tap (docs/vnetd-contract.md,
+ * docs/vnetd.md).  The layers, each calling only the ones below it
+ * (docs/design.md has the same map):
  *
- *   main.c   options, --config, signals, the control loop (one thread)
- *   tap.c    the tap (netns, ioctls, steering), its BPF maps, tap I/O
- *            (io_uring or plain read/writev)
- *   net.c    the net device on struct vhost_dev_ops; one thread per queue
- *            pair and the start/stop handshake with the control thread
- *   tx.c     guest TX: ring -> tap
- *   rx.c     guest RX: tap -> ring
- *   coal.c   when to signal the guest (urgent/PSH, frames, usecs, EVENT_IDX)
+ *   main.c     signals, logging, the control loop (one thread)
+ *   opts.c     the option table, --port and --config parsing
+ *   port.c     a port's life: netns, tap, maps, device, socket; lost taps
+ *   device.c   the virtio-net device (struct vhost_dev_ops): features,
+ *              ring hand-over to the queue threads, RARP
+ *   qthread.c  the queue-pair threads: their epoll set (the only code
+ *              that arms and disarms fds), acting on what a burst reports
+ *   mailbox.c  the control thread's side: start/stop, ring commands
+ *   tx.c rx.c  the burst engines: guest TX ring -> tap, tap -> guest RX
+ *              ring; they report what happened (enum vnetd_burst)
+ *   coal.c     when a ring's used entries are signalled to the guest
+ *   tap.c      the tap device: open, offloads, link; netns switching
+ *   maps.c     vnet's BPF programs and pinned maps, the steering program
+ *   tapio.c    frame I/O on one tap queue (io_uring or read/writev)
+ *   notify.c   sd_notify(3)          agent.c   --agent (attach mode)
  *
- * Threads: the control thread runs the vhost-user protocol (all
- * vhost_dev_ops callbacks), the ethtool monitor and signals.  Queue pair i
+ * Threads: the control thread runs the vhost-user protocol (every
+ * vhost_dev_ops callback), the ethtool monitor and signals.  Queue pair i
  * has its own thread serving RX ring 2i, TX ring 2i+1 and tap queue i; it
- * owns everything under "queue thread only" below.  The control thread
+ * owns everything marked "queue thread only" below.  The control thread
  * hands rings to it and takes them back with a synchronous command
- * (vnetd_qp_cmd()), so the datapath takes no lock.
+ * (mailbox.c, vnetd_qp_cmd()), so the datapath takes no lock.
  */
 #ifndef VNETD_H
 #define VNETD_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <net/if.h>
+#include <sys/types.h>
 #include <sys/un.h>
 
 #include <vnet/abi.h>
@@ -56,6 +66,9 @@
 #define pr_info(p, fmt, ...) vhost_info("%s: " fmt, (p)->name, ##__VA_ARGS__)
 #define pr_dbg(p, fmt, ...) vhost_dbg("%s: " fmt, (p)->name, ##__VA_ARGS__)
 
+/* shared-memory loads: written by BPF or vnetctl concurrently */
+#define VNETD_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
 /* One port as configured (command line or --config). */
 struct vnetd_port_cfg {
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
@@ -67,13 +80,98 @@ struct vnetd_port_cfg {
 	int cpus[VNETD_MAX_QP * 4];
 };
 
-/* Per direction of a queue pair: what has not been signalled yet. */
+/* What every port of one vnetd shares (the command line). */
+struct vnetd_port_opts {
+	bool no_uring;		/* --no-uring */
+	unsigned int busy_poll_us; /* --busy-poll */
+	gid_t socket_gid;	/* --socket-group; (gid_t)-1: vnetd's own */
+	mode_t socket_mode;	/* --socket-mode (server sockets) */
+};
+
+/* A pinned map's mmap. */
+struct vnetd_map {
+	void *addr;
+	size_t len;
+};
+
+struct vnetd_port;
+struct vnetd_qp;
+struct io_uring;
+
+/* Frame I/O on one tap queue (tapio.c); queue thread only. */
+struct vnetd_tapio {
+	int fd;
+	struct io_uring *uring;	/* NULL: plain syscalls */
+	bool fixed;		/* the RX slots are io_uring buffer 0 */
+	uint8_t *slots;		/* RX: VNETD_RX_BURST slots of VNETD_RX_SLOT */
+	struct vnetd_qp *qp;	/* for log lines */
+};
+
+/* What has not been signalled yet on a ring (coal.c). */
 struct vnetd_coal {
 	uint32_t pending;	/* used entries (frames) pushed, not signalled */
 	uint64_t first_ns;	/* CLOCK_MONOTONIC of the oldest of them */
 	uint64_t timer_ns;	/* deadline the timerfd is armed for; 0: none */
 	int timer_fd;
-	uint64_t mark;		/* RX: push count of the queues map last seen */
+};
+
+/*
+ * One direction of a queue pair: its ring, its coalescing state and its
+ * counters.  The direction is data (set up once by qthread.c and maps.c),
+ * so the code that serves a ring never asks which one it is.
+ */
+struct vnetd_ring {
+	struct vnetd_qp *qp;
+	int dir;			/* VNET_DIR_TX or VNET_DIR_RX */
+	uint32_t ev_kick, ev_timer;	/* its epoll tags */
+	struct vnetd_ring *paired;	/* TX: the RX ring a signal takes along */
+
+	/* the pinned maps' entries of this ring (mmapped, maps.c) */
+	struct vnet_dp_stats *st;
+	const struct vnet_queue_state *qs;
+	const struct vnet_config *cfg;	/* the queue pair's entry */
+	const __u32 *cfg_frames, *cfg_usecs; /* this direction's fields */
+	uint32_t flag_adaptive;		/* VNET_CFG_ADAPTIVE_TX/RX */
+	uint32_t flag_no_bypass;	/* VNET_CFG_NO_TX/RX_BYPASS */
+
+	/* --- queue thread only --- */
+	struct vhost_vq *vq;		/* served, or NULL */
+	bool more;			/* work left when the budget ran out */
+	bool dead;			/* broken: untouched until restarted */
+	bool kick_on;			/* kick fd in the epoll set */
+	struct vhost_vq_stats seen;	/* the library's counters, in st */
+	struct vnetd_coal coal;
+	struct vhost_vq_elem *elems;	/* one burst of popped chains */
+};
+
+/* Guest TX: the ring and one burst's results. */
+struct vnetd_tx {
+	struct vnetd_ring r;
+	struct vhost_vq_used used[VNETD_TX_BURST_MAX];
+	int res[VNETD_TX_BURST_MAX];	/* per chain: bytes written or -errno */
+};
+
+/* Guest RX: the ring and the frames read from the tap, not delivered. */
+struct vnetd_rx {
+	struct vnetd_ring r;
+	struct vhost_vq_used used[VNETD_RX_ELEMS];
+	uint32_t len[VNETD_RX_BURST];	/* per slot: header + frame */
+	uint8_t order[VNETD_RX_BURST];	/* slots holding frames, in order */
+	unsigned int head, count;	/* pending: order[head..head+count) */
+	unsigned int want;		/* reads to issue next burst */
+	unsigned int read_hdr;		/* header size they were read with */
+	uint64_t push_mark;		/* the queues map's push count seen */
+	int tap_err;			/* VNETD_BURST_TAP_ERROR: -errno */
+};
+
+/* What a burst engine reports; the queue thread acts on it. */
+enum vnetd_burst {
+	VNETD_BURST_IDLE,	/* nothing left, kicks are on again */
+	VNETD_BURST_MORE,	/* work left (budget, busy poll): come back */
+	VNETD_BURST_TAP_EMPTY,	/* RX: tun is empty: wait for the tap */
+	VNETD_BURST_STARVED,	/* RX: no guest buffer: kick asked for */
+	VNETD_BURST_BROKEN,	/* the ring broke (the library logged why) */
+	VNETD_BURST_TAP_ERROR,	/* RX: the tap queue fails (rx.tap_err) */
 };
 
 enum vnetd_cmd {
@@ -83,23 +181,9 @@ enum vnetd_cmd {
 	VNETD_CMD_QUIT,
 };
 
-/* epoll tags of a queue pair's thread */
-enum vnetd_ev {
-	VNETD_EV_WAKE,
-	VNETD_EV_TX_KICK,
-	VNETD_EV_RX_KICK,
-	VNETD_EV_TAP,
-	VNETD_EV_TX_TIMER,
-	VNETD_EV_RX_TIMER,
-};
-
-struct vnetd_port;
-struct io_uring;
-
 struct vnetd_qp {
 	struct vnetd_port *port;
 	unsigned int index;
-	int tap_fd;
 	int cpu;		/* -1: no affinity */
 	pthread_t thread;
 	bool thread_ok;
@@ -119,44 +203,19 @@ struct vnetd_qp {
 	bool steer_on;
 
 	/* --- queue thread only --- */
-	struct vhost_vq *tx, *rx;	/* rings being served, or NULL */
-	bool tx_more, rx_more;		/* work left when the budget ran out */
-	bool tx_dead, rx_dead;		/* broken: untouched until restarted */
-	bool tx_kick_on, rx_kick_on;	/* kick fd in the epoll set */
+	struct vnetd_tapio io;		/* tap queue `index` */
 	bool tap_armed;			/* tap fd polled for input */
 	bool polling;			/* a ring without kick fd: poll it */
 	unsigned int hdr_len;		/* virtio-net header: 10 or 12 */
 	bool mrg;			/* VIRTIO_NET_F_MRG_RXBUF */
-	struct io_uring *uring;		/* NULL: plain syscalls */
-	bool rx_fixed;			/* rx_buf is io_uring buffer 0 */
-
-	/* the pinned maps' entries of this pair (mmapped) */
-	struct vnet_dp_stats *tx_st, *rx_st;
-	const struct vnet_config *cfg;
-	const struct vnet_queue_state *tx_qs, *rx_qs;
-
-	struct vnetd_coal tx_coal, rx_coal;
-
-	/* TX: one burst */
-	struct vhost_vq_elem *tx_elems;
-	struct vhost_vq_used tx_used[VNETD_TX_BURST_MAX];
-	int tx_res[VNETD_TX_BURST_MAX];
-
-	/* RX: frames read from the tap and not delivered yet */
-	uint8_t *rx_buf;		/* VNETD_RX_BURST slots */
-	uint32_t rx_len[VNETD_RX_BURST];	/* per slot: header + frame */
-	uint8_t rx_order[VNETD_RX_BURST];	/* slots holding frames, in order */
-	unsigned int rx_head, rx_count;		/* pending: rx_order[head..] */
-	unsigned int rx_want;			/* reads to issue next burst */
-	unsigned int rx_read_hdr;		/* header size they were read with */
-	struct vhost_vq_elem *rx_elems;
-	struct vhost_vq_used rx_used[VNETD_RX_ELEMS];
+	struct vnetd_tx tx;
+	struct vnetd_rx rx;
 };
 
 struct vnetd_port {
 	const char *name;		/* log prefix: the socket path */
 	struct vnetd_port_cfg cfg;
-	bool no_uring;
+	struct vnetd_port_opts opts;
 	uint64_t busy_poll_ns;		/* --busy-poll: TX ring spin window */
 
 	int ifindex;
@@ -168,13 +227,10 @@ struct vnetd_port {
 	struct vnet_ethtool_monitor *mon;
 	int mon_fd;
 
-	/* the pinned maps, mmapped */
-	struct vnet_queue_state *qs;	/* read */
-	size_t qs_len;
-	struct vnet_config *config;	/* read; tap_rx_frames written */
-	size_t config_len;
-	struct vnet_dp_stats *dps;	/* written */
-	size_t dps_len;
+	/* the pinned maps, mmapped (maps.c) */
+	struct vnetd_map qs;		/* struct vnet_queue_state[], read */
+	struct vnetd_map config;	/* struct vnet_config[]; tap_rx_frames */
+	struct vnetd_map dps;	/* struct vnet_dp_stats[], written */
 
 	struct steer_flow *steer;	/* the steering skeleton */
 	pthread_mutex_t steer_lock;
@@ -190,39 +246,84 @@ struct vnetd_port {
 	struct vnetd_qp qp[VNETD_MAX_QP];
 };
 
-/* tap.c */
+static inline struct vnet_config *vnetd_config(struct vnetd_port *p,
+					       unsigned int q)
+{
+	return (struct vnet_config *)p->config.addr + q;
+}
+
+/* tap.c: the device, and network namespaces */
 int vnetd_netns_here(struct vnet_err *err);
 int vnetd_netns_switch(const char *netns, int *saved, struct vnet_err *err);
+int vnetd_netns_enter_fd(int netns_fd, int *saved, struct vnet_err *err);
 void vnetd_netns_restore(int saved);
 int vnetd_tap_open(struct vnetd_port *p);
 void vnetd_tap_close(struct vnetd_port *p);
 int vnetd_tap_set_features(struct vnetd_port *p, uint64_t features);
+void vnetd_tap_reset_offloads(struct vnetd_port *p);
+
+/* maps.c: vnet's programs and maps on the tap, steering */
 int vnetd_bpf_setup(struct vnetd_port *p);
 void vnetd_bpf_cleanup(struct vnetd_port *p);
 void vnetd_steer_update(struct vnetd_port *p, struct vnetd_qp *qp, bool on);
-int vnetd_uring_init(struct vnetd_qp *qp);
-void vnetd_uring_exit(struct vnetd_qp *qp);
-void vnetd_tap_write_burst(struct vnetd_qp *qp, unsigned int n);
-int vnetd_tap_read_burst(struct vnetd_qp *qp, unsigned int n);
 
-/* net.c */
-extern const struct vhost_dev_ops vnetd_net_ops;
-int vnetd_port_start(struct vnetd_port *p);
-void vnetd_port_stop(struct vnetd_port *p);
-void vnetd_epoll_set(struct vnetd_qp *qp, int fd, uint32_t tag, bool on,
-		     bool *state);
-void vnetd_tap_arm(struct vnetd_qp *qp, bool on);
-void vnetd_tap_gone(struct vnetd_qp *qp, int err);
+/* tapio.c: frames on one tap queue */
+int vnetd_tapio_init(struct vnetd_tapio *io);
+void vnetd_tapio_exit(struct vnetd_tapio *io);
+void vnetd_tapio_write_burst(struct vnetd_tapio *io,
+			     const struct vhost_vq_elem *elems, unsigned int n,
+			     int *res);
+int vnetd_tapio_read_burst(struct vnetd_tapio *io, unsigned int n,
+			   uint32_t *len, uint8_t *order);
+int vnetd_tapio_writev(struct vnetd_tapio *io, const struct iovec *iov,
+		       unsigned int n);
+
+/* coal.c: a ring's completion signals */
+uint64_t vnetd_now_ns(void);
+void vnetd_coal_params(const struct vnetd_ring *r, uint32_t *frames,
+		       uint32_t *usecs);
+void vnetd_coal_pushed(struct vnetd_ring *r, unsigned int n, bool urgent);
+void vnetd_coal_timer(struct vnetd_ring *r);
+void vnetd_coal_flush(struct vnetd_ring *r, __u64 *reason);
+void vnetd_coal_reset(struct vnetd_ring *r);
+
+/* tx.c, rx.c: one burst (up to VNETD_BUDGET frames) */
+enum vnetd_burst vnetd_tx_burst(struct vnetd_qp *qp);
+enum vnetd_burst vnetd_rx_burst(struct vnetd_qp *qp);
+
+/*
+ * The signal that interrupts a queue thread held in a frontend fd's read
+ * or write (mailbox.c); unblocked in the queue threads only.
+ */
+#define VNETD_SIG_WAKE SIGURG
+
+/* qthread.c: the queue-pair threads */
+int vnetd_qps_init(struct vnetd_port *p);
+void vnetd_qps_free(struct vnetd_port *p);
+void *vnetd_qp_thread(void *qp);
+void vnetd_qp_run(struct vnetd_qp *qp);
+void vnetd_qp_tap_arm(struct vnetd_qp *qp, bool on);
+
+/* mailbox.c: the control thread's side of them */
+int vnetd_qps_start(struct vnetd_port *p);
+void vnetd_qps_stop(struct vnetd_port *p);
+void vnetd_qp_cmd(struct vnetd_qp *qp, enum vnetd_cmd cmd,
+		  struct vhost_vq *vq);
 void vnetd_watchdog(struct vnetd_port *p);
 
-/* tx.c, rx.c: true when work is left (the budget ran out) */
-bool vnetd_tx_run(struct vnetd_qp *qp);
-void vnetd_tx_broken(struct vnetd_qp *qp);
-bool vnetd_rx_run(struct vnetd_qp *qp);
-void vnetd_rx_broken(struct vnetd_qp *qp);
+/* device.c: the virtio-net device */
+extern const struct vhost_dev_ops vnetd_net_ops;
 
-/* coal.c */
-uint64_t vnetd_now_ns(void);
+/* port.c: a port's life (the control thread) */
+void vnetd_port_init(struct vnetd_port *p, const struct vnetd_port_cfg *c,
+		     const struct vnetd_port_opts *o);
+int vnetd_port_open(struct vnetd_port *p, struct vhost_server *srv);
+void vnetd_port_close(struct vnetd_port *p);
+int vnetd_socket_precheck(const struct vnetd_port_cfg *c);
+bool vnetd_port_lost(struct vnetd_port *p, char *why, size_t len);
+void vnetd_port_lose(struct vhost_server *srv, struct vnetd_port *p,
+		     int epfd, const char *why);
+void vnetd_monitor_event(struct vnetd_port *p);
 
 static inline void vnetd_cpu_relax(void)
 {
@@ -234,16 +335,6 @@ static inline void vnetd_cpu_relax(void)
 	__asm__ __volatile__("" ::: "memory");
 #endif
 }
-void vnetd_coal_params(const struct vnetd_qp *qp, int dir, uint32_t *frames,
-		       uint32_t *usecs);
-void vnetd_coal_pushed(struct vnetd_qp *qp, int dir, unsigned int n,
-		       bool urgent);
-void vnetd_coal_timer(struct vnetd_qp *qp, int dir);
-void vnetd_coal_flush(struct vnetd_qp *qp, int dir, __u64 *reason);
-void vnetd_coal_reset(struct vnetd_coal *c);
-
-/* shared-memory loads: written by BPF or vnetctl concurrently */
-#define VNETD_LOAD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
 
 /* sd_notify(3)'s datagram to $NOTIFY_SOCKET (notify.c); 0 without one */
 int vnetd_notify(const char *state);

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The virtio-net device on top of the vhost-user library
+ * (struct vhost_dev_ops): the features it offers, what follows from the
+ * negotiated ones (the tap's header size and offloads), handing rings to
+ * the queue-pair threads and taking them back, and RARP announcements.
+ * Every callback runs on the control thread.
+ */
+#include <errno.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <net/ethernet.h>
+#include <net/if_arp.h>
+#include <netinet/if_ether.h>
+#include <sys/uio.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_net.h>
+#include <linux/virtio_ring.h>
+
+#include "vnetd.h"
+
+static struct vnetd_port *dev_port(struct vhost_dev *dev)
+{
+	return dev->priv;
+}
+
+static struct vnetd_qp *vq_qp(struct vnetd_port *p, struct vhost_vq *vq)
+{
+	unsigned int q = vq->index / 2;
+
+	return q < p->nr_qp ? &p->qp[q] : NULL;
+}
+
+static const char *vq_dir(const struct vhost_vq *vq)
+{
+	return vq->index & 1 ? "TX" : "RX";
+}
+
+#define F(bit) (1ULL << (bit))
+
+static uint64_t net_get_features(struct vhost_dev *dev)
+{
+	struct vnetd_port *p = dev_port(dev);
+	uint64_t f;
+
+	f = F(VIRTIO_F_VERSION_1) | F(VIRTIO_RING_F_EVENT_IDX) |
+	    F(VIRTIO_RING_F_INDIRECT_DESC) | F(VIRTIO_NET_F_MRG_RXBUF) |
+	    F(VIRTIO_NET_F_CSUM) | F(VIRTIO_NET_F_GUEST_CSUM) |
+	    F(VIRTIO_NET_F_HOST_TSO4) | F(VIRTIO_NET_F_HOST_TSO6) |
+	    F(VIRTIO_NET_F_HOST_ECN) | F(VIRTIO_NET_F_GUEST_TSO4) |
+	    F(VIRTIO_NET_F_GUEST_TSO6) | F(VIRTIO_NET_F_GUEST_ECN) |
+	    F(VIRTIO_NET_F_GUEST_ANNOUNCE);
+	if (p->nr_qp > 1)
+		f |= F(VIRTIO_NET_F_MQ);
+	return f;
+}
+
+static int net_set_features(struct vhost_dev *dev, uint64_t features)
+{
+	return vnetd_tap_set_features(dev_port(dev), features);
+}
+
+/* vhost-user-net counts queue pairs, not rings */
+static uint64_t net_get_queue_num(struct vhost_dev *dev)
+{
+	return dev_port(dev)->nr_qp;
+}
+
+static int net_queue_start(struct vhost_dev *dev, struct vhost_vq *vq)
+{
+	struct vnetd_port *p = dev_port(dev);
+	struct vnetd_qp *qp = vq_qp(p, vq);
+
+	if (!qp || !qp->thread_ok)
+		return -EINVAL;
+	vnetd_qp_cmd(qp, VNETD_CMD_START, vq);
+	pr_dbg(p, "queue pair %u: %s ring (vq %u) started", qp->index,
+	       vq_dir(vq), vq->index);
+	return 0;
+}
+
+static void net_queue_stop(struct vhost_dev *dev, struct vhost_vq *vq)
+{
+	struct vnetd_port *p = dev_port(dev);
+	struct vnetd_qp *qp = vq_qp(p, vq);
+
+	if (!qp || !qp->thread_ok)
+		return;
+	vnetd_qp_cmd(qp, VNETD_CMD_STOP, vq);
+	pr_dbg(p, "queue pair %u: %s ring (vq %u) stopped", qp->index,
+	       vq_dir(vq), vq->index);
+}
+
+/* Rings are stopped around it and re-translate their addresses at start. */
+static void net_mem_changed(struct vhost_dev *dev)
+{
+	pr_dbg(dev_port(dev), "guest memory: %u region%s", dev->mem.nregions,
+	       dev->mem.nregions == 1 ? "" : "s");
+}
+
+/* A RARP frame as QEMU's qemu_announce_self() sends it (RFC 903). */
+struct rarp_frame {
+	struct ether_header eth;
+	struct ether_arp arp;
+	uint8_t pad[ETH_ZLEN - sizeof(struct ether_header) -
+		    sizeof(struct ether_arp)];
+} __attribute__((packed));
+
+/*
+ * SEND_RARP (after a migration): a "reverse request" from the guest's MAC,
+ * broadcast, written into the tap as if the guest sent it, so that bridges
+ * and switches learn where the MAC now lives.
+ */
+static int net_send_rarp(struct vhost_dev *dev, const uint8_t mac[6])
+{
+	struct vnetd_port *p = dev_port(dev);
+	uint8_t hdr[sizeof(struct virtio_net_hdr_mrg_rxbuf)] = {};
+	struct rarp_frame f = {};
+	struct iovec iov[2] = {
+		{ .iov_base = hdr, .iov_len = p->hdr_len ? p->hdr_len : 10 },
+		{ .iov_base = &f, .iov_len = sizeof(f) },
+	};
+	int ret;
+
+	memset(f.eth.ether_dhost, 0xff, ETH_ALEN);
+	memcpy(f.eth.ether_shost, mac, ETH_ALEN);
+	f.eth.ether_type = htons(ETHERTYPE_REVARP);
+	f.arp.arp_hrd = htons(ARPHRD_ETHER);
+	f.arp.arp_pro = htons(ETHERTYPE_IP);
+	f.arp.arp_hln = ETH_ALEN;
+	f.arp.arp_pln = 4;
+	f.arp.arp_op = htons(ARPOP_RREQUEST);
+	/* sender and target: the MAC, IP addresses 0.0.0.0 */
+	memcpy(f.arp.arp_sha, mac, ETH_ALEN);
+	memcpy(f.arp.arp_tha, mac, ETH_ALEN);
+	ret = vnetd_tapio_writev(&p->qp[0].io, iov, 2);
+	if (ret < 0) {
+		pr_err(p, "RARP for %02x:%02x:%02x:%02x:%02x:%02x: %s", mac[0],
+		       mac[1], mac[2], mac[3], mac[4], mac[5], strerror(-ret));
+		return ret;
+	}
+	pr_info(p, "RARP sent for %02x:%02x:%02x:%02x:%02x:%02x", mac[0],
+		mac[1], mac[2], mac[3], mac[4], mac[5]);
+	return 0;
+}
+
+static void net_disconnected(struct vhost_dev *dev)
+{
+	/* the next guest negotiates afresh: nothing towards it meanwhile */
+	vnetd_tap_reset_offloads(dev_port(dev));
+}
+
+const struct vhost_dev_ops vnetd_net_ops = {
+	.get_features = net_get_features,
+	.set_features = net_set_features,
+	.get_queue_num = net_get_queue_num,
+	.queue_start = net_queue_start,
+	.queue_stop = net_queue_stop,
+	.mem_changed = net_mem_changed,
+	.send_rarp = net_send_rarp,
+	.disconnected = net_disconnected,
+};

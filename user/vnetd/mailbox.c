@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The control thread's side of the queue-pair threads: starting and
+ * stopping them, the synchronous ring commands of the mailbox, and the
+ * watchdog that frees a thread a frontend's fd holds.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vnetd.h"
+
+/*
+ * A queue thread waits for nothing but its epoll set, with one exception
+ * a frontend can force: a read or write of its kick, call or error fd
+ * after it cleared O_NONBLOCK on its (shared) eventfd and emptied or
+ * filled it (vhost_user.c, ring_fd_own()).  VNETD_SIG_WAKE, unblocked in
+ * the queue threads only and handled without SA_RESTART, makes that call
+ * return EINTR; the library then leaves the fd alone.
+ */
+#define VNETD_CMD_SLICE_MS 200	/* interrupt a held thread after this */
+#define VNETD_CMD_WARN_MS 5000	/* then say it loudly, every this long */
+
+static void sig_wake(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Interrupt QP's thread if it has been inside a frontend-fd syscall since
+ * the last look (the same odd count twice).  Control thread.
+ */
+static bool qp_unstick(struct vnetd_qp *qp)
+{
+	struct vnetd_port *p = qp->port;
+	bool held = false;
+	unsigned int i;
+
+	if (!qp->thread_ok || !p->dev_ok)
+		return false;
+	for (i = 0; i < 2; i++) {
+		struct vhost_vq *vq = vhost_dev_vq(&p->dev, 2 * qp->index + i);
+		unsigned int b = vhost_vq_fd_busy(vq);
+
+		if ((b & 1) && b == qp->fd_busy_seen[i]) {
+			pr_warn(p, "queue pair %u: held for %d ms or more in a read or write of vq %u's kick, call or error fd (the frontend made it blocking): interrupted",
+				qp->index, VNETD_CMD_SLICE_MS, vq->index);
+			held = true;
+		}
+		qp->fd_busy_seen[i] = b;
+	}
+	if (held)
+		pthread_kill(qp->thread, VNETD_SIG_WAKE);
+	return held;
+}
+
+/* Control thread, periodically: no frontend holds a queue thread for long. */
+void vnetd_watchdog(struct vnetd_port *p)
+{
+	unsigned int q;
+
+	for (q = 0; q < p->nr_qp; q++)
+		qp_unstick(&p->qp[q]);
+}
+
+/*
+ * Control thread: post CMD for VQ and wait until the thread applied it.
+ * The wait is in slices; after each, a thread held by a frontend fd is
+ * interrupted (the only way it can fail to answer), so the wait ends.
+ */
+void vnetd_qp_cmd(struct vnetd_qp *qp, enum vnetd_cmd cmd,
+		  struct vhost_vq *vq)
+{
+	long long waited = 0;
+	struct timespec ts;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&qp->lock);
+	qp->cmd = cmd;
+	qp->cmd_vq = vq;
+	qp->cmd_done = false;
+	pthread_mutex_unlock(&qp->lock);
+	if (write(qp->wake_fd, &one, sizeof(one)) < 0)
+		pr_err(qp->port, "queue pair %u: wake eventfd: %s", qp->index,
+		       strerror(errno));
+	pthread_mutex_lock(&qp->lock);
+	while (!qp->cmd_done) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += VNETD_CMD_SLICE_MS * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		if (pthread_cond_timedwait(&qp->cond, &qp->lock, &ts) !=
+		    ETIMEDOUT)
+			continue;
+		waited += VNETD_CMD_SLICE_MS;
+		pthread_mutex_unlock(&qp->lock);
+		/* a first look records the count; the next one acts */
+		if (!qp_unstick(qp) && !(waited % VNETD_CMD_WARN_MS))
+			pr_err(qp->port, "queue pair %u: no answer to a ring command for %lld ms",
+			       qp->index, waited);
+		pthread_mutex_lock(&qp->lock);
+	}
+	pthread_mutex_unlock(&qp->lock);
+}
+
+static void qp_quit(struct vnetd_qp *qp)
+{
+	if (!qp->thread_ok)
+		return;
+	vnetd_qp_cmd(qp, VNETD_CMD_QUIT, NULL);
+	pthread_join(qp->thread, NULL);
+	qp->thread_ok = false;
+}
+
+/*
+ * Start a thread per pair.  Threads start with every signal blocked
+ * (SIGINT/SIGTERM are the control thread's, through its signalfd) but
+ * VNETD_SIG_WAKE.
+ */
+int vnetd_qps_start(struct vnetd_port *p)
+{
+	struct sigaction sa = { .sa_handler = sig_wake };
+	sigset_t all, old;
+	unsigned int q, i;
+	int ret = 0;
+
+	/* no SA_RESTART: the held read or write returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(VNETD_SIG_WAKE, &sa, NULL)) {
+		ret = -errno;
+		pr_err(p, "sigaction: %s", strerror(errno));
+		return ret;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	for (q = 0; q < p->nr_qp; q++) {
+		ret = -pthread_create(&p->qp[q].thread, NULL, vnetd_qp_thread,
+				      &p->qp[q]);
+		if (ret) {
+			pr_err(p, "queue pair %u: thread: %s", q,
+			       strerror(-ret));
+			break;
+		}
+		p->qp[q].thread_ok = true;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret)
+		for (i = 0; i < q; i++)
+			qp_quit(&p->qp[i]);
+	return ret;
+}
+
+/* Every ring is stopped (or is stopped by its thread on the way out). */
+void vnetd_qps_stop(struct vnetd_port *p)
+{
+	unsigned int q;
+
+	for (q = 0; q < p->nr_qp; q++)
+		qp_quit(&p->qp[q]);
+}

@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * vnetd's command line: a table of options, each with the function that
+ * takes its argument; the keys of a port (--socket and --tap, a --port
+ * spec, a --config line) in a second table; then the checks that need
+ * every option (defaults, conflicts, duplicates).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "opts.h"
+
+#define MAX_PORTS VNETD_MAX_PORTS
+
+static const char usage_text[] =
+	"Usage: vnetd --socket PATH --tap NAME [--queues N] [--client]\n"
+	"             [--netns NAME] [--cpus LIST] [OPTIONS]\n"
+	"       vnetd --config FILE [OPTIONS]\n"
+	"       vnetd --port socket=PATH,tap=NAME[,queues=N][,client] [--port ...] [OPTIONS]\n"
+	"       vnetd --agent TAP [--agent TAP ...] [--netns NAME] [AGENT OPTIONS]\n"
+	"\n"
+	"vhost-user-net backend over a multi-queue tap, with vnet's BPF\n"
+	"classifier deciding when the guest is signalled.\n"
+	"\n"
+	"Port:\n"
+	"  -s, --socket PATH     vhost-user unix socket (listened on, or with\n"
+	"                        --client connected to)\n"
+	"  -t, --tap NAME        tap device: attached to, or created (and gone\n"
+	"                        when vnetd exits)\n"
+	"  -q, --queues N        queue pairs, 1-16 (default 1)\n"
+	"  -c, --client          connect to a listening frontend (QEMU\n"
+	"                        server=on) and reconnect when it goes away\n"
+	"  -n, --netns NAME      the tap lives in network namespace NAME\n"
+	"                        (/var/run/netns/NAME); default for every port\n"
+	"      --cpus LIST       pin queue pair i to the i-th CPU of LIST\n"
+	"                        (e.g. 0,1 or 0-3); default for every port\n"
+	"  -p, --port SPEC       a port: socket=PATH,tap=NAME[,queues=N]\n"
+	"                        [,client][,netns=NAME][,cpus=LIST] (CPUs\n"
+	"                        separated by ':' here); repeatable\n"
+	"  -f, --config FILE     ports, one per line: socket=PATH tap=NAME\n"
+	"                        [queues=N] [client] [netns=NAME] [cpus=LIST];\n"
+	"                        '#' starts a comment\n"
+	"\n"
+	"Agent (attach mode: kernel vhost-net drives taps that 'vnetctl attach'\n"
+	"attached; no vhost-user socket):\n"
+	"  -a, --agent TAP       push the BPF policy's adaptive-tx recommendation\n"
+	"                        to TAP's own rx-frames (ethtool -C TAP\n"
+	"                        rx-frames N) with hysteresis; repeatable;\n"
+	"                        --netns NAME: the taps live there\n"
+	"      --agent-interval MS\n"
+	"                        sample every MS ms (10-10000, default 100)\n"
+	"      --agent-max-rate N\n"
+	"                        at most N changes per second per tap (1-100,\n"
+	"                        default 2)\n"
+	"      --agent-hold N    change only after N consecutive samples asked\n"
+	"                        for a step of 25 % and 2 frames (1-1000,\n"
+	"                        default 3)\n"
+	"\n"
+	"Options:\n"
+	"      --socket-group GROUP\n"
+	"                        create the sockets with group GROUP (a name\n"
+	"                        or a number; default: vnetd's own, root)\n"
+	"      --socket-mode MODE\n"
+	"                        their mode, octal (default 0600; 0660 with\n"
+	"                        --socket-group lets that group's QEMU connect)\n"
+	"      --no-uring        plain read/writev instead of io_uring\n"
+	"      --busy-poll USECS when a guest's TX ring runs dry, watch it for\n"
+	"                        USECS (0-1000, default 0: off) before asking\n"
+	"                        for a kick and sleeping; costs CPU, saves the\n"
+	"                        guest's kicks and vnetd's wakeups\n"
+	"  -v, --verbose         debug logging (same as --log-level debug)\n"
+	"      --log-level LEVEL error, warning, info (default) or debug\n"
+	"  -h, --help            this help\n"
+	"  -V, --version         version\n"
+	"\n"
+	"Logs go to stderr, one line per event: 'vnetd: PORT: message', errors\n"
+	"and warnings as 'vnetd: error: ...', 'vnetd: warning: ...'; when stderr\n"
+	"is the journal ($JOURNAL_STREAM), each line starts with its syslog\n"
+	"priority instead (<3> error, <4> warning, <6> info, <7> debug).\n"
+	"With $NOTIFY_SOCKET (systemd Type=notify), READY=1 once every socket\n"
+	"listens, STOPPING=1 on the way out.\n"
+	"Exit status: 0 after SIGINT/SIGTERM/SIGHUP (SIGHUP does not reload:\n"
+	"it stops cleanly), 1 on a startup error, 2 on a usage error.  See vnetd(8).\n";
+
+static int cpus_check(const struct vnetd_port_cfg *c, const char *where)
+{
+	cpu_set_t set;
+	unsigned int i;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 0; /* cannot tell; pthread_setaffinity_np() will say */
+	for (i = 0; i < c->ncpus; i++) {
+		if (c->cpus[i] < CPU_SETSIZE && CPU_ISSET(c->cpus[i], &set))
+			continue;
+		return vnetd_usage_error("%s: CPU %d does not exist or is not available to vnetd (it may run on %d CPU%s: see 'taskset -pc %d')",
+				   where, c->cpus[i], CPU_COUNT(&set),
+				   CPU_COUNT(&set) == 1 ? "" : "s", (int)getpid());
+	}
+	return 0;
+}
+
+static int parse_group(const char *s, gid_t *gid)
+{
+	struct group *g;
+	unsigned long v;
+
+	if (vnetd_parse_uint(s, 0, 0x7fffffff, &v)) {
+		*gid = (gid_t)v;
+		return 0;
+	}
+	errno = 0;
+	g = getgrnam(s);
+	if (!g)
+		return vnetd_usage_error("--socket-group '%s': no such group%s%s", s,
+				   errno ? ": " : "", errno ? strerror(errno) : "");
+	*gid = g->gr_gid;
+	return 0;
+}
+
+static int parse_mode(const char *s, mode_t *mode)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = strtoul(s, &end, 8);
+	if (!*s || *end || errno || *s == '-' || *s == '+' || v > 0777)
+		return vnetd_usage_error("--socket-mode '%s': an octal mode from 0 to 0777 (e.g. 0660)",
+				   s);
+	if ((v & 0600) != 0600)
+		return vnetd_usage_error("--socket-mode '%s': the owner needs read and write (0600)",
+				   s);
+	*mode = (mode_t)v;
+	return 0;
+}
+
+static int parse_level(const char *s, int *level)
+{
+	static const char *const names[][2] = {
+		{ "error", "err" }, { "warning", "warn" },
+		{ "info", "info" }, { "debug", "debug" },
+	};
+	unsigned long v;
+	int i;
+
+	for (i = 0; i < 4; i++) {
+		if (!strcmp(s, names[i][0]) || !strcmp(s, names[i][1])) {
+			*level = i;
+			return 0;
+		}
+	}
+	if (vnetd_parse_uint(s, 0, 3, &v)) {
+		*level = (int)v;
+		return 0;
+	}
+	return -1;
+}
+
+/* --- the options ------------------------------------------------------ */
+
+/* a port key given as its own option: --socket PATH is socket=PATH */
+static int opt_key(struct vnetd_opts *o, const char *key, const char *arg,
+		   const char *where)
+{
+	char kv[512];
+	unsigned int got = 0;
+
+	snprintf(kv, sizeof(kv), "%s=%s", key, arg);
+	return vnetd_port_kv(&o->main, kv, where, &got);
+}
+
+static int opt_socket(struct vnetd_opts *o, const char *arg)
+{
+	o->have_socket = true;
+	return opt_key(o, "socket", arg, "--socket");
+}
+
+static int opt_tap(struct vnetd_opts *o, const char *arg)
+{
+	o->have_tap = true;
+	return opt_key(o, "tap", arg, "--tap");
+}
+
+static int opt_netns(struct vnetd_opts *o, const char *arg)
+{
+	o->have_netns = true;
+	return opt_key(o, "netns", arg, "--netns");
+}
+
+static int opt_queues(struct vnetd_opts *o, const char *arg)
+{
+	unsigned long v;
+
+	if (!vnetd_parse_uint(arg, 1, VNETD_MAX_QP, &v))
+		return vnetd_usage_error("--queues '%s' is not a number from 1 to %d",
+				   arg, VNETD_MAX_QP);
+	o->main.queues = (unsigned int)v;
+	o->have_queues = true;
+	return 0;
+}
+
+static int opt_client(struct vnetd_opts *o, const char *arg)
+{
+	(void)arg;
+	o->main.client = true;
+	o->have_client = true;
+	return 0;
+}
+
+static int opt_cpus(struct vnetd_opts *o, const char *arg)
+{
+	if (!vnetd_parse_cpus(arg, &o->main))
+		return vnetd_usage_error("--cpus '%s' is not a CPU list (e.g. 0,1 or 0-3)",
+				   arg);
+	o->have_cpus = true;
+	return 0;
+}
+
+static int opt_port(struct vnetd_opts *o, const char *arg)
+{
+	if (o->nspecs == MAX_PORTS)
+		return vnetd_usage_error("more than %d --port", MAX_PORTS);
+	o->specs[o->nspecs++] = arg;
+	return 0;
+}
+
+static int opt_config(struct vnetd_opts *o, const char *arg)
+{
+	if (o->nconfigs == MAX_PORTS)
+		return vnetd_usage_error("more than %d --config", MAX_PORTS);
+	o->configs[o->nconfigs++] = arg;
+	return 0;
+}
+
+static int opt_no_uring(struct vnetd_opts *o, const char *arg)
+{
+	(void)arg;
+	o->port.no_uring = true;
+	return 0;
+}
+
+static int opt_socket_group(struct vnetd_opts *o, const char *arg)
+{
+	return parse_group(arg, &o->port.socket_gid);
+}
+
+static int opt_socket_mode(struct vnetd_opts *o, const char *arg)
+{
+	return parse_mode(arg, &o->port.socket_mode);
+}
+
+static int opt_busy_poll(struct vnetd_opts *o, const char *arg)
+{
+	unsigned long v;
+
+	if (!vnetd_parse_uint(arg, 0, VNETD_BUSY_POLL_MAX_US, &v))
+		return vnetd_usage_error("--busy-poll '%s': microseconds, 0-%u", arg,
+				   VNETD_BUSY_POLL_MAX_US);
+	o->port.busy_poll_us = (unsigned int)v;
+	return 0;
+}
+
+static int opt_agent(struct vnetd_opts *o, const char *arg)
+{
+	unsigned int i;
+
+	if (!vnetd_tap_name_ok(arg))
+		return vnetd_usage_error("--agent: '%s' is not a valid interface name",
+				   arg);
+	if (o->agent.ntaps == VNETD_AGENT_MAX_TAPS)
+		return vnetd_usage_error("more than %d --agent", VNETD_AGENT_MAX_TAPS);
+	for (i = 0; i < o->agent.ntaps; i++)
+		if (!strcmp(o->agent.taps[i], arg))
+			return vnetd_usage_error("--agent %s given twice", arg);
+	o->agent.taps[o->agent.ntaps++] = arg;
+	return 0;
+}
+
+static int opt_agent_interval(struct vnetd_opts *o, const char *arg)
+{
+	unsigned long v;
+
+	if (!vnetd_parse_uint(arg, VNETD_AGENT_INTERVAL_MIN, VNETD_AGENT_INTERVAL_MAX,
+			&v))
+		return vnetd_usage_error("--agent-interval '%s': milliseconds, %d-%d",
+				   arg, VNETD_AGENT_INTERVAL_MIN,
+				   VNETD_AGENT_INTERVAL_MAX);
+	o->agent.interval_ms = (unsigned int)v;
+	o->have_agent_opts = true;
+	return 0;
+}
+
+static int opt_agent_max_rate(struct vnetd_opts *o, const char *arg)
+{
+	unsigned long v;
+
+	if (!vnetd_parse_uint(arg, 1, VNETD_AGENT_MAX_RATE_MAX, &v))
+		return vnetd_usage_error("--agent-max-rate '%s': changes per second, 1-%d",
+				   arg, VNETD_AGENT_MAX_RATE_MAX);
+	o->agent.max_rate = (unsigned int)v;
+	o->have_agent_opts = true;
+	return 0;
+}
+
+static int opt_agent_hold(struct vnetd_opts *o, const char *arg)
+{
+	unsigned long v;
+
+	if (!vnetd_parse_uint(arg, 1, VNETD_AGENT_HOLD_MAX, &v))
+		return vnetd_usage_error("--agent-hold '%s': samples, 1-%d", arg,
+				   VNETD_AGENT_HOLD_MAX);
+	o->agent.hold = (unsigned int)v;
+	o->have_agent_opts = true;
+	return 0;
+}
+
+static int opt_verbose(struct vnetd_opts *o, const char *arg)
+{
+	(void)arg;
+	o->log_level = VHOST_LOG_DEBUG;
+	return 0;
+}
+
+static int opt_log_level(struct vnetd_opts *o, const char *arg)
+{
+	if (parse_level(arg, &o->log_level))
+		return vnetd_usage_error("--log-level '%s': error, warning, info or debug",
+				   arg);
+	return 0;
+}
+
+static int opt_help(struct vnetd_opts *o, const char *arg)
+{
+	(void)o;
+	(void)arg;
+	fputs(usage_text, stdout);
+	return -1;
+}
+
+static int opt_version(struct vnetd_opts *o, const char *arg)
+{
+	(void)o;
+	(void)arg;
+	printf("vnetd %s (vnet ABI %d)\n", VNETD_VERSION, VNET_ABI_VERSION);
+	return -1;
+}
+
+/* Every option: its names, whether it takes an argument, what it does. */
+static const struct opt_def {
+	const char *name;
+	char short_name;	/* 0: long only */
+	bool arg;
+	int (*parse)(struct vnetd_opts *o, const char *arg);
+} opt_table[] = {
+	{ "socket", 's', true, opt_socket },
+	{ "tap", 't', true, opt_tap },
+	{ "queues", 'q', true, opt_queues },
+	{ "client", 'c', false, opt_client },
+	{ "netns", 'n', true, opt_netns },
+	{ "cpus", 0, true, opt_cpus },
+	{ "port", 'p', true, opt_port },
+	{ "config", 'f', true, opt_config },
+	{ "agent", 'a', true, opt_agent },
+	{ "agent-interval", 0, true, opt_agent_interval },
+	{ "agent-max-rate", 0, true, opt_agent_max_rate },
+	{ "agent-hold", 0, true, opt_agent_hold },
+	{ "no-uring", 0, false, opt_no_uring },
+	{ "socket-group", 0, true, opt_socket_group },
+	{ "socket-mode", 0, true, opt_socket_mode },
+	{ "busy-poll", 0, true, opt_busy_poll },
+	{ "verbose", 'v', false, opt_verbose },
+	{ "log-level", 0, true, opt_log_level },
+	{ "help", 'h', false, opt_help },
+	{ "version", 'V', false, opt_version },
+};
+
+#define NR_OPTS (sizeof(opt_table) / sizeof(opt_table[0]))
+#define OPT_LONG_ONLY 256	/* getopt value of table entry i: 256 + i */
+
+/* The agent serves no vhost-user port (agent.c): its own checks. */
+static int agent_finish(struct vnetd_opts *o)
+{
+	if (o->have_socket || o->have_tap || o->have_queues ||
+	    o->have_client || o->have_cpus || o->nspecs || o->nconfigs ||
+	    o->port.socket_gid != (gid_t)-1 || o->port.socket_mode != 0600)
+		return vnetd_usage_error("--agent runs without vhost-user ports: --socket, --tap, --port, --config, --queues, --client and --cpus are for the datapath (run a second vnetd)");
+	if (!o->agent.interval_ms)
+		o->agent.interval_ms = VNETD_AGENT_INTERVAL_MS;
+	if (!o->agent.max_rate)
+		o->agent.max_rate = VNETD_AGENT_MAX_RATE;
+	if (!o->agent.hold)
+		o->agent.hold = VNETD_AGENT_HOLD;
+	o->agent.netns = o->have_netns ? o->main.netns : NULL;
+	return 0;
+}
+
+/* Every port is known: CPUs exist, no socket or tap is used twice. */
+static int ports_check(struct vnetd_opts *o)
+{
+	unsigned int i, j;
+	int ret;
+
+	for (i = 0; i < o->nports; i++) {
+		ret = cpus_check(&o->ports[i],
+				 o->ports[i].ncpus == o->main.ncpus && o->have_cpus &&
+				 !memcmp(o->ports[i].cpus, o->main.cpus, sizeof(o->main.cpus)) ?
+				 "--cpus" : o->origin[i]);
+		if (ret)
+			return ret;
+		for (j = 0; j < i; j++) {
+			if (!strcmp(o->ports[i].socket, o->ports[j].socket))
+				return vnetd_usage_error("%s: socket %s is also used by %s",
+						   o->origin[i], o->ports[i].socket,
+						   o->origin[j]);
+			/* pins are named by device: one port per tap name */
+			if (!strcmp(o->ports[i].tap, o->ports[j].tap))
+				return vnetd_usage_error("%s: tap %s is also used by %s",
+						   o->origin[i], o->ports[i].tap,
+						   o->origin[j]);
+		}
+	}
+	return 0;
+}
+
+int vnetd_opts_parse(int argc, char **argv, struct vnetd_opts *o)
+{
+	struct option lopts[NR_OPTS + 1] = {};
+	char sopts[2 * NR_OPTS + 2] = ":";
+	unsigned int i, n = 1;
+	int c, ret;
+
+	o->log_level = VHOST_LOG_INFO;
+	o->port.socket_gid = (gid_t)-1;
+	o->port.socket_mode = 0600;
+	for (i = 0; i < NR_OPTS; i++) {
+		const struct opt_def *d = &opt_table[i];
+
+		lopts[i].name = d->name;
+		lopts[i].has_arg = d->arg ? required_argument : no_argument;
+		lopts[i].val = d->short_name ? d->short_name :
+					       OPT_LONG_ONLY + (int)i;
+		if (d->short_name) {
+			sopts[n++] = d->short_name;
+			if (d->arg)
+				sopts[n++] = ':';
+		}
+	}
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, sopts, lopts, NULL)) != -1) {
+		if (c == ':')
+			return vnetd_usage_error("option '%s' needs an argument",
+					   argv[optind - 1]);
+		for (i = 0; i < NR_OPTS; i++)
+			if (lopts[i].val == c)
+				break;
+		if (i == NR_OPTS)
+			return vnetd_usage_error("unknown option '%s'",
+					   argv[optind - 1]);
+		ret = opt_table[i].parse(o, optarg);
+		if (ret)
+			return ret;
+	}
+	if (optind < argc)
+		return vnetd_usage_error("unexpected argument '%s'", argv[optind]);
+
+	if (o->agent.ntaps)
+		return agent_finish(o);
+	if (o->have_agent_opts)
+		return vnetd_usage_error("--agent-interval, --agent-max-rate and --agent-hold go with --agent TAP");
+
+	if (o->have_socket || o->have_tap) {
+		if (!o->have_socket)
+			return vnetd_usage_error("--tap needs --socket");
+		if (!o->have_tap)
+			return vnetd_usage_error("--socket needs --tap");
+		if (!o->main.queues)
+			o->main.queues = 1;
+		ret = vnetd_port_add(o, &o->main, "--socket");
+		if (ret)
+			return ret;
+	} else if (o->have_queues || o->have_client) {
+		return vnetd_usage_error("--queues and --client go with --socket/--tap (use queues=N, client in --port or --config)");
+	}
+	for (i = 0; i < o->nspecs; i++) {
+		ret = vnetd_parse_port_spec(o, o->specs[i]);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < o->nconfigs; i++) {
+		ret = vnetd_parse_config(o, o->configs[i]);
+		if (ret)
+			return ret;
+	}
+	if (!o->nports)
+		return vnetd_usage_error("no port: give --socket and --tap, --port or --config");
+	return ports_check(o);
+}

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The ports of vnetd's command line: the keys a port takes (the same in a
+ * --port spec, a --config line and --socket/--tap/...), one table of
+ * them, and the parsers of --port and --config.  Every error is a usage
+ * error that names where it is (option, or file and line) and the fix.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "opts.h"
+
+#define EXIT_USAGE VNETD_EXIT_USAGE
+#define MAX_PORTS VNETD_MAX_PORTS
+
+int vnetd_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("vnetd: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'vnetd --help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+bool vnetd_parse_uint(const char *s, unsigned long min, unsigned long max,
+		       unsigned long *v)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return false;
+	errno = 0;
+	*v = strtoul(s, &end, 10);
+	return !errno && !*end && *v >= min && *v <= max;
+}
+
+/* "0,1", "0-3", "0:2:4": CPU numbers, in order; false on garbage. */
+bool vnetd_parse_cpus(const char *s, struct vnetd_port_cfg *c)
+{
+	char buf[256], *tok, *save, *dash;
+	unsigned long a, b, i;
+
+	if (!*s || strlen(s) >= sizeof(buf))
+		return false;
+	snprintf(buf, sizeof(buf), "%s", s);
+	c->ncpus = 0;
+	for (tok = strtok_r(buf, ",:", &save); tok;
+	     tok = strtok_r(NULL, ",:", &save)) {
+		dash = strchr(tok, '-');
+		if (dash)
+			*dash = '\0';
+		if (!vnetd_parse_uint(tok, 0, CPU_SETSIZE - 1, &a))
+			return false;
+		b = a;
+		if (dash && !vnetd_parse_uint(dash + 1, a, CPU_SETSIZE - 1, &b))
+			return false;
+		for (i = a; i <= b; i++) {
+			if (c->ncpus == sizeof(c->cpus) / sizeof(c->cpus[0]))
+				return false;
+			c->cpus[c->ncpus++] = (int)i;
+		}
+	}
+	return c->ncpus > 0;
+}
+
+/* every CPU of C is one this process may run on (sched_getaffinity) */
+bool vnetd_tap_name_ok(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (!n || n >= IF_NAMESIZE || !strcmp(s, ".") || !strcmp(s, ".."))
+		return false;
+	for (i = 0; i < n; i++)
+		if (s[i] == '/' || s[i] == ':' || s[i] <= ' ' || s[i] == 0x7f)
+			return false;
+	return true;
+}
+
+/* Which keys a port got, for the defaults and the required ones. */
+enum port_key {
+	KEY_SOCKET = 1 << 0,
+	KEY_TAP = 1 << 1,
+	KEY_NETNS = 1 << 2,
+	KEY_CPUS = 1 << 3,
+};
+
+static int key_socket(struct vnetd_port_cfg *c, const char *val,
+		      const char *where)
+{
+	if (!*val || strlen(val) >= sizeof(c->socket))
+		return vnetd_usage_error("%s: socket path '%s' is empty or longer than %zu bytes",
+				   where, val, sizeof(c->socket) - 1);
+	snprintf(c->socket, sizeof(c->socket), "%s", val);
+	return 0;
+}
+
+static int key_tap(struct vnetd_port_cfg *c, const char *val,
+		   const char *where)
+{
+	if (!vnetd_tap_name_ok(val))
+		return vnetd_usage_error("%s: '%s' is not a valid interface name",
+				   where, val);
+	snprintf(c->tap, sizeof(c->tap), "%s", val);
+	return 0;
+}
+
+static int key_queues(struct vnetd_port_cfg *c, const char *val,
+		      const char *where)
+{
+	unsigned long v;
+
+	if (!vnetd_parse_uint(val, 1, VNETD_MAX_QP, &v))
+		return vnetd_usage_error("%s: queues '%s' is not a number from 1 to %d",
+				   where, val, VNETD_MAX_QP);
+	c->queues = (unsigned int)v;
+	return 0;
+}
+
+static int key_netns(struct vnetd_port_cfg *c, const char *val,
+		     const char *where)
+{
+	if (!*val || strlen(val) >= sizeof(c->netns))
+		return vnetd_usage_error("%s: bad netns '%s'", where, val);
+	snprintf(c->netns, sizeof(c->netns), "%s", val);
+	return 0;
+}
+
+static int key_cpus(struct vnetd_port_cfg *c, const char *val,
+		    const char *where)
+{
+	if (!vnetd_parse_cpus(val, c))
+		return vnetd_usage_error("%s: bad CPU list '%s'", where, val);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*set)(struct vnetd_port_cfg *c, const char *val,
+		   const char *where);
+	enum port_key key;	/* 0: no default depends on it */
+} port_keys[] = {
+	{ "socket", key_socket, KEY_SOCKET },
+	{ "tap", key_tap, KEY_TAP },
+	{ "queues", key_queues, 0 },
+	{ "netns", key_netns, KEY_NETNS },
+	{ "cpus", key_cpus, KEY_CPUS },
+};
+
+/*
+ * One "key=value" (or "client") of a --port spec or a config line into C;
+ * *GOT collects enum port_key bits.  WHERE names the origin for messages.
+ * 0 or EXIT_USAGE (message printed).
+ */
+int vnetd_port_kv(struct vnetd_port_cfg *c, char *tok, const char *where,
+		   unsigned int *got)
+{
+	char *val = strchr(tok, '=');
+	unsigned int i;
+	int ret;
+
+	if (val)
+		*val++ = '\0';
+	if (!strcmp(tok, "client")) {
+		if (val && strcmp(val, "1") && strcmp(val, "0") &&
+		    strcmp(val, "on") && strcmp(val, "off"))
+			return vnetd_usage_error("%s: client takes no value (or 0/1)",
+					   where);
+		c->client = !val || !strcmp(val, "1") || !strcmp(val, "on");
+		return 0;
+	}
+	if (!val)
+		return vnetd_usage_error("%s: '%s' is not KEY=VALUE", where, tok);
+	for (i = 0; i < sizeof(port_keys) / sizeof(port_keys[0]); i++) {
+		if (strcmp(tok, port_keys[i].name))
+			continue;
+		ret = port_keys[i].set(c, val, where);
+		if (!ret)
+			*got |= port_keys[i].key;
+		return ret;
+	}
+	return vnetd_usage_error("%s: unknown key '%s' (socket, tap, queues, client, netns, cpus)",
+			   where, tok);
+}
+
+int vnetd_port_add(struct vnetd_opts *o, const struct vnetd_port_cfg *c,
+		    const char *where)
+{
+	if (o->nports == MAX_PORTS)
+		return vnetd_usage_error("%s: more than %d ports", where, MAX_PORTS);
+	o->ports[o->nports] = *c;
+	snprintf(o->origin[o->nports], sizeof(o->origin[0]), "%s", where);
+	o->nports++;
+	return 0;
+}
+
+/* The tokens of one port (already split); fills defaults, checks. */
+static int port_finish(struct vnetd_opts *o, struct vnetd_port_cfg *c,
+		       unsigned int got, const char *where)
+{
+	if (!(got & KEY_SOCKET))
+		return vnetd_usage_error("%s: socket=PATH missing", where);
+	if (!(got & KEY_TAP))
+		return vnetd_usage_error("%s: tap=NAME missing", where);
+	if (!c->queues)
+		c->queues = 1;
+	if (!(got & KEY_NETNS) && o->have_netns)
+		snprintf(c->netns, sizeof(c->netns), "%s", o->main.netns);
+	if (!(got & KEY_CPUS) && o->have_cpus) {
+		memcpy(c->cpus, o->main.cpus, sizeof(c->cpus));
+		c->ncpus = o->main.ncpus;
+	}
+	return vnetd_port_add(o, c, where);
+}
+
+int vnetd_parse_port_spec(struct vnetd_opts *o, const char *spec)
+{
+	struct vnetd_port_cfg c = {};
+	char buf[1024], *tok, *save;
+	unsigned int got = 0;
+	int ret;
+
+	if (strlen(spec) >= sizeof(buf))
+		return vnetd_usage_error("--port: spec too long");
+	snprintf(buf, sizeof(buf), "%s", spec);
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		ret = vnetd_port_kv(&c, tok, "--port", &got);
+		if (ret)
+			return ret;
+	}
+	return port_finish(o, &c, got, "--port");
+}
+
+int vnetd_parse_config(struct vnetd_opts *o, const char *path)
+{
+	char line[2048], where[PATH_MAX + 32], *tok, *save, *hash;
+	unsigned int lineno = 0, got, before = o->nports;
+	struct vnetd_port_cfg c;
+	FILE *f;
+	int ret = 0;
+
+	f = fopen(path, "r");
+	if (!f)
+		return vnetd_usage_error("--config %s: %s", path, strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%u", path, lineno);
+		if (!strchr(line, '\n') && !feof(f)) {
+			ret = vnetd_usage_error("%s: line too long", where);
+			goto out;
+		}
+		hash = strchr(line, '#');
+		if (hash)
+			*hash = '\0';
+		memset(&c, 0, sizeof(c));
+		got = 0;
+		for (tok = strtok_r(line, " \t\r\n", &save); tok;
+		     tok = strtok_r(NULL, " \t\r\n", &save)) {
+			ret = vnetd_port_kv(&c, tok, where, &got);
+			if (ret)
+				goto out;
+		}
+		if (!got && !c.client && !c.queues)
+			continue; /* blank or comment */
+		ret = port_finish(o, &c, got, where);
+		if (ret)
+			goto out;
+	}
+	if (ferror(f))
+		ret = vnetd_usage_error("--config %s: %s", path, strerror(errno));
+	else if (o->nports == before)
+		ret = vnetd_usage_error("--config %s: no port defined", path);
+out:
+	fclose(f);
+	return ret;
+}
+

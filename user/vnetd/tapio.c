@@ -1,0 +1,266 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Frame I/O on one tap queue: bursts of writes (guest TX) and reads (guest
+ * RX) through one io_uring per queue thread, or plain read/writev.  Only
+ * the queue thread of the tap queue calls these.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/uio.h>
+#include <liburing.h>
+
+#include "vnetd.h"
+
+#define URING_ENTRIES (VNETD_TX_BURST_MAX + VNETD_RX_BURST)
+
+/*
+ * One ring per queue-pair thread, created by that thread (SINGLE_ISSUER,
+ * DEFER_TASKRUN: completions are reaped by the submitter), the tap fd
+ * registered, and the RX slots registered as fixed buffer 0 (tap
+ * reads are READ_FIXED: no page pinning per read).  Guest memory is not
+ * registered: that would pin all of the guest's RAM, and every memory
+ * table change would have to re-register it under each queue thread; TX
+ * writes the guest's iovecs with WRITEV.  Older kernels get fewer flags;
+ * no io_uring at all (or kernel.io_uring_disabled) means plain syscalls;
+ * a buffer registration that fails (RLIMIT_MEMLOCK) means plain READs.
+ */
+int vnetd_tapio_init(struct vnetd_tapio *io)
+{
+	static const unsigned int flags[] = {
+		IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN,
+		IORING_SETUP_COOP_TASKRUN,
+		0,
+	};
+	struct io_uring *ring;
+	unsigned int i;
+	int ret = -EINVAL;
+
+	ring = calloc(1, sizeof(*ring));
+	if (!ring)
+		return -ENOMEM;
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
+		ret = io_uring_queue_init(URING_ENTRIES, ring, flags[i]);
+		if (ret != -EINVAL)
+			break;
+	}
+	if (ret)
+		goto err_free;
+	ret = io_uring_register_files(ring, &io->fd, 1);
+	if (ret)
+		goto err_exit;
+	if (io->slots) {
+		struct iovec iov = {
+			.iov_base = io->slots,
+			.iov_len = (size_t)VNETD_RX_BURST * VNETD_RX_SLOT,
+		};
+
+		ret = io_uring_register_buffers(ring, &iov, 1);
+		io->fixed = !ret;
+		if (ret)
+			pr_dbg(io->qp->port, "queue pair %u: io_uring buffers: %s; plain reads",
+			       io->qp->index, strerror(-ret));
+	}
+	io->uring = ring;
+	return 0;
+
+err_exit:
+	io_uring_queue_exit(ring);
+err_free:
+	free(ring);
+	return ret;
+}
+
+void vnetd_tapio_exit(struct vnetd_tapio *io)
+{
+	if (!io->uring)
+		return;
+	io_uring_queue_exit(io->uring);
+	free(io->uring);
+	io->uring = NULL;
+	io->fixed = false;
+}
+
+/* Reap exactly N completions into RES[user_data] (CAP entries). */
+static void uring_reap(struct io_uring *ring, int *res, unsigned int n,
+		       unsigned int cap)
+{
+	struct io_uring_cqe *cqe;
+	unsigned int head, seen = 0, got;
+	int ret;
+
+	while (seen < n) {
+		got = 0;
+		io_uring_for_each_cqe(ring, head, cqe) {
+			if (cqe->user_data < cap)
+				res[cqe->user_data] = cqe->res;
+			got++;
+		}
+		io_uring_cq_advance(ring, got);
+		seen += got;
+		if (seen == n)
+			break;
+		ret = io_uring_wait_cqe_nr(ring, &cqe, n - seen);
+		if (ret && ret != -EINTR && ret != -EAGAIN)
+			break;
+	}
+}
+
+/*
+ * Submit the N queued requests and reap their N completions into RES.  The
+ * ring is sized for a burst and always drained, so submission cannot run
+ * out of room; an error here means io_uring itself failed: the ring is
+ * dropped and the queue goes on with plain syscalls (the caller redoes the
+ * burst by hand; requests that did run may then run twice, which for a
+ * failure that should not happen is the lesser evil).
+ */
+static int uring_run(struct vnetd_tapio *io, unsigned int n, int *res,
+		     unsigned int cap)
+{
+	unsigned int done = 0;
+	int ret;
+
+	while (done < n) {
+		/* one syscall in the usual case: submit all, wait for all */
+		ret = io_uring_submit_and_wait(io->uring, done ? 0 : n);
+		if (ret == -EINTR || ret == -EAGAIN)
+			continue;
+		if (ret <= 0) {
+			ret = ret ? ret : -EIO;
+			pr_warn(io->qp->port, "queue pair %u: io_uring: %s; using plain read/writev from now on",
+				io->qp->index, strerror(-ret));
+			vnetd_tapio_exit(io);
+			return ret;
+		}
+		done += (unsigned int)ret;
+	}
+	uring_reap(io->uring, res, n, cap);
+	return 0;
+}
+
+/*
+ * Write N chains into the tap, each as its device-readable iovecs:
+ * [virtio-net header + frame] in either layout is exactly what a tap with
+ * IFF_VNET_HDR and the same header size takes, so the guest's buffers are
+ * written in place.  RES[i] gets chain i's result (bytes or -errno).
+ * Each frame has passed vnet's classifier when its write returns.
+ */
+void vnetd_tapio_write_burst(struct vnetd_tapio *io,
+			     const struct vhost_vq_elem *elems, unsigned int n,
+			     int *res)
+{
+	struct io_uring_sqe *sqe;
+	unsigned int i, queued = 0;
+	ssize_t w;
+
+	for (i = 0; i < n; i++) {
+		const struct vhost_vq_elem *e = &elems[i];
+
+		res[i] = -EINVAL;
+		if (e->err || !e->out_num)
+			continue;
+		/* the ring holds a whole burst: get_sqe does not fail */
+		sqe = io->uring ? io_uring_get_sqe(io->uring) : NULL;
+		if (sqe) {
+			io_uring_prep_writev(sqe, 0, e->iov, e->out_num, 0);
+			sqe->flags |= IOSQE_FIXED_FILE;
+			sqe->user_data = i;
+			queued++;
+			continue;
+		}
+		w = writev(io->fd, e->iov, e->out_num);
+		res[i] = w < 0 ? -errno : (int)w;
+	}
+	if (!queued || !uring_run(io, queued, res, n))
+		return;
+	for (i = 0; i < n; i++) {
+		const struct vhost_vq_elem *e = &elems[i];
+
+		if (e->err || !e->out_num)
+			continue;
+		w = writev(io->fd, e->iov, e->out_num);
+		res[i] = w < 0 ? -errno : (int)w;
+	}
+}
+
+/* One frame written outside a burst (RARP): bytes or -errno. */
+int vnetd_tapio_writev(struct vnetd_tapio *io, const struct iovec *iov,
+		       unsigned int n)
+{
+	ssize_t w = writev(io->fd, iov, (int)n);
+
+	return w < 0 ? -errno : (int)w;
+}
+
+/*
+ * Read up to N frames into the RX slots: ORDER[0..m) get the slots that
+ * hold a frame, in the order tun gave them, LEN[slot] their lengths.
+ * Returns m (0: the tap queue is empty), or -errno.
+ *
+ * io_uring: N independent reads with RWF_NOWAIT.  tun supports IOCB_NOWAIT,
+ * so io_uring would ignore O_NONBLOCK and arm a poll for an empty queue
+ * (the submit would then wait for N frames); with RWF_NOWAIT a read that
+ * finds nothing completes with -EAGAIN.  They are not linked: a frame is a
+ * short read, and a short read breaks an io_uring link.  They are issued
+ * in order at submit, so the frames fill the slots in tun's order (a frame
+ * arriving meanwhile can land after a slot that found nothing: the order
+ * list skips the gap).
+ */
+int vnetd_tapio_read_burst(struct vnetd_tapio *io, unsigned int n,
+			   uint32_t *len, uint8_t *order)
+{
+	int res[VNETD_RX_BURST];
+	struct io_uring_sqe *sqe;
+	unsigned int i, m = 0;
+	ssize_t r;
+
+	if (n > VNETD_RX_BURST)
+		n = VNETD_RX_BURST;
+	if (!n)
+		return 0;
+	if (!io->uring)
+		goto plain;
+	for (i = 0; i < n; i++) {
+		uint8_t *slot = io->slots + (size_t)i * VNETD_RX_SLOT;
+
+		sqe = io_uring_get_sqe(io->uring);
+		if (!sqe)
+			break;
+		if (io->fixed)
+			io_uring_prep_read_fixed(sqe, 0, slot, VNETD_RX_SLOT, 0,
+						 0);
+		else
+			io_uring_prep_read(sqe, 0, slot, VNETD_RX_SLOT, 0);
+		sqe->rw_flags = RWF_NOWAIT;
+		sqe->flags |= IOSQE_FIXED_FILE;
+		sqe->user_data = i;
+		res[i] = -EAGAIN;
+	}
+	n = i;
+	if (uring_run(io, n, res, n))
+		goto plain;
+	for (i = 0; i < n; i++) {
+		if (res[i] > 0) {
+			len[i] = (uint32_t)res[i];
+			order[m++] = (uint8_t)i;
+		}
+	}
+	if (!m && res[0] < 0 && res[0] != -EAGAIN)
+		return res[0];
+	return (int)m;
+
+plain:
+	for (i = 0; i < n; i++) {
+		r = read(io->fd, io->slots + (size_t)i * VNETD_RX_SLOT,
+			 VNETD_RX_SLOT);
+		if (r <= 0) {
+			if (!i && r < 0 && errno != EAGAIN && errno != EINTR)
+				return -errno;
+			break;
+		}
+		len[i] = (uint32_t)r;
+		order[i] = (uint8_t)i;
+	}
+	return (int)i;
+}
