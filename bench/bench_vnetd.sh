@@ -42,7 +42,10 @@
 #
 # Environment: OUT (build dir), VNETD (default $OUT/vnetd), VNET_TESTPMD
 # (default dpdk-testpmd), GUEST_CPU (0), BACKEND_CPU (1), BUSY_POLL (50,
-# microseconds, for vnetd-bp).  Never gates
+# microseconds, for vnetd-bp); VNETD_B, VNETD_B_ARGS, VNETD_B_LABEL: the
+# second vnetd arm's binary (default VNETD), options (default
+# "--busy-poll BUSY_POLL") and name, e.g. another commit's vnetd with no
+# options to compare two builds side by side.  Never gates
 # anything: targets are reported, exit status 1 only when a measurement
 # could not be taken.
 
@@ -113,6 +116,11 @@ TD=vbd$id	# the DPDK peer's tap (its tap PMD creates it)
 SOCK_V=/tmp/vnet-bench-$$-vnetd.sock
 SOCK_P=/tmp/vnet-bench-$$-vnetd-bp.sock
 BUSY_POLL=${BUSY_POLL:-50}
+# the second vnetd arm: --busy-poll, unless told otherwise (e.g. another
+# build of vnetd, to compare two commits in one interleaved run)
+VNETD_B=${VNETD_B:-$VNETD}
+VNETD_B_ARGS=${VNETD_B_ARGS-"--busy-poll $BUSY_POLL"}
+VNETD_B_LABEL=${VNETD_B_LABEL:-vnetd --busy-poll $BUSY_POLL}
 SOCK_D=/tmp/vnet-bench-$$-peer.sock
 LOGS=$(mktemp -d /tmp/vnet-bench-vnetd.XXXXXX)
 VNETD_PID=
@@ -196,8 +204,9 @@ start_vnetd()
 start_vnetd_bp()
 {
 	rm -f "$SOCK_P"
-	"$VNETD" --socket "$SOCK_P" --tap "$TP" --netns "$NS" \
-		--cpus "$BACKEND_CPU" --busy-poll "$BUSY_POLL" \
+	# shellcheck disable=SC2086 # VNETD_B_ARGS: words
+	"$VNETD_B" --socket "$SOCK_P" --tap "$TP" --netns "$NS" \
+		--cpus "$BACKEND_CPU" $VNETD_B_ARGS \
 		>>"$LOGS/vnetd-bp.log" 2>&1 &
 	VNETD_BP_PID=$!
 	if ! wait_sock "$SOCK_P" "$VNETD_BP_PID"; then
@@ -501,7 +510,7 @@ fmt()
 		BEGIN { printf "%s / %s / %s", k(a), k(b), k(c) }'
 }
 
-declare -A LABEL=([vnetd]="vnetd" [vnetd_bp]="vnetd --busy-poll $BUSY_POLL" [peer]="DPDK vhost+tap peer"
+declare -A LABEL=([vnetd]="vnetd" [vnetd_bp]="$VNETD_B_LABEL" [peer]="DPDK vhost+tap peer"
 	[ceil_vnet]="tap ceiling, vnet attached" [ceil_bare]="tap ceiling, bare tap"
 	[floor]="io_uring floor (link down)"
 	[refused]="refused writes (8 B, EINVAL)")
@@ -537,6 +546,8 @@ ratio_lines()
 				"/ceiling(vnet) $(ratios "${a[$v,$2,$s]:-}" "${a[ceil_vnet,$2,$s]:-}" | sed 's# # / #g');" \
 				"/ceiling(bare) $(ratios "${a[$v,$2,$s]:-}" "${a[ceil_bare,$2,$s]:-}" | sed 's# # / #g')"
 		done
+		echo "  $s B, ${LABEL[vnetd_bp]} / vnetd, per repetition (min / median / max):" \
+			"$(ratios "${a[vnetd_bp,$2,$s]:-}" "${a[vnetd,$2,$s]:-}" | sed 's# # / #g')"
 	done
 }
 

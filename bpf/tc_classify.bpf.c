@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * tc (clsact) on the tap.  Egress: frames going to the guest.  Ingress: the
- * alternative hook for frames the guest transmits (see docs/design.md for
- * the measurement that chose between XDP and tc ingress).
+ * tc (tcx) on the tap.  Egress: frames going to the guest.  Ingress: the
+ * default hook for frames the guest transmits (XDP is the other, with
+ * vnetctl attach --tx-hook xdp; docs/design.md has the measurement that
+ * made tc ingress the default).
  *
  * The classifier never drops.  It returns TC_ACT_UNSPEC (TCX_NEXT): "no
  * verdict, let the next program decide", which the kernel turns into

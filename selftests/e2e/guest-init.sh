@@ -14,7 +14,9 @@
 #   vnet.ip=ADDR/LEN           eth0's address (default 192.0.2.2/24)
 #
 # Steps (fields separated by ':'):
-#   ping:N                     N echo requests to the host
+#   ping:N[:SIZE]              N echo requests to the host (SIZE bytes of
+#                              payload)
+#   mtu                        print eth0's MTU
 #   pinged:N                   wait (30 s at most) until the host's N echo
 #                              requests have been answered
 #   iperf:TAG:DIR:SECS:PORT[:CPU[:bg]]
@@ -154,7 +156,11 @@ step_ping()
 {
 	local out sent recv
 
-	out=$(ping -c "$1" -i 0.2 -W 2 "$HOST" 2>&1)
+	if [ -n "${2:-}" ]; then
+		out=$(ping -c "$1" -i 0.2 -W 2 -s "$2" "$HOST" 2>&1)
+	else
+		out=$(ping -c "$1" -i 0.2 -W 2 "$HOST" 2>&1)
+	fi
 	sent=$(echo "$out" | sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p')
 	recv=$(echo "$out" | sed -n 's/.* \([0-9]*\) packets received.*/\1/p')
 	say "ping sent=${sent:-0} recv=${recv:-0}"
@@ -262,7 +268,8 @@ for s in "$@"; do
 	set -- $s
 	IFS=$IFS_SAVE
 	case $1 in
-	ping) step_ping "${2:-3}" ;;
+	ping) step_ping "${2:-3}" "${3:-}" ;;
+	mtu) say "mtu $(cat /sys/class/net/eth0/mtu)" ;;
 	pinged) step_pinged "${2:-3}" ;;
 	iperf) shift; step_iperf "$@" ;;
 	wait) step_wait ;;

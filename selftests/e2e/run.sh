@@ -27,6 +27,9 @@
 #                   guest transfers; QEMU reconnects, traffic resumes
 #   restart-client  the same with QEMU as the server and vnetd --client,
 #                   killed with SIGKILL
+#   mtu             host_mtu=9000: vnetd gives the tap the guest's MTU
+#                   (NET_SET_MTU), 8900-byte pings both ways, iperf3 both
+#                   ways; the tap's own MTU back when QEMU goes
 #
 # Each prints PASS: e2e/NAME, FAIL: e2e/NAME: REASON or SKIP: e2e/NAME:
 # REASON (no QEMU, no busybox-static, no kernel package: CI installs them,
@@ -46,7 +49,7 @@ source "$HERE/../lib.sh"
 source "$HERE/vm.sh"
 
 KSFT_PREFIX=e2e
-ALL="ping iperf-tx iperf-rx mq mrg-on mrg-off offloads-off coalesce pause restart restart-client"
+ALL="ping iperf-tx iperf-rx mq mrg-on mrg-off offloads-off coalesce pause restart restart-client mtu"
 SECS=${E2E_SECS:-4}
 FLOOR_MBPS=${E2E_FLOOR_MBPS:-10}
 
@@ -413,6 +416,55 @@ s_offloads_off()
 	need "classifier: $urg urgent of $fr tx frames, expected most" ge "$((urg * 2))" "$fr"
 	need "datapath: no urgent tx signal" ge "$(dp 0 tx notify_urgent)" 1
 	note "tx: $fr frames ($urg urgent), $by bytes, $(dp 0 tx batches) batches, $(dp 0 tx notify_sent) signals ($(dp 0 tx notify_urgent) urgent)"
+	drops_ok
+	vnetd_ok
+}
+
+# tap_mtu: the tap's MTU in its netns
+tap_mtu()
+{
+	ip -n "$VM_NS" -o link show "$VM_TAP" 2>/dev/null |
+		sed -n 's/.* mtu \([0-9]*\) .*/\1/p'
+}
+
+s_mtu()
+{
+	local out recv m0 m1 gm
+
+	setup mtu || return
+	m0=$(tap_mtu)
+	iperf_servers 5201 5202 || return
+	qemu_start "mtu+reach:15+ping:5:8900+pinged:5+iperf:r:rx:$SECS:5201+iperf:t:tx:2:5202" \
+		mtu=9000 || { _bad+="QEMU did not start; "; return; }
+	if vm_wait_line '^VNET: wait pinged' 60; then
+		m1=$(tap_mtu)
+		# not fragmented on the host side: the tap must take 8928 bytes
+		out=$(ip netns exec "$VM_NS" ping -c 5 -i 0.2 -W 2 -M do -s 8900 \
+			"$E2E_GUEST_IP" 2>&1)
+		printf '%s\n' "$out" >"$VM_LOGS/ping-host.txt"
+		recv=$(echo "$out" | sed -n 's/.* \([0-9]*\) received.*/\1/p')
+		need "host -> guest: ${recv:-0} of 5 8900-byte echo replies ($(echo "$out" | tail -n 1))" \
+			ge "${recv:-0}" 5
+	else
+		_bad+="the guest never waited for the host's pings ($(guest_tail 3)); "
+	fi
+	qemu_wait "$E2E_QEMU_TIMEOUT"
+	vm_stats stats.json
+	qemu_ok || { vnetd_ok; return; }
+	guest_done
+	gm=$(guest_lines | sed -n 's/^mtu //p')
+	need "guest: eth0 MTU ${gm:-?}, not 9000" [ "${gm:-}" = 9000 ]
+	need "tap MTU ${m1:-?} while the guest ran, not 9000 (vnetd log: $(grep -m1 'MTU' "$VNETD_LOG"))" \
+		[ "${m1:-}" = 9000 ]
+	need "vnetd did not log the frontend's MTU" grep -q 'MTU 9000 (the frontend' "$VNETD_LOG"
+	need "guest -> host: $(guest_kv ping recv) of $(guest_kv ping sent) 8900-byte echo replies" \
+		ge "$(guest_kv ping recv)" 5
+	need "guest: $(guest_kv pinged echos) echo requests answered" ge "$(guest_kv pinged echos)" 5
+	iperf_ok r rx 5201
+	iperf_ok t tx 5202
+	# QEMU is gone: the tap has its own MTU again
+	_vm_poll 5000 grep -q "MTU $m0 again" "$VNETD_LOG"
+	need "tap MTU $(tap_mtu) after QEMU left, not its own $m0" [ "$(tap_mtu)" = "$m0" ]
 	drops_ok
 	vnetd_ok
 }

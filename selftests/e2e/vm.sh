@@ -258,6 +258,8 @@ qemu_start()
 		smp=*) smp=${o#smp=} ;;
 		mrg=off) mrg=",mrg_rxbuf=off" ;;
 		mrg=on) mrg=",mrg_rxbuf=on" ;;
+		mtu=*) mrg="$mrg,host_mtu=${o#mtu=}" ;;
+		packed) mrg="$mrg,packed=on" ;;
 		server) chr="$chr,server=on,wait=off"; srv=yes ;;
 		reconnect) chr="$chr,reconnect=1" ;;
 		vectors=*) vectors=${o#vectors=} ;;

@@ -656,6 +656,21 @@ static int h_send_rarp(struct vhost_dev *dev, struct vhost_user_msg *msg)
 	return dev->ops->send_rarp(dev, msg->payload.mac);
 }
 
+static int h_net_set_mtu(struct vhost_dev *dev, struct vhost_user_msg *msg)
+{
+	uint64_t mtu = msg->payload.u64;
+
+	if (!dev->ops->set_mtu)
+		return -EOPNOTSUPP;
+	/* IPv4's minimum, and the largest an IP packet can be */
+	if (mtu < 68 || mtu > 65535) {
+		vhost_err("%s: NET_SET_MTU %llu: not an MTU (68-65535)",
+			  dev_name(dev), (unsigned long long)mtu);
+		return -EINVAL;
+	}
+	return dev->ops->set_mtu(dev, (unsigned int)mtu);
+}
+
 /* The device config space is QEMU's for vhost-user-net. */
 static int h_config_unsupported(struct vhost_dev *dev,
 				struct vhost_user_msg *msg)
@@ -703,7 +718,7 @@ static const struct vhost_user_handler handlers[VHOST_USER_REQUEST_MAX] = {
 	H(SET_VRING_ENABLE, h_set_vring_enable, 0, 0,
 	  sizeof(struct vhost_user_vring_state), REPLY_NONE),
 	H(SEND_RARP, h_send_rarp, 0, 0, 8, REPLY_NONE),
-	UNSUPPORTED(NET_SET_MTU, REPLY_NONE),
+	H(NET_SET_MTU, h_net_set_mtu, 0, 0, 8, REPLY_NONE),
 	UNSUPPORTED(SET_BACKEND_REQ_FD, REPLY_NONE),
 	UNSUPPORTED(IOTLB_MSG, REPLY_PAYLOAD),
 	UNSUPPORTED(SET_VRING_ENDIAN, REPLY_NONE),
@@ -1024,6 +1039,9 @@ int vhost_dev_init(struct vhost_dev *dev, const char *name,
 	if (!ops->send_rarp)
 		dev->protocol_features_offered &=
 			~(1ULL << VHOST_USER_PROTOCOL_F_RARP);
+	if (!ops->set_mtu)
+		dev->protocol_features_offered &=
+			~(1ULL << VHOST_USER_PROTOCOL_F_MTU);
 	vhost_mem_init(&dev->mem);
 	for (i = 0; i < nr_vqs; i++)
 		vhost_vq_init(&dev->vqs[i], i, name, &dev->mem);

@@ -119,6 +119,7 @@ enum vhost_user_protocol_feature {
 	 (1ULL << VHOST_USER_PROTOCOL_F_LOG_SHMFD) |                   \
 	 (1ULL << VHOST_USER_PROTOCOL_F_RARP) |                        \
 	 (1ULL << VHOST_USER_PROTOCOL_F_REPLY_ACK) |                   \
+	 (1ULL << VHOST_USER_PROTOCOL_F_MTU) |                         \
 	 (1ULL << VHOST_USER_PROTOCOL_F_CONFIGURE_MEM_SLOTS))
 
 /* --- wire format: all fields in the machine's byte order ------------- */
@@ -240,6 +241,12 @@ struct vhost_dev_ops {
 	void (*mem_changed)(struct vhost_dev *dev);
 	/* Optional.  SEND_RARP: announce the guest's MAC after migration. */
 	int (*send_rarp)(struct vhost_dev *dev, const uint8_t mac[6]);
+	/*
+	 * Optional (offers VHOST_USER_PROTOCOL_F_MTU).  NET_SET_MTU: the
+	 * frontend's MTU for the device (QEMU's host_mtu), 68..65535; 0 or
+	 * -errno, which the frontend hears with REPLY_ACK and refuses.
+	 */
+	int (*set_mtu)(struct vhost_dev *dev, unsigned int mtu);
 	/* Optional.  A frontend connected / went away (state is reset after). */
 	void (*connected)(struct vhost_dev *dev);
 	void (*disconnected)(struct vhost_dev *dev);

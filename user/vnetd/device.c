@@ -2,8 +2,9 @@
 /*
  * The virtio-net device on top of the vhost-user library
  * (struct vhost_dev_ops): the features it offers, what follows from the
- * negotiated ones (the tap's header size and offloads), handing rings to
- * the queue-pair threads and taking them back, and RARP announcements.
+ * negotiated ones (the tap's header size and offloads), the frontend's
+ * MTU, handing rings to the queue-pair threads and taking them back, and
+ * RARP announcements.
  * Every callback runs on the control thread.
  */
 #include <errno.h>
@@ -49,7 +50,7 @@ static uint64_t net_get_features(struct vhost_dev *dev)
 	    F(VIRTIO_NET_F_HOST_TSO4) | F(VIRTIO_NET_F_HOST_TSO6) |
 	    F(VIRTIO_NET_F_HOST_ECN) | F(VIRTIO_NET_F_GUEST_TSO4) |
 	    F(VIRTIO_NET_F_GUEST_TSO6) | F(VIRTIO_NET_F_GUEST_ECN) |
-	    F(VIRTIO_NET_F_GUEST_ANNOUNCE);
+	    F(VIRTIO_NET_F_GUEST_ANNOUNCE) | F(VIRTIO_NET_F_MTU);
 	if (p->nr_qp > 1)
 		f |= F(VIRTIO_NET_F_MQ);
 	return f;
@@ -144,10 +145,16 @@ static int net_send_rarp(struct vhost_dev *dev, const uint8_t mac[6])
 	return 0;
 }
 
+/* NET_SET_MTU: the guest's MTU (QEMU's host_mtu) is the tap's */
+static int net_set_mtu(struct vhost_dev *dev, unsigned int mtu)
+{
+	return vnetd_tap_set_mtu(dev_port(dev), mtu);
+}
+
 static void net_disconnected(struct vhost_dev *dev)
 {
 	/* the next guest negotiates afresh: nothing towards it meanwhile */
-	vnetd_tap_reset_offloads(dev_port(dev));
+	vnetd_tap_reset(dev_port(dev));
 }
 
 const struct vhost_dev_ops vnetd_net_ops = {
@@ -158,5 +165,6 @@ const struct vhost_dev_ops vnetd_net_ops = {
 	.queue_stop = net_queue_stop,
 	.mem_changed = net_mem_changed,
 	.send_rarp = net_send_rarp,
+	.set_mtu = net_set_mtu,
 	.disconnected = net_disconnected,
 };

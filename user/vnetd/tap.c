@@ -92,7 +92,11 @@ void vnetd_netns_restore(int saved)
 
 /* --- the tap ------------------------------------------------------------ */
 
-static int tap_queue_open(struct vnetd_port *p, unsigned int q)
+/*
+ * TUNSETIFF with FLAGS on a new fd: a queue of the tap, or -errno.  *SAID:
+ * the error was logged (no /dev/net/tun).
+ */
+static int tap_queue_try(struct vnetd_port *p, short flags, bool *said)
 {
 	struct ifreq ifr = {};
 	int fd, ret;
@@ -102,24 +106,48 @@ static int tap_queue_open(struct vnetd_port *p, unsigned int q)
 		ret = -errno;
 		pr_err(p, "cannot open /dev/net/tun: %s%s", strerror(errno),
 		       errno == ENOENT ? " (modprobe tun)" : "");
+		*said = true;
 		return ret;
 	}
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", p->cfg.tap);
-	ifr.ifr_flags = TAP_FLAGS;
+	ifr.ifr_flags = flags;
 	if (ioctl(fd, TUNSETIFF, &ifr)) {
 		ret = -errno;
-		if (errno == EINVAL && !p->created)
-			pr_err(p, "tap %s: cannot attach queue %u: %s (a device of that name exists but is not a multi-queue tap; create it with 'ip tuntap add dev %s mode tap multi_queue vnet_hdr')",
-			       p->cfg.tap, q, strerror(errno), p->cfg.tap);
-		else if (errno == EBUSY)
-			pr_err(p, "tap %s: cannot attach queue %u: %s (another process holds it without multi_queue, or a non-tun device has that name)",
-			       p->cfg.tap, q, strerror(errno));
-		else
-			pr_err(p, "tap %s: cannot attach queue %u: %s",
-			       p->cfg.tap, q, strerror(errno));
 		close(fd);
 		return ret;
 	}
+	return fd;
+}
+
+/*
+ * Queue Q of the tap.  A tap that exists without multi_queue (what
+ * `ip tuntap add dev NAME mode tap` makes) has one queue: it serves a
+ * port of one queue pair, and tun refuses the multi-queue flag on it
+ * (EINVAL), so the first queue is tried again without it.
+ */
+static int tap_queue_open(struct vnetd_port *p, unsigned int q)
+{
+	bool said = false;
+	int fd;
+
+	fd = tap_queue_try(p, p->single_queue ? TAP_FLAGS & ~IFF_MULTI_QUEUE :
+						TAP_FLAGS, &said);
+	if (fd == -EINVAL && !p->created && !q && p->nr_qp == 1) {
+		fd = tap_queue_try(p, TAP_FLAGS & ~IFF_MULTI_QUEUE, &said);
+		if (fd >= 0)
+			p->single_queue = true;
+	}
+	if (fd >= 0 || said)
+		return fd;
+	if (fd == -EINVAL && !p->created)
+		pr_err(p, "tap %s: cannot attach queue %u: %s (a device of that name exists but is not a multi-queue tap: create it with 'ip tuntap add dev %s mode tap multi_queue vnet_hdr', or serve it with --queues 1)",
+		       p->cfg.tap, q, strerror(-fd), p->cfg.tap);
+	else if (fd == -EBUSY)
+		pr_err(p, "tap %s: cannot attach queue %u: %s (another process holds it without multi_queue, or a non-tun device has that name)",
+		       p->cfg.tap, q, strerror(-fd));
+	else
+		pr_err(p, "tap %s: cannot attach queue %u: %s", p->cfg.tap, q,
+		       strerror(-fd));
 	return fd;
 }
 
@@ -190,9 +218,10 @@ int vnetd_tap_open(struct vnetd_port *p)
 	ret = link_up(p);
 	if (ret)
 		goto err_close;
-	pr_info(p, "tap %s: %s, %u queue%s", p->cfg.tap,
+	pr_info(p, "tap %s: %s, %u queue%s%s", p->cfg.tap,
 		p->created ? "created" : "attached", p->nr_qp,
-		p->nr_qp > 1 ? "s" : "");
+		p->nr_qp > 1 ? "s" : "",
+		p->single_queue ? " (a single-queue tap)" : "");
 	return 0;
 
 err_close:
@@ -264,10 +293,95 @@ int vnetd_tap_set_features(struct vnetd_port *p, uint64_t features)
 	return 0;
 }
 
-/* The frontend went: the next one negotiates afresh, no offloads meanwhile. */
-void vnetd_tap_reset_offloads(struct vnetd_port *p)
+
+/* SIOCGIFMTU/SIOCSIFMTU of the tap, in its netns (the caller is not). */
+static int tap_mtu(struct vnetd_port *p, unsigned long req, unsigned int *mtu)
+{
+	struct vnet_err err = {};
+	struct ifreq ifr = {};
+	int fd, saved, ret = 0;
+
+	ret = p->netns_fd >= 0 ?
+		      vnetd_netns_enter_fd(p->netns_fd, &saved, &err) :
+		      vnetd_netns_switch(p->cfg.netns, &saved, &err);
+	if (ret) {
+		pr_err(p, "tap %s: MTU: %s", p->cfg.tap, err.msg);
+		return ret;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", p->cfg.tap);
+	ifr.ifr_mtu = (int)*mtu;
+	if (ioctl(fd, req, &ifr))
+		ret = -errno;
+	else if (req == SIOCGIFMTU)
+		*mtu = (unsigned int)ifr.ifr_mtu;
+	close(fd);
+out:
+	vnetd_netns_restore(saved);
+	return ret;
+}
+
+/*
+ * The frontend's MTU (NET_SET_MTU, QEMU's host_mtu) becomes the tap's, so
+ * that the host side sends the guest frames of that size.  The tap's own
+ * MTU is remembered the first time and given back when the frontend goes
+ * (vnetd_tap_reset()).  0 or -errno (the frontend refuses).
+ */
+int vnetd_tap_set_mtu(struct vnetd_port *p, unsigned int mtu)
+{
+	unsigned int old = 0;
+	int ret;
+
+	if (!p->mtu_orig) {
+		ret = tap_mtu(p, SIOCGIFMTU, &old);
+		if (ret) {
+			pr_err(p, "tap %s: cannot read the MTU: %s", p->cfg.tap,
+			       strerror(-ret));
+			return ret;
+		}
+	}
+	ret = tap_mtu(p, SIOCSIFMTU, &mtu);
+	if (ret) {
+		pr_err(p, "tap %s: the frontend's MTU %u: %s%s", p->cfg.tap, mtu,
+		       strerror(-ret),
+		       ret == -EINVAL ? " (tun takes 68 to 65535)" : "");
+		return ret;
+	}
+	if (!p->mtu_orig)
+		p->mtu_orig = old;
+	pr_info(p, "tap %s: MTU %u (the frontend's)", p->cfg.tap, mtu);
+	return 0;
+}
+
+/* The frontend went: the tap's own MTU again. */
+static void tap_mtu_restore(struct vnetd_port *p)
+{
+	unsigned int mtu = p->mtu_orig;
+	int ret;
+
+	if (!mtu)
+		return;
+	p->mtu_orig = 0;
+	ret = tap_mtu(p, SIOCSIFMTU, &mtu);
+	if (ret)
+		pr_warn(p, "tap %s: cannot restore the MTU %u: %s", p->cfg.tap,
+			mtu, strerror(-ret));
+	else
+		pr_info(p, "tap %s: MTU %u again", p->cfg.tap, mtu);
+}
+
+/*
+ * The frontend went: the next one negotiates afresh; no offloads and the
+ * tap's own MTU meanwhile.
+ */
+void vnetd_tap_reset(struct vnetd_port *p)
 {
 	if (ioctl(p->qp[0].io.fd, TUNSETOFFLOAD, 0))
 		pr_dbg(p, "TUNSETOFFLOAD 0: %s", strerror(errno));
 	p->features = 0;
+	tap_mtu_restore(p);
 }

@@ -223,7 +223,9 @@ struct vnetd_port {
 	uint64_t netns_ino;		/* its inode: a new netns of that name differs */
 	bool gone;			/* its tap or netns went: port closed */
 	bool created;			/* the tap did not exist before us */
+	bool single_queue;		/* the tap has no IFF_MULTI_QUEUE */
 	bool attached;			/* we attached vnet's programs */
+	unsigned int mtu_orig;		/* the tap's MTU before NET_SET_MTU; 0 */
 	struct vnet_ethtool_monitor *mon;
 	int mon_fd;
 
@@ -260,7 +262,8 @@ void vnetd_netns_restore(int saved);
 int vnetd_tap_open(struct vnetd_port *p);
 void vnetd_tap_close(struct vnetd_port *p);
 int vnetd_tap_set_features(struct vnetd_port *p, uint64_t features);
-void vnetd_tap_reset_offloads(struct vnetd_port *p);
+int vnetd_tap_set_mtu(struct vnetd_port *p, unsigned int mtu);
+void vnetd_tap_reset(struct vnetd_port *p);
 
 /* maps.c: vnet's programs and maps on the tap, steering */
 int vnetd_bpf_setup(struct vnetd_port *p);
