@@ -8,7 +8,8 @@
 #     user/vnetd, cli): tsort finds none;
 #   - the directories depend downwards only: cli and vnetd on libvnet and
 #     libvhost, libvnet and libvhost on neither vnetd nor each other;
-#   - inside vnetd, every file calls only files below it in LAYERS.
+#   - inside vnetd and the vhost library, every file calls only files below
+#     it in VNETD_LAYERS, VHOST_LAYERS.
 #
 # A call against the order names the caller, the callee and the symbol.
 set -u
@@ -16,8 +17,9 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-build}
 case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
 
-# vnetd's files, top to bottom: a file may call the ones after it
-LAYERS="main opts portcfg agent port device mailbox qthread tx rx coal tapio maps tap notify"
+# files top to bottom, per directory: a file may call the ones after it
+VNETD_LAYERS="main opts portcfg agent port device mailbox qthread tx rx coal tapio maps tap notify"
+VHOST_LAYERS="server vhost_user handlers vring_fds vu_dev virtq mem log"
 
 check() { # name, condition-result, reason
 	if [ "$2" = 0 ]; then echo "PASS: $1"; else echo "FAIL: $1: $3"; fi
@@ -67,13 +69,20 @@ bad=$(awk '{ split($1, a, "/"); split($2, b, "/")
 [ -z "$bad" ]
 check "layers/directories" $? "calls against the directory order: $bad"
 
-# 3. vnetd's files in order
-bad=$(awk -v layers="$LAYERS" 'BEGIN { n = split(layers, l, " "); for (i = 1; i <= n; i++) rank[l[i]] = i }
-	$1 ~ /^user\/vnetd\// && $2 ~ /^user\/vnetd\// {
-		a = $1; b = $2; sub(/.*\//, "", a); sub(/.*\//, "", b)
-		if (!(a in rank)) { print a " is not in LAYERS"; next }
-		if (!(b in rank)) { print b " is not in LAYERS"; next }
-		if (rank[a] >= rank[b]) print a " -> " b " (" $3 ")"
-	}' "$tmp/edges" | sort -u | head -5 | tr '\n' ';')
-[ -z "$bad" ]
-check "layers/vnetd_order" $? "vnetd calls upwards: $bad"
+# 3. the files of a directory in order: order_check NAME DIR LAYERS
+order_check()
+{
+	local bad
+
+	bad=$(awk -v dir="$2/" -v layers="$3" 'BEGIN { n = split(layers, l, " "); for (i = 1; i <= n; i++) rank[l[i]] = i }
+		index($1, dir) == 1 && index($2, dir) == 1 {
+			a = $1; b = $2; sub(/.*\//, "", a); sub(/.*\//, "", b)
+			if (!(a in rank)) { print a " is not in the list"; next }
+			if (!(b in rank)) { print b " is not in the list"; next }
+			if (rank[a] >= rank[b]) print a " -> " b " (" $3 ")"
+		}' "$tmp/edges" | sort -u | head -5 | tr '\n' ';')
+	[ -z "$bad" ]
+	check "layers/$1" $? "calls upwards: $bad"
+}
+order_check vnetd_order user/vnetd "$VNETD_LAYERS"
+order_check vhost_order user/vhost "$VHOST_LAYERS"

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * What every part of the protocol layer uses: a ring stopped before a
+ * change that touches it and started again once it has all it needs, the
+ * whole device paused around a device-wide change, and message helpers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <linux/vhost_types.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_ring.h>
+
+#include "vhost_user_int.h"
+
+const char *vu_dev_name(const struct vhost_dev *dev)
+{
+	return dev->name ? dev->name : "vhost";
+}
+
+/* Stop VQ if it runs: the device lets go of it before we touch it. */
+void vu_vq_halt(struct vhost_dev *dev, struct vhost_vq *vq)
+{
+	if (!vq->running)
+		return;
+	dev->ops->queue_stop(dev, vq);
+	vq->running = false;
+	vhost_vq_stop(vq);
+	vhost_dbg("%s: vq %u stopped", vu_dev_name(dev), vq->index);
+}
+
+/* Start VQ if everything it needs is there and it is not running. */
+void vu_vq_update(struct vhost_dev *dev, struct vhost_vq *vq)
+{
+	int ret;
+
+	if (vq->running || !vhost_vq_ready(vq) || !dev->mem.nregions)
+		return;
+	ret = vhost_vq_start(vq, dev->features);
+	if (ret) {
+		vhost_err("%s: vq %u not started: ring not usable (%s)",
+			  vu_dev_name(dev), vq->index, strerror(-ret));
+		return;
+	}
+	/* logged first: once started, the datapath state is the thread's */
+	vhost_dbg("%s: vq %u starting (size %u, avail %u, used %u)",
+		  vu_dev_name(dev), vq->index, vq->num, vq->last_avail_idx,
+		  vq->used_idx);
+	ret = dev->ops->queue_start(dev, vq);
+	if (ret) {
+		vhost_err("%s: vq %u not started by the device: %s",
+			  vu_dev_name(dev), vq->index, strerror(-ret));
+		vhost_vq_stop(vq);
+		return;
+	}
+	vq->running = true;
+}
+
+/* Quiesce every ring before a device-wide change (memory, features, log). */
+void vu_dev_pause(struct vhost_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < dev->nr_vqs; i++)
+		vu_vq_halt(dev, &dev->vqs[i]);
+}
+
+void vu_dev_resume(struct vhost_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < dev->nr_vqs; i++)
+		vu_vq_update(dev, &dev->vqs[i]);
+}
+
+struct vhost_vq *vu_msg_vq(struct vhost_dev *dev, uint32_t index)
+{
+	if (index >= dev->nr_vqs) {
+		vhost_err("%s: vq index %u, the device has %u", vu_dev_name(dev),
+			  index, dev->nr_vqs);
+		return NULL;
+	}
+	return &dev->vqs[index];
+}
+
+/* Take fd I of MSG: the dispatcher will not close it. */
+int vu_msg_take_fd(struct vhost_user_msg *msg, unsigned int i)
+{
+	int fd = msg->fds[i];
+
+	msg->fds[i] = -1;
+	return fd;
+}
+
+void vu_msg_close_fds(struct vhost_user_msg *msg)
+{
+	unsigned int i;
+
+	for (i = 0; i < msg->nfds; i++)
+		if (msg->fds[i] >= 0)
+			close(msg->fds[i]);
+	msg->nfds = 0;
+}
+
+void vu_reply_u64(struct vhost_user_msg *msg, uint64_t v)
+{
+	msg->payload.u64 = v;
+	msg->hdr.size = sizeof(msg->payload.u64);
+}
+
