@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bpf/libbpf.h>
 
 #include "vnetctl.h"
 
@@ -241,16 +240,6 @@ bool cli_parse_u32(const char *cmd, const char *opt, const char *s,
 	return true;
 }
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
-{
-	if (!debug && level != LIBBPF_WARN)
-		return 0;
-	if (!debug)
-		return 0; /* warnings are turned into our own errors */
-	return vfprintf(stderr, fmt, ap);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -309,7 +298,8 @@ int main(int argc, char **argv)
 	c = find_cmd(argv[optind], &amb);
 	if (!c)
 		return cmd_unknown(argv[optind], amb);
-	libbpf_set_print(libbpf_print);
+	/* libbpf's warnings are turned into our own errors */
+	vnet_libbpf_log(debug ? stderr : NULL);
 	if (netns && vnet_netns_enter(netns, &err))
 		return cli_error("%s", err.msg);
 	/*
