@@ -246,9 +246,12 @@ struct vnet_map {
  * key and value size, entries, BPF_F_MMAPABLE; and for the info map the
  * abi_version of its entry (0, not written yet, passes).  With
  * VNET_MAP_MMAP or VNET_MAP_WRITE it mmaps the values and closes the fd.
- * 0, or -errno with err naming the cause and the fix: -ENOENT not
- * attached, -EPROTO a map of another layout or ABI version (detach and
- * attach again), -EACCES/-EPERM not root.
+ * The mapping (m->mem, m->len) lasts until vnet_map_put(), the fd until
+ * then too: a datapath maps queues read-only and config and dp_stats
+ * read-write once per port and keeps them.  0, or -errno with err naming
+ * the cause and the fix: -ENOENT not attached, -EPROTO a map of another
+ * layout or ABI version (detach and attach again), -EACCES/-EPERM not
+ * root.
  */
 int vnet_map_get(const char *ifname, enum vnet_map_id id, unsigned int flags,
 		 struct vnet_map *m, struct vnet_err *err);
