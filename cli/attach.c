@@ -4,8 +4,6 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
-#include <bpf/bpf.h>
 
 #include "vnetctl.h"
 
@@ -73,9 +71,8 @@ int do_attach(int argc, char **argv)
 static bool tap_served(const char *dev, char *who, size_t len)
 {
 	struct vnet_tap_users u;
-	struct vnet_info info = {};
-	__u32 key = 0;
-	int i, fd;
+	struct vnet_info info;
+	int i;
 
 	if (!vnet_tap_users(dev, &u) && u.vnetd) {
 		for (i = 0; i < u.nr; i++) {
@@ -86,17 +83,11 @@ static bool tap_served(const char *dev, char *who, size_t len)
 			return true;
 		}
 	}
-	fd = vnet_map_open(dev, "info", NULL);
-	if (fd < 0)
-		return false;
-	if (!bpf_map_lookup_elem(fd, &key, &info) &&
-	    vnet_agent_alive(&info, NULL)) {
+	if (!vnet_info_read(dev, &info, NULL) && vnet_agent_alive(&info, NULL)) {
 		snprintf(who, len, "vnetd --agent (pid %u) drives its coalescing",
 			 info.agent_pid);
-		close(fd);
 		return true;
 	}
-	close(fd);
 	return false;
 }
 

@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
-#include <bpf/bpf.h>
 
 #include "vnetctl.h"
 
@@ -380,23 +378,6 @@ static void print_show(const struct show *s)
 	out_doc_end();
 }
 
-/* the info map's entry; left zero when it cannot be read */
-static void info_read(const char *dev, struct vnet_info *in)
-{
-	struct bpf_map_info mi = {};
-	__u32 len = sizeof(mi), key = 0;
-	int fd = vnet_map_open(dev, "info", NULL);
-
-	if (fd < 0)
-		return;
-	/* an attachment older than the agent fields: no agent */
-	if (!bpf_obj_get_info_by_fd(fd, &mi, &len) &&
-	    mi.value_size == sizeof(*in) &&
-	    bpf_map_lookup_elem(fd, &key, in))
-		memset(in, 0, sizeof(*in));
-	close(fd);
-}
-
 static int coalesce_show(int argc, char **argv)
 {
 	struct vnet_err err = {};
@@ -416,7 +397,8 @@ static int coalesce_show(int argc, char **argv)
 		goto out;
 	}
 	vnet_policy_query(s->dev, &s->policy, NULL);
-	info_read(s->dev, &s->info);
+	/* left zero when unreadable (another layout: no agent) */
+	vnet_info_read(s->dev, &s->info, NULL);
 	if (!vnet_tap_check(s->dev, &s->ifindex, &err) &&
 	    !vnet_ethtool_coalesce_get(s->ifindex, &s->tap, &err))
 		s->tap_ok = true;

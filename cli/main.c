@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <bpf/libbpf.h>
 
 #include "vnetctl.h"
 
@@ -165,16 +164,6 @@ static bool wants_help(int argc, char **argv)
 	return false;
 }
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt,
-			va_list ap)
-{
-	if (!debug && level != LIBBPF_WARN)
-		return 0;
-	if (!debug)
-		return 0; /* warnings are turned into our own errors */
-	return vfprintf(stderr, fmt, ap);
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -234,7 +223,8 @@ int main(int argc, char **argv)
 	c = cli_find_cmd(argv[optind], &amb);
 	if (!c)
 		return cmd_unknown(argv[optind], amb);
-	libbpf_set_print(libbpf_print);
+	/* libbpf's warnings are turned into our own errors */
+	vnet_libbpf_log(debug ? stderr : NULL);
 	if (netns && vnet_netns_enter(netns, &err))
 		return cli_error("%s", err.msg);
 	/*

@@ -6,8 +6,6 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/mman.h>
 
 #include "vnetctl.h"
 
@@ -29,24 +27,16 @@ const char *stats_drop_name(int i)
 
 struct vnet_dp_stats *stats_dp_read(const char *dev)
 {
-	size_t len = sizeof(struct vnet_dp_stats) * DP_ENTRIES, mlen;
-	long page = sysconf(_SC_PAGESIZE);
+	size_t len = sizeof(struct vnet_dp_stats) * DP_ENTRIES;
 	struct vnet_dp_stats *dp;
-	void *m;
-	int fd;
+	struct vnet_map m;
 
-	fd = vnet_map_open(dev, "dp_stats", NULL);
-	if (fd < 0)
-		return NULL;
-	mlen = (len + page - 1) / page * page;
-	m = mmap(NULL, mlen, PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
+	if (vnet_map_get(dev, VNET_MAP_DP_STATS, VNET_MAP_MMAP, &m, NULL))
 		return NULL;
 	dp = malloc(len);
 	if (dp)
-		memcpy(dp, m, len);
-	munmap(m, mlen);
+		memcpy(dp, m.mem, len);
+	vnet_map_put(&m);
 	return dp;
 }
 

@@ -932,7 +932,8 @@ dispatcher_removed()
 		echo "no (pins of an empty dispatcher left in $XMIT_DIR)"
 		return
 	fi
-	echo "yes (kept for other taps: $entries)"
+	echo "# shared dispatcher kept for other taps: $entries" >&2
+	echo yes
 	echo "# dispatcher kept for taps of another run: $entries" >&2
 }
 

@@ -28,6 +28,13 @@
 
 #include <linux/types.h>
 
+/*
+ * Bumped whenever a structure below changes its layout.  Attach records it
+ * in struct vnet_info.abi_version; libvnet's vnet_map_get() refuses an
+ * info entry of another version, and any pinned map whose type, value
+ * size, entries or BPF_F_MMAPABLE differ from this header's, with the fix
+ * (detach and attach again).
+ */
 #define VNET_ABI_VERSION 2
 
 /* tun supports at most 256 queues (MAX_TAP_QUEUES). */
@@ -192,12 +199,19 @@ struct vnet_config {
 
 /* One entry: what was attached where.  Written by vnetctl attach. */
 struct vnet_info {
-	__u32 abi_version;
+	__u32 abi_version;  /* VNET_ABI_VERSION of the attach; 0 while attaching */
 	__u32 ifindex;
-	__u64 netns_cookie; /* inode of the network namespace the tap lives in */
+	/*
+	 * Inode of the network namespace the tap lives in, as stat() of
+	 * /proc/thread-self/ns/net gives it.  The kernel's namespace inode
+	 * numbers are unsigned int (ns_common.inum), so the value fits the
+	 * __u32 that the BPF programs compare (target_netns, struct
+	 * vnet_xmit_key.netns).
+	 */
+	__u64 netns_ino;
 	__u32 tx_hook;      /* VNET_HOOK_* used for the guest-TX direction */
 	__u32 xdp_mode;     /* XDP_FLAGS_* the XDP program was attached with */
-	__u64 attached_ns;  /* CLOCK_REALTIME seconds of the attach */
+	__u64 attached_sec; /* CLOCK_REALTIME seconds of the attach */
 	__u32 rx_queue_src; /* VNET_RXQ_*: where guest-RX queues come from */
 	__u32 xmit_attach;  /* VNET_XMIT_*: how vnet_xmit_rx is reached (0: per tap) */
 	/*

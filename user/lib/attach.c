@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * Attach mode: load the classifier, attach it to a tap, pin maps and links
- * under /sys/fs/bpf/vnet/<ifname>/ so that the attachment outlives the
- * command, and take it all down again.
+ * under /sys/fs/bpf/vnet/<ifname>/ (pins.c) so that the attachment
+ * outlives the command, and take it all down again.  What is attached is
+ * read back by vnet_status() (status.c).
  *
  * Hooks: the guest-TX direction uses tc ingress (default) or XDP; the
  * guest-RX direction uses tc egress.  tc ingress is the default because any
  * XDP program on a tap sends every GSO frame the guest writes through
  * generic XDP, which linearizes it: +60% CPU per 64 KB frame, measured in
- * docs/benchmarks.md, against 1-4% saved on small frames.  tc programs are attached with tcx
- * links (kernel >= 6.6); on older kernels they fall back to a clsact filter
- * (no link; the program is pinned instead).
+ * docs/benchmarks.md, against 1-4% saved on small frames.  tc programs are
+ * attached with tcx links (kernel >= 6.6); on older kernels they fall back
+ * to a clsact filter (no link; the program is pinned instead).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -22,13 +23,12 @@
 #include <unistd.h>
 #include <limits.h>
 #include <net/if.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <linux/if_link.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "libvnet.h"
+#include "internal.h"
 #include "vnet.skel.h"
 
 /* libbpf 1.1's uapi copy predates tcx (kernel 6.6) */
@@ -36,294 +36,6 @@
 #define VNET_BPF_TCX_EGRESS 47
 #define VNET_TC_LEGACY_HANDLE 0x766e /* "vn" */
 #define VNET_TC_LEGACY_PRIO 0x766e
-
-static const char *const vnet_map_names[] = { "stats", "queues", "config",
-					      "info", "dp_stats" };
-
-/*
- * The tap's pin directory, mode 0700 whatever the umask or an older
- * directory had.  The mode is set on the opened directory, never by name,
- * and something else at the path (a symlink, a file) is refused: a path
- * change by another process between mkdir() and chmod() must not move
- * the mode, or the pins, elsewhere.
- */
-static int pin_dir_make(const char *ifname, struct vnet_err *err)
-{
-	char path[PATH_MAX];
-	struct stat st;
-	int ret, fd;
-
-	if (mkdir(VNET_PIN_ROOT, 0700) && errno != EEXIST)
-		goto fail;
-	ret = vnet_pin_path(path, sizeof(path), ifname, NULL);
-	if (ret)
-		return ret;
-	if (mkdir(path, 0700) && errno != EEXIST)
-		goto fail;
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0) {
-		ret = -errno;
-		if (errno == ELOOP || errno == ENOTDIR)
-			vnet_err_set(err, "%s is not a directory (a symlink or a file is there): remove it",
-				     path);
-		else
-			vnet_err_set(err, "cannot open %s: %s", path,
-				     strerror(errno));
-		return ret;
-	}
-	if (fstat(fd, &st) || ((st.st_mode & 07777) != 0700 &&
-			       fchmod(fd, 0700))) {
-		ret = -errno;
-		vnet_err_set(err, "cannot make %s mode 0700: %s", path,
-			     strerror(errno));
-		close(fd);
-		return ret;
-	}
-	close(fd);
-	return 0;
-fail:
-	ret = -errno;
-	vnet_err_set(err, "cannot create %s/%s: %s", VNET_PIN_ROOT, ifname,
-		     strerror(errno));
-	return ret;
-}
-
-static int pin_fd(int fd, const char *ifname, const char *name,
-		  struct vnet_err *err)
-{
-	char path[PATH_MAX];
-	int ret;
-
-	ret = vnet_pin_path(path, sizeof(path), ifname, name);
-	if (ret)
-		return ret;
-	if (bpf_obj_pin(fd, path)) {
-		ret = -errno;
-		vnet_err_set(err, "cannot pin %s: %s", path, strerror(errno));
-		return ret;
-	}
-	return 0;
-}
-
-static int pin_get(const char *ifname, const char *name)
-{
-	char path[PATH_MAX];
-	int fd;
-
-	if (vnet_pin_path(path, sizeof(path), ifname, name))
-		return -ENAMETOOLONG;
-	fd = bpf_obj_get(path);
-	return fd < 0 ? -errno : fd;
-}
-
-/* Everything under the pin dir goes: maps, links, programs. */
-static int pin_dir_remove(const char *ifname)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 256];
-	struct dirent *de;
-	DIR *d;
-	int ret = 0;
-
-	if (vnet_pin_path(dir, sizeof(dir), ifname, NULL))
-		return -ENAMETOOLONG;
-	d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (unlink(path) && errno != ENOENT)
-			ret = -errno;
-	}
-	closedir(d);
-	if (rmdir(dir) && errno != ENOENT)
-		ret = -errno;
-	return ret;
-}
-
-/* Why the pin directory of IFNAME cannot be seen (stat failed). */
-static int pins_missing(const char *ifname, const char *dir,
-			struct vnet_err *err)
-{
-	int ret = -errno;
-
-	if (errno == EACCES || errno == EPERM)
-		vnet_err_set(err, "%s: cannot read %s: permission denied (vnetctl needs root)",
-			     ifname, dir);
-	else if (errno == ENOENT)
-		vnet_err_set(err, "%s: vnet is not attached (no pins in %s)",
-			     ifname, dir);
-	else
-		vnet_err_set(err, "%s: cannot read %s: %s", ifname, dir,
-			     strerror(errno));
-	return ret;
-}
-
-static int link_info(int fd, struct bpf_link_info *info)
-{
-	__u32 len = sizeof(*info);
-
-	memset(info, 0, len);
-	return bpf_obj_get_info_by_fd(fd, info, &len) ? -errno : 0;
-}
-
-static void hook_status(const char *ifname, const char *pin,
-			struct vnet_hook_status *hs)
-{
-	struct bpf_link_info info;
-	int fd = pin_get(ifname, pin);
-
-	memset(hs, 0, sizeof(*hs));
-	if (fd < 0)
-		return;
-	if (!link_info(fd, &info)) {
-		hs->prog_id = info.prog_id;
-		hs->link_id = info.id;
-		/* xdp and tcx link info both start with the ifindex */
-		hs->ifindex = info.xdp.ifindex;
-	}
-	close(fd);
-}
-
-/* Legacy (pre-tcx) tc attachment: a pinned program, present iff pinned. */
-static void legacy_tc_status(const char *ifname, const char *pin,
-			     __u32 ifindex, struct vnet_hook_status *hs)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-	int fd = pin_get(ifname, pin);
-
-	if (fd < 0)
-		return;
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
-		hs->prog_id = info.id;
-		hs->ifindex = ifindex;
-	}
-	close(fd);
-}
-
-static __u32 pinned_prog_id(const char *ifname, const char *pin)
-{
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
-	int fd = pin_get(ifname, pin);
-
-	if (fd < 0)
-		return 0;
-	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		info.id = 0;
-	close(fd);
-	return info.id;
-}
-
-/*
- * How the tap's vnet_xmit_rx runs: its own link (per-tap fallback), or the
- * shared dispatcher, which must have it in the tap's slot right now.
- */
-static void xmit_status(const char *ifname, struct vnet_status *st)
-{
-	struct vnet_xmit_status xs;
-
-	hook_status(ifname, VNET_PIN_LINK_XMIT, &st->xmit);
-	if (st->xmit.prog_id) {
-		st->xmit_attach = VNET_XMIT_PER_TAP;
-		return;
-	}
-	st->xmit.prog_id = pinned_prog_id(ifname, VNET_PIN_PROG_XMIT);
-	if (!st->xmit.prog_id || vnet_xmit_query(&xs, st->xmit.prog_id) ||
-	    !xs.found)
-		return;
-	st->xmit_attach = VNET_XMIT_SHARED;
-	st->xmit_slot = xs.slot;
-	st->xmit_dispatcher_id = xs.prog_id;
-	st->xmit_dispatcher_link_id = xs.link_id;
-}
-
-int vnet_status(const char *ifname, struct vnet_status *st,
-		struct vnet_err *err)
-{
-	size_t qsize = sizeof(struct vnet_queue_state) * VNET_DIR_MAX *
-		       VNET_MAX_QUEUES;
-	const struct vnet_queue_state *qs;
-	char dir[PATH_MAX];
-	struct stat sb;
-	__u32 key = 0;
-	int fd, i;
-
-	memset(st, 0, sizeof(*st));
-	snprintf(st->ifname, sizeof(st->ifname), "%s", ifname);
-	if (vnet_pin_path(dir, sizeof(dir), ifname, NULL))
-		return -ENAMETOOLONG;
-	if (stat(dir, &sb))
-		return pins_missing(ifname, dir, err);
-
-	fd = pin_get(ifname, "info");
-	if (fd >= 0) {
-		bpf_map_lookup_elem(fd, &key, &st->info);
-		close(fd);
-	}
-	hook_status(ifname, VNET_PIN_LINK_XDP, &st->xdp);
-	hook_status(ifname, VNET_PIN_LINK_TC_INGRESS, &st->tc_ingress);
-	hook_status(ifname, VNET_PIN_LINK_TC_EGRESS, &st->tc_egress);
-	xmit_status(ifname, st);
-	if (!st->tc_egress.prog_id)
-		legacy_tc_status(ifname, VNET_PIN_PROG_TC_EGRESS,
-				 st->info.ifindex, &st->tc_egress);
-	if (!st->tc_ingress.prog_id)
-		legacy_tc_status(ifname, VNET_PIN_PROG_TC_INGRESS,
-				 st->info.ifindex, &st->tc_ingress);
-	st->xdp_mode = st->info.xdp_mode;
-	/* a link loses its device when the device goes away */
-	st->present = st->xdp.ifindex || st->tc_ingress.ifindex ||
-		      st->tc_egress.ifindex;
-	if (st->present && !st->tc_egress.link_id) {
-		/* legacy tc only: ask the kernel whether the ifindex lives */
-		char name[IF_NAMESIZE];
-
-		st->present = if_indextoname(st->info.ifindex, name) &&
-			      !strcmp(name, ifname);
-	}
-
-	fd = pin_get(ifname, "queues");
-	if (fd >= 0) {
-		qs = mmap(NULL, qsize, PROT_READ, MAP_SHARED, fd, 0);
-		if (qs != MAP_FAILED) {
-			for (i = 0; i < VNET_DIR_MAX * VNET_MAX_QUEUES; i++)
-				if (qs[i].first_seen_ns)
-					st->seen[i / VNET_MAX_QUEUES]
-						[(i % VNET_MAX_QUEUES) / 64] |=
-						1ull << (i % 64);
-			munmap((void *)qs, qsize);
-		}
-		close(fd);
-	}
-	return 0;
-}
-
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(a, b);
-}
-
-int vnet_list(char (*names)[IF_NAMESIZE], int max)
-{
-	struct dirent *de;
-	DIR *d = opendir(VNET_PIN_ROOT);
-	int n = 0;
-
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d)) && n < max) {
-		/* the shared dispatcher's pins: too long for a device name */
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= IF_NAMESIZE)
-			continue;
-		snprintf(names[n++], IF_NAMESIZE, "%.15s", de->d_name);
-	}
-	closedir(d);
-	qsort(names, n, IF_NAMESIZE, name_cmp);
-	return n;
-}
 
 /* Who holds bpf link LINK_ID open?  Fills "pid N (comm)" or "". */
 static void link_holder(__u32 link_id, char *buf, size_t len)
@@ -390,7 +102,7 @@ static __u32 xdp_link_of(int ifindex, __u32 prog_id)
 		fd = bpf_link_get_fd_by_id(id);
 		if (fd < 0)
 			continue;
-		if (!link_info(fd, &info) && info.type == BPF_LINK_TYPE_XDP &&
+		if (!vnet_link_info(fd, &info) && info.type == BPF_LINK_TYPE_XDP &&
 		    (int)info.xdp.ifindex == ifindex &&
 		    info.prog_id == prog_id) {
 			close(fd);
@@ -399,22 +111,6 @@ static __u32 xdp_link_of(int ifindex, __u32 prog_id)
 		close(fd);
 	}
 	return 0;
-}
-
-const char *vnet_xdp_mode_name(__u32 mode)
-{
-	switch (mode) {
-	case XDP_ATTACHED_DRV:
-		return "native";
-	case XDP_ATTACHED_SKB:
-		return "generic";
-	case XDP_ATTACHED_HW:
-		return "offload";
-	case XDP_ATTACHED_MULTI:
-		return "multi";
-	default:
-		return "none";
-	}
 }
 
 /*
@@ -478,67 +174,6 @@ static int foreign_xdp(const char *ifname, int ifindex, bool force,
 	return ret;
 }
 
-/* the calling thread's network namespace (vnetd enters one per port) */
-static int netns_cookie(__u64 *ino)
-{
-	struct stat sb;
-
-	if (stat("/proc/thread-self/ns/net", &sb) &&
-	    stat("/proc/self/ns/net", &sb))
-		return -errno;
-	*ino = sb.st_ino;
-	return 0;
-}
-
-/*
- * The pins are named by device only, so the pins of DEV may be those of a
- * device DEV in another network namespace.  -EEXIST (err says so) when
- * they belong to a present device of another namespace and either
- *  - this namespace has a device of that name (attaching, detaching,
- *    reading or configuring here would act on that other device), or
- *  - the command named its namespace (vnetctl -n NS) or runs in one that
- *    is not PID 1's: the pins are not that namespace's.
- * From the host's namespace, without a device of that name there, the
- * pins of a tap in a netns stay usable (vnetctl stats DEV from the host).
- * Pins of a device that is gone are nobody's: they may be read, replaced
- * and removed from anywhere.
- */
-static int pins_of_other_netns(const char *ifname,
-			       const struct vnet_status *st,
-			       struct vnet_err *err)
-{
-	struct stat host;
-	bool named;
-	char other[NAME_MAX + 1];
-	__u64 cur;
-
-	if (!st->present || !st->info.netns_cookie || netns_cookie(&cur) ||
-	    cur == st->info.netns_cookie)
-		return 0;
-	/* PID 1's may be unreadable (a container): -n NAME says it too */
-	named = vnet_netns_named() ||
-		(!stat("/proc/1/ns/net", &host) && host.st_ino != cur);
-	if (!named && !if_nametoindex(ifname))
-		return 0;
-	if (vnet_netns_name(st->info.netns_cookie, other, sizeof(other)))
-		snprintf(other, sizeof(other), "NETNS");
-	vnet_err_set(err, "%s: the pins in %s/%s belong to a device %s in another network namespace (netns inode %llu; this one is %llu): vnet names its pins by device, so one attached %s per host, and a command acts only on the device of the namespace it runs in; use 'vnetctl -n %s' of that namespace, or detach it there ('vnetctl -n %s detach %s') or give this tap another name",
-		     ifname, VNET_PIN_ROOT, ifname, ifname,
-		     (unsigned long long)st->info.netns_cookie,
-		     (unsigned long long)cur, ifname, other, other, ifname);
-	return -EEXIST;
-}
-
-int vnet_pins_check(const char *ifname, struct vnet_err *err)
-{
-	struct vnet_status st;
-
-	/* no pins: the caller's own open says so */
-	if (vnet_status(ifname, &st, NULL))
-		return 0;
-	return pins_of_other_netns(ifname, &st, err);
-}
-
 /* tc: a tcx link if the kernel has tcx, else a legacy clsact filter. */
 static int attach_tc(struct bpf_program *prog, int ifindex, bool ingress,
 		     const char *ifname, struct vnet_err *err)
@@ -550,7 +185,7 @@ static int attach_tc(struct bpf_program *prog, int ifindex, bool ingress,
 				       VNET_BPF_TCX_EGRESS,
 			     NULL);
 	if (fd >= 0) {
-		ret = pin_fd(fd, ifname,
+		ret = vnet_pin_fd(fd, ifname,
 			     ingress ? VNET_PIN_LINK_TC_INGRESS :
 				       VNET_PIN_LINK_TC_EGRESS,
 			     err);
@@ -587,7 +222,7 @@ static int attach_tc(struct bpf_program *prog, int ifindex, bool ingress,
 			     strerror(-ret));
 		return ret;
 	}
-	return pin_fd(bpf_program__fd(prog), ifname,
+	return vnet_pin_fd(bpf_program__fd(prog), ifname,
 		      ingress ? VNET_PIN_PROG_TC_INGRESS :
 				VNET_PIN_PROG_TC_EGRESS,
 		      err);
@@ -627,7 +262,7 @@ static void config_defaults(int fd)
 /* Take the tap's vnet_xmit_rx out of the shared dispatcher, if it is in. */
 static void detach_xmit(const char *ifname)
 {
-	__u32 id = pinned_prog_id(ifname, VNET_PIN_PROG_XMIT);
+	__u32 id = vnet_pinned_prog_id(ifname, VNET_PIN_PROG_XMIT);
 
 	if (id)
 		vnet_xmit_unregister(ifname, id);
@@ -651,11 +286,11 @@ static int attach_xmit(struct vnet *skel, const char *ifname,
 	struct vnet_err xerr = {};
 	int fd, ret;
 
-	ret = pin_fd(prog, ifname, VNET_PIN_PROG_XMIT, err);
+	ret = vnet_pin_fd(prog, ifname, VNET_PIN_PROG_XMIT, err);
 	if (ret)
 		return ret;
 	if (!env || strcmp(env, "per-tap")) {
-		ret = vnet_xmit_register(ifname, (__u32)info->netns_cookie,
+		ret = vnet_xmit_register(ifname, (__u32)info->netns_ino,
 					 (__u32)info->ifindex, prog, &xerr);
 		if (!ret) {
 			info->xmit_attach = VNET_XMIT_SHARED;
@@ -671,7 +306,7 @@ static int attach_xmit(struct vnet *skel, const char *ifname,
 			     xerr.msg);
 		return ret;
 	}
-	ret = pin_fd(fd, ifname, VNET_PIN_LINK_XMIT, err);
+	ret = vnet_pin_fd(fd, ifname, VNET_PIN_LINK_XMIT, err);
 	close(fd);
 	if (!ret)
 		info->xmit_attach = VNET_XMIT_PER_TAP;
@@ -689,9 +324,9 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 	};
 	struct vnet_status st;
 	struct vnet *skel = NULL;
-	__u32 key = 0;
+	enum vnet_map_id id;
+	__u32 key = 0, netns;
 	int ifindex, fd, ret;
-	size_t i;
 
 	if (tx_hook != VNET_HOOK_XDP && tx_hook != VNET_HOOK_TC) {
 		vnet_err_set(err, "unknown tx hook %d", tx_hook);
@@ -705,7 +340,7 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 		return ret;
 
 	if (!vnet_status(ifname, &st, NULL)) {
-		ret = pins_of_other_netns(ifname, &st, err);
+		ret = vnet_pins_other_netns(ifname, &st, err);
 		if (ret)
 			return ret;
 		if (st.present && st.info.ifindex == (__u32)ifindex &&
@@ -736,7 +371,13 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 			return ret;
 	}
 
-	netns_cookie(&info.netns_cookie);
+	ret = vnet_netns_ino(&netns);
+	if (ret) {
+		vnet_err_set(err, "cannot read this thread's network namespace: %s",
+			     strerror(-ret));
+		return ret;
+	}
+	info.netns_ino = netns;
 	info.ifindex = (__u32)ifindex;
 	/*
 	 * Guest-RX frames are counted at the net_dev_start_xmit tracepoint,
@@ -757,7 +398,7 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 		bpf_program__set_autoload(skel->progs.vnet_xmit_rx, xmit);
 		skel->rodata->rx_count_at_xmit = xmit;
 		skel->rodata->target_ifindex = (__u32)ifindex;
-		skel->rodata->target_netns = (__u32)info.netns_cookie;
+		skel->rodata->target_netns = netns;
 		info.rx_queue_src = xmit ? VNET_RXQ_XMIT : VNET_RXQ_TC;
 		ret = vnet__load(skel);
 		if (!ret)
@@ -773,15 +414,18 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 		goto out;
 	}
 
-	ret = pin_dir_make(ifname, err);
+	ret = vnet_pin_dir_make(ifname, err);
 	if (ret)
 		goto out;
-	for (i = 0; i < sizeof(vnet_map_names) / sizeof(vnet_map_names[0]);
-	     i++) {
-		struct bpf_map *m = bpf_object__find_map_by_name(
-			skel->obj, vnet_map_names[i]);
+	/* the classifier's maps (bpf/maps.h); the policy record is policy.c's */
+	for (id = 0; id < VNET_MAP_MAX; id++) {
+		const char *name = vnet_map_name(id);
+		struct bpf_map *m;
 
-		ret = pin_fd(bpf_map__fd(m), ifname, vnet_map_names[i], err);
+		if (id == VNET_MAP_POLICY)
+			continue;
+		m = bpf_object__find_map_by_name(skel->obj, name);
+		ret = vnet_pin_fd(bpf_map__fd(m), ifname, name, err);
 		if (ret)
 			goto unwind;
 	}
@@ -802,7 +446,7 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 				     errno == EINVAL ? " (the kernel may lack XDP links, Linux >= 5.9)" : "");
 			goto unwind;
 		}
-		ret = pin_fd(fd, ifname, VNET_PIN_LINK_XDP, err);
+		ret = vnet_pin_fd(fd, ifname, VNET_PIN_LINK_XDP, err);
 		close(fd);
 		if (ret)
 			goto unwind;
@@ -824,7 +468,7 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 		goto unwind;
 
 	info.ifindex = (__u32)ifindex;
-	info.attached_ns = (__u64)time(NULL);
+	info.attached_sec = (__u64)time(NULL);
 	bpf_map_update_elem(bpf_map__fd(skel->maps.info), &key, &info, BPF_ANY);
 	ret = 0;
 	goto out;
@@ -832,19 +476,19 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 unwind:
 	{
 		/* links close with their last reference: unpinning detaches */
-		int lfd = pin_get(ifname, VNET_PIN_PROG_TC_INGRESS);
+		int lfd = vnet_pin_get(ifname, VNET_PIN_PROG_TC_INGRESS);
 
 		if (lfd >= 0) {
 			detach_legacy_tc(ifindex, true);
 			close(lfd);
 		}
-		lfd = pin_get(ifname, VNET_PIN_PROG_TC_EGRESS);
+		lfd = vnet_pin_get(ifname, VNET_PIN_PROG_TC_EGRESS);
 		if (lfd >= 0) {
 			detach_legacy_tc(ifindex, false);
 			close(lfd);
 		}
 		detach_xmit(ifname);
-		pin_dir_remove(ifname);
+		vnet_pin_dir_remove(ifname);
 	}
 out:
 	vnet_skel_destroy(skel);
@@ -853,7 +497,7 @@ out:
 
 static void detach_link_pin(const char *ifname, const char *pin)
 {
-	int fd = pin_get(ifname, pin);
+	int fd = vnet_pin_get(ifname, pin);
 
 	if (fd < 0)
 		return;
@@ -864,25 +508,19 @@ static void detach_link_pin(const char *ifname, const char *pin)
 int vnet_detach(const char *ifname, struct vnet_err *err)
 {
 	struct vnet_status st;
-	struct vnet_info info = {};
 	char dir[PATH_MAX];
 	struct stat sb;
-	__u32 key = 0;
 	int fd, ret;
 
 	if (vnet_pin_path(dir, sizeof(dir), ifname, NULL))
 		return -ENAMETOOLONG;
 	if (stat(dir, &sb))
-		return pins_missing(ifname, dir, err);
+		return vnet_pins_missing(ifname, dir, err);
+	/* st.info: zero when the info map is of another layout */
 	if (!vnet_status(ifname, &st, NULL)) {
-		ret = pins_of_other_netns(ifname, &st, err);
+		ret = vnet_pins_other_netns(ifname, &st, err);
 		if (ret)
 			return ret;
-	}
-	fd = pin_get(ifname, "info");
-	if (fd >= 0) {
-		bpf_map_lookup_elem(fd, &key, &info);
-		close(fd);
 	}
 	detach_link_pin(ifname, VNET_PIN_LINK_XDP);
 	detach_link_pin(ifname, VNET_PIN_LINK_TC_INGRESS);
@@ -890,17 +528,17 @@ int vnet_detach(const char *ifname, struct vnet_err *err)
 	detach_link_pin(ifname, VNET_PIN_LINK_XMIT);
 	detach_xmit(ifname);
 	/* legacy clsact filters: only where the device is in this netns */
-	fd = pin_get(ifname, VNET_PIN_PROG_TC_INGRESS);
+	fd = vnet_pin_get(ifname, VNET_PIN_PROG_TC_INGRESS);
 	if (fd >= 0) {
-		detach_legacy_tc((int)info.ifindex, true);
+		detach_legacy_tc((int)st.info.ifindex, true);
 		close(fd);
 	}
-	fd = pin_get(ifname, VNET_PIN_PROG_TC_EGRESS);
+	fd = vnet_pin_get(ifname, VNET_PIN_PROG_TC_EGRESS);
 	if (fd >= 0) {
-		detach_legacy_tc((int)info.ifindex, false);
+		detach_legacy_tc((int)st.info.ifindex, false);
 		close(fd);
 	}
-	ret = pin_dir_remove(ifname);
+	ret = vnet_pin_dir_remove(ifname);
 	if (ret)
 		vnet_err_set(err, "%s: cannot remove the pins in %s: %s",
 			     ifname, dir, strerror(-ret));

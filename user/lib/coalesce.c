@@ -18,7 +18,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/mman.h>
 
 #include "libvnet.h"
 
@@ -130,52 +129,31 @@ int vnet_coalesce_tap_check(__u64 rx_frames, struct vnet_err *err)
 	return -ERANGE;
 }
 
-/* mmap a pinned map of IFNAME; NULL with errno (and err) on failure */
-static void *map_mmap(const char *ifname, const char *name, size_t size,
-		      bool rw, struct vnet_err *err)
-{
-	void *p;
-	int fd, ret;
-
-	fd = vnet_map_open(ifname, name, err);
-	if (fd < 0) {
-		errno = -fd;
-		return NULL;
-	}
-	p = mmap(NULL, size, PROT_READ | (rw ? PROT_WRITE : 0), MAP_SHARED,
-		 fd, 0);
-	ret = errno;
-	close(fd);
-	if (p == MAP_FAILED) {
-		vnet_err_set(err, "%s: cannot map the %s map: %s", ifname, name,
-			     strerror(ret));
-		errno = ret;
-		return NULL;
-	}
-	return p;
-}
-
 int vnet_coalesce_read(const char *ifname, struct vnet_config *cfg,
 		       struct vnet_err *err)
 {
-	void *p = map_mmap(ifname, "config", CFG_SIZE, false, err);
+	struct vnet_map m;
+	int ret;
 
-	if (!p)
-		return -errno;
-	memcpy(cfg, p, CFG_SIZE);
-	munmap(p, CFG_SIZE);
+	ret = vnet_map_get(ifname, VNET_MAP_CONFIG, VNET_MAP_MMAP, &m, err);
+	if (ret)
+		return ret;
+	memcpy(cfg, m.mem, CFG_SIZE);
+	vnet_map_put(&m);
 	return 0;
 }
 
 int vnet_queues_read(const char *ifname, struct vnet_queue_state *qs,
 		     struct vnet_err *err)
 {
-	void *p = map_mmap(ifname, "queues", QS_SIZE, false, err);
+	struct vnet_map m;
+	int ret;
 
-	if (!p)
-		return -errno;
-	memcpy(qs, p, QS_SIZE);
-	munmap(p, QS_SIZE);
+	ret = vnet_map_get(ifname, VNET_MAP_QUEUES, VNET_MAP_MMAP, &m, err);
+	if (ret)
+		return ret;
+	memcpy(qs, m.mem, QS_SIZE);
+	vnet_map_put(&m);
 	return 0;
 }
 
@@ -214,6 +192,7 @@ int vnet_coalesce_set(const char *ifname, int queue,
 		      const struct vnet_coalesce_req *req,
 		      struct vnet_err *err)
 {
+	struct vnet_map cm = VNET_MAP_INIT, qm = VNET_MAP_INIT;
 	struct vnet_queue_state *qs = NULL;
 	struct vnet_config *cfg, c;
 	int q, first, last, ret = 0;
@@ -226,15 +205,16 @@ int vnet_coalesce_set(const char *ifname, int queue,
 	}
 	first = queue < 0 ? 0 : queue;
 	last = queue < 0 ? VNET_MAX_QUEUES - 1 : queue;
-	cfg = map_mmap(ifname, "config", CFG_SIZE, true, err);
-	if (!cfg)
-		return -errno;
+	ret = vnet_map_get(ifname, VNET_MAP_CONFIG, VNET_MAP_WRITE, &cm, err);
+	if (ret)
+		return ret;
+	cfg = cm.mem;
 	if (req->mask & (VNET_COAL_ADAPTIVE_RX | VNET_COAL_ADAPTIVE_TX)) {
-		qs = map_mmap(ifname, "queues", QS_SIZE, true, err);
-		if (!qs) {
-			ret = -errno;
+		ret = vnet_map_get(ifname, VNET_MAP_QUEUES, VNET_MAP_WRITE,
+				   &qm, err);
+		if (ret)
 			goto out;
-		}
+		qs = qm.mem;
 	}
 
 	/* check every queue first: all or nothing */
@@ -284,9 +264,8 @@ int vnet_coalesce_set(const char *ifname, int queue,
 				    cfg[q].flags & VNET_CFG_ADAPTIVE_RX);
 	}
 out:
-	if (qs)
-		munmap(qs, QS_SIZE);
-	munmap(cfg, CFG_SIZE);
+	vnet_map_put(&qm);
+	vnet_map_put(&cm);
 	return ret;
 }
 
@@ -295,6 +274,7 @@ int vnet_coalesce_set_tap(const char *ifname, __u32 rx_frames,
 {
 	struct vnet_ethtool_coalesce c = { .present = VNET_ETC_RX_FRAMES,
 					   .rx_frames = rx_frames };
+	struct vnet_map m;
 	struct vnet_config *cfg;
 	int ifindex, q, ret;
 
@@ -305,9 +285,10 @@ int vnet_coalesce_set_tap(const char *ifname, __u32 rx_frames,
 	if (ret)
 		return ret;
 	/* attached?  (the config map is where vnetd reads it) */
-	cfg = map_mmap(ifname, "config", CFG_SIZE, true, err);
-	if (!cfg)
-		return -errno;
+	ret = vnet_map_get(ifname, VNET_MAP_CONFIG, VNET_MAP_WRITE, &m, err);
+	if (ret)
+		return ret;
+	cfg = m.mem;
 	ret = vnet_ethtool_coalesce_set(ifindex, &c, err);
 	if (ret)
 		goto out;
@@ -316,7 +297,7 @@ int vnet_coalesce_set_tap(const char *ifname, __u32 rx_frames,
 		__atomic_fetch_add(&cfg[q].gen, 1, __ATOMIC_RELEASE);
 	}
 out:
-	munmap(cfg, CFG_SIZE);
+	vnet_map_put(&m);
 	return ret;
 }
 

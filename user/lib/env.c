@@ -17,6 +17,7 @@
 #include <sys/vfs.h>
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
+#include <bpf/libbpf.h>
 
 #include "libvnet.h"
 
@@ -33,6 +34,21 @@ void vnet_err_set(struct vnet_err *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
+}
+
+static FILE *libbpf_log_file;
+
+static int libbpf_log(enum libbpf_print_level level, const char *fmt,
+		      va_list ap)
+{
+	(void)level;
+	return libbpf_log_file ? vfprintf(libbpf_log_file, fmt, ap) : 0;
+}
+
+void vnet_libbpf_log(FILE *f)
+{
+	libbpf_log_file = f;
+	libbpf_set_print(libbpf_log);
 }
 
 const char *vnet_class_name(int cls)

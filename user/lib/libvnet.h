@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <net/if.h>
 #include <linux/types.h>
 #include <vnet/abi.h>
@@ -28,12 +29,45 @@
 #define VNET_PIN_PROG_TC_INGRESS "prog_tc_ingress" /* legacy clsact only */
 #define VNET_PIN_PROG_TC_EGRESS "prog_tc_egress"   /* legacy clsact only */
 
+/*
+ * vnet's maps, pinned in VNET_PIN_ROOT/<ifname>/ under these names; their
+ * layouts (value size, entries, BPF_F_MMAPABLE) are in include/vnet/abi.h
+ * and vnet_map_get() checks them.
+ */
+enum vnet_map_id {
+	VNET_MAP_STATS,    /* "stats"    PERCPU_ARRAY of vnet_class_stats */
+	VNET_MAP_QUEUES,   /* "queues"   mmapable ARRAY of vnet_queue_state */
+	VNET_MAP_CONFIG,   /* "config"   mmapable ARRAY of vnet_config */
+	VNET_MAP_INFO,     /* "info"     ARRAY of one vnet_info */
+	VNET_MAP_DP_STATS, /* "dp_stats" mmapable ARRAY of vnet_dp_stats */
+	VNET_MAP_POLICY,   /* "policy"   the replacement policy's record */
+	VNET_MAP_MAX,
+};
+
+#define VNET_PIN_MAP_NAMES                                                 \
+	{                                                                  \
+		[VNET_MAP_STATS] = "stats", [VNET_MAP_QUEUES] = "queues",  \
+		[VNET_MAP_CONFIG] = "config", [VNET_MAP_INFO] = "info",    \
+		[VNET_MAP_DP_STATS] = "dp_stats",                          \
+		[VNET_MAP_POLICY] = VNET_PIN_POLICY,                       \
+	}
+
+/* the pin name of map ID ("stats", ...), NULL for an unknown ID */
+const char *vnet_map_name(enum vnet_map_id id);
+
 struct vnet_err {
 	char msg[512];
 };
 
 void vnet_err_set(struct vnet_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * libbpf's own messages (the verifier's log, vnetctl -d): written to F,
+ * or dropped with NULL (the default of libvnet's callers; its warnings
+ * become libvnet's errors).
+ */
+void vnet_libbpf_log(FILE *f);
 
 /* --- environment ------------------------------------------------------ */
 
@@ -127,7 +161,7 @@ struct vnet_status {
  * device of another network namespace than the caller's and the caller
  * names its own (not the host's) or has a device IFNAME itself: a command
  * here must not act on that device.  0 otherwise, no pins included.
- * vnet_map_open(), vnet_detach() and vnet_attach() check it.
+ * vnet_map_get(), vnet_detach() and vnet_attach() check it.
  */
 int vnet_pins_check(const char *ifname, struct vnet_err *err);
 
@@ -186,10 +220,51 @@ struct vnet_xmit_status {
 /* -ENOENT when there is no dispatcher */
 int vnet_xmit_query(struct vnet_xmit_status *xs, __u32 prog_id);
 
-/* --- maps ------------------------------------------------------------- */
+/* --- maps (maps.c) ---------------------------------------------------- */
 
-/* Open a pinned map of IFNAME read-write; returns an fd or -errno. */
-int vnet_map_open(const char *ifname, const char *map, struct vnet_err *err);
+/* vnet_map_get() flags */
+#define VNET_MAP_MMAP (1u << 0)    /* map the values read-only ... */
+#define VNET_MAP_WRITE (1u << 1)   /* ... or read-write (implies MMAP) */
+/*
+ * Take the info map whatever abi_version its entry records (detach and
+ * status must read a device an older vnetctl attached); its layout is
+ * checked all the same.
+ */
+#define VNET_MAP_ANY_ABI (1u << 2)
+
+struct vnet_map {
+	int fd;        /* the map; -1 when it was mmapped (the mapping holds it) */
+	void *mem;     /* VNET_MAP_MMAP: the values, indexed by key; else NULL */
+	size_t len;    /* bytes mapped at mem (whole pages) */
+	__u32 entries; /* max_entries, as abi.h says */
+};
+
+/*
+ * Open the pinned map ID of IFNAME (in the calling thread's network
+ * namespace: the pins of a same-named device of another one are refused,
+ * see vnet_pins_check()) and check it is the map abi.h describes: type,
+ * key and value size, entries, BPF_F_MMAPABLE; and for the info map the
+ * abi_version of its entry (0, not written yet, passes).  With
+ * VNET_MAP_MMAP or VNET_MAP_WRITE it mmaps the values and closes the fd.
+ * The mapping (m->mem, m->len) lasts until vnet_map_put(), the fd until
+ * then too: a datapath maps queues read-only and config and dp_stats
+ * read-write once per port and keeps them.  0, or -errno with err naming
+ * the cause and the fix: -ENOENT not attached, -EPROTO a map of another
+ * layout or ABI version (detach and attach again), -EACCES/-EPERM not
+ * root.
+ */
+int vnet_map_get(const char *ifname, enum vnet_map_id id, unsigned int flags,
+		 struct vnet_map *m, struct vnet_err *err);
+/*
+ * munmap and close what vnet_map_get() left open.  vnet_map_get() sets
+ * *m even when it fails; VNET_MAP_INIT is a closed map too.
+ */
+void vnet_map_put(struct vnet_map *m);
+#define VNET_MAP_INIT { .fd = -1 }
+
+/* The info map's entry of IFNAME: vnet_map_get() and a lookup. */
+int vnet_info_read(const char *ifname, struct vnet_info *in,
+		   struct vnet_err *err);
 
 struct vnet_stats_snapshot {
 	/* summed over CPUs, indexed by vnet_key(dir, queue) */

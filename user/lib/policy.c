@@ -31,7 +31,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "libvnet.h"
+#include "internal.h"
 #include "vnet.skel.h"
 
 #define VNET_POLICY_FUNC "vnet_policy_window"
@@ -339,27 +339,22 @@ int vnet_policy_record(const char *ifname, const char *policy,
 int vnet_policy_query(const char *ifname, struct vnet_policy_info *info,
 		      struct vnet_err *err)
 {
-	char path[PATH_MAX];
+	struct vnet_map m;
 	__u32 key = 0;
-	int fd, ret;
+	int ret;
 
 	memset(info, 0, sizeof(*info));
-	ret = vnet_pin_path(path, sizeof(path), ifname, VNET_PIN_POLICY);
+	ret = vnet_map_get_any_ns(ifname, VNET_MAP_POLICY, 0, &m, err);
+	if (ret == -ENOENT)
+		return 0; /* the built-in */
 	if (ret)
 		return ret;
-	fd = bpf_obj_get(path);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0; /* the built-in */
+	if (bpf_map_lookup_elem(m.fd, &key, info->path)) {
 		ret = -errno;
-		vnet_err_set(err, "cannot open %s: %s", path, strerror(errno));
-		return ret;
-	}
-	if (bpf_map_lookup_elem(fd, &key, info->path)) {
-		ret = -errno;
-		vnet_err_set(err, "cannot read %s: %s", path, strerror(errno));
+		vnet_err_set(err, "%s: cannot read the policy record: %s",
+			     ifname, strerror(errno));
 	}
 	info->path[sizeof(info->path) - 1] = '\0';
-	close(fd);
+	vnet_map_put(&m);
 	return ret;
 }

@@ -34,7 +34,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
@@ -42,15 +41,11 @@
 #include "libvnet.h"
 #include "log.h"
 #include "agent.h"
-#include "vnetd.h"
+#include "util.h"
 
 #define NSEC_PER_SEC 1000000000ull
 #define NSEC_PER_MSEC 1000000ull
 #define REOPEN_NS NSEC_PER_SEC /* a lost tap is looked for once a second */
-
-#define CFG_SIZE (sizeof(struct vnet_config) * VNET_MAX_QUEUES)
-#define QS_SIZE \
-	(sizeof(struct vnet_queue_state) * VNET_DIR_MAX * VNET_MAX_QUEUES)
 
 #define ag_err(t, fmt, ...) vhost_err("agent: %s: " fmt, (t)->name, ##__VA_ARGS__)
 #define ag_warn(t, fmt, ...) vhost_warn("agent: %s: " fmt, (t)->name, ##__VA_ARGS__)
@@ -61,10 +56,11 @@ struct agent_tap {
 	const char *name;
 	bool open;            /* maps mapped, the tap is driven */
 	int ifindex;
-	int info_fd;
+	struct vnet_map info; /* the fd of the info map */
 	dev_t info_dev;       /* the info pin, to notice detach/re-attach */
 	ino_t info_ino;
-	const struct vnet_config *cfg;     /* read-only mappings */
+	struct vnet_map cfg_map, qs_map;   /* read-only mappings of: */
+	const struct vnet_config *cfg;
 	const struct vnet_queue_state *qs;
 	struct vnet_info pub; /* the agent_* fields we publish */
 	__u32 cur;            /* tun's rx-frames as last read or set */
@@ -77,78 +73,23 @@ struct agent_tap {
 	char last_warn[sizeof(((struct vnet_err *)0)->msg)]; /* said once */
 };
 
-/* a pinned map of the tap with the value size, entries and flags of the ABI */
-static int map_check(struct agent_tap *t, int fd, const char *name,
-		     __u32 value_size, __u32 entries, bool mmapable,
-		     struct vnet_err *err)
-{
-	struct bpf_map_info mi = {};
-	__u32 len = sizeof(mi);
-
-	if (bpf_obj_get_info_by_fd(fd, &mi, &len)) {
-		vnet_err_set(err, "%s: %s map: %s", t->name, name,
-			     strerror(errno));
-		return -errno;
-	}
-	if (mi.value_size != value_size || mi.max_entries != entries ||
-	    (mmapable && !(mi.map_flags & BPF_F_MMAPABLE))) {
-		vnet_err_set(err, "%s: the %s map (value %u bytes, %u entries) is not what this vnetd expects (%u, %u): attached by another vnet version; run 'vnetctl detach %s' and 'vnetctl attach %s'",
-			     t->name, name, mi.value_size, mi.max_entries,
-			     value_size, entries, t->name, t->name);
-		return -EPROTO;
-	}
-	return 0;
-}
-
-static void *map_mmap_ro(struct agent_tap *t, const char *name, size_t size,
-			 __u32 value_size, __u32 entries, struct vnet_err *err)
-{
-	void *p;
-	int fd, ret;
-
-	fd = vnet_map_open(t->name, name, err);
-	if (fd < 0) {
-		errno = -fd;
-		return NULL;
-	}
-	ret = map_check(t, fd, name, value_size, entries, true, err);
-	if (ret) {
-		close(fd);
-		errno = -ret;
-		return NULL;
-	}
-	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-	ret = errno;
-	close(fd);
-	if (p == MAP_FAILED) {
-		vnet_err_set(err, "%s: cannot map the %s map: %s", t->name,
-			     name, strerror(ret));
-		errno = ret;
-		return NULL;
-	}
-	return p;
-}
-
 static int info_pin_stat(const struct agent_tap *t, struct stat *sb)
 {
 	char path[PATH_MAX];
 
-	if (vnet_pin_path(path, sizeof(path), t->name, "info"))
+	if (vnet_pin_path(path, sizeof(path), t->name,
+			  vnet_map_name(VNET_MAP_INFO)))
 		return -ENAMETOOLONG;
 	return stat(path, sb) ? -errno : 0;
 }
 
 static void tap_close(struct agent_tap *t)
 {
-	if (t->cfg)
-		munmap((void *)t->cfg, CFG_SIZE);
-	if (t->qs)
-		munmap((void *)t->qs, QS_SIZE);
-	if (t->info_fd >= 0)
-		close(t->info_fd);
+	vnet_map_put(&t->cfg_map);
+	vnet_map_put(&t->qs_map);
+	vnet_map_put(&t->info);
 	t->cfg = NULL;
 	t->qs = NULL;
-	t->info_fd = -1;
 	t->open = false;
 	t->driving = false;
 	t->due = 0;
@@ -160,7 +101,7 @@ static int publish(struct agent_tap *t)
 	struct vnet_info in = {};
 	__u32 key = 0;
 
-	if (bpf_map_lookup_elem(t->info_fd, &key, &in))
+	if (bpf_map_lookup_elem(t->info.fd, &key, &in))
 		return -errno;
 	in.agent_pid = t->pub.agent_pid;
 	in.agent_state = t->pub.agent_state;
@@ -173,7 +114,7 @@ static int publish(struct agent_tap *t)
 	in.agent_hold = t->pub.agent_hold;
 	in.agent_target = t->pub.agent_target;
 	in.agent_rx_frames = t->pub.agent_rx_frames;
-	return bpf_map_update_elem(t->info_fd, &key, &in, BPF_EXIST) ? -errno : 0;
+	return bpf_map_update_elem(t->info.fd, &key, &in, BPF_EXIST) ? -errno : 0;
 }
 
 /*
@@ -194,17 +135,11 @@ static int tap_open(struct agent_tap *t, const struct vnetd_agent_opts *o,
 	ret = vnet_tap_check(t->name, &t->ifindex, err);
 	if (ret)
 		return ret;
-	t->info_fd = vnet_map_open(t->name, "info", err);
-	if (t->info_fd < 0) {
-		ret = t->info_fd;
-		t->info_fd = -1;
-		return ret;
-	}
-	ret = map_check(t, t->info_fd, "info", sizeof(struct vnet_info), 1,
-			false, err);
+	/* each map checked against abi.h, the info entry's ABI version too */
+	ret = vnet_map_get(t->name, VNET_MAP_INFO, 0, &t->info, err);
 	if (ret)
-		goto fail;
-	if (bpf_map_lookup_elem(t->info_fd, &key, &in)) {
+		return ret;
+	if (bpf_map_lookup_elem(t->info.fd, &key, &in)) {
 		ret = -errno;
 		vnet_err_set(err, "%s: info map: %s", t->name, strerror(errno));
 		goto fail;
@@ -230,19 +165,16 @@ static int tap_open(struct agent_tap *t, const struct vnetd_agent_opts *o,
 		ret = -EBUSY;
 		goto fail;
 	}
-	t->cfg = map_mmap_ro(t, "config", CFG_SIZE, sizeof(struct vnet_config),
-			     VNET_MAX_QUEUES, err);
-	if (!t->cfg) {
-		ret = -errno;
+	ret = vnet_map_get(t->name, VNET_MAP_CONFIG, VNET_MAP_MMAP,
+			   &t->cfg_map, err);
+	if (ret)
 		goto fail;
-	}
-	t->qs = map_mmap_ro(t, "queues", QS_SIZE,
-			    sizeof(struct vnet_queue_state),
-			    VNET_DIR_MAX * VNET_MAX_QUEUES, err);
-	if (!t->qs) {
-		ret = -errno;
+	t->cfg = t->cfg_map.mem;
+	ret = vnet_map_get(t->name, VNET_MAP_QUEUES, VNET_MAP_MMAP,
+			   &t->qs_map, err);
+	if (ret)
 		goto fail;
-	}
+	t->qs = t->qs_map.mem;
 	ret = vnet_ethtool_coalesce_get(t->ifindex, &c, err);
 	if (ret)
 		goto fail;
@@ -312,7 +244,7 @@ static void tap_lost(struct agent_tap *t, const char *why, __u64 now)
 {
 	ag_warn(t, "%s: no longer driven; the agent looks for it again every second (other taps go on)",
 		why);
-	if (t->info_fd >= 0) {
+	if (t->info.fd >= 0) {
 		t->pub.agent_pid = 0;
 		t->pub.agent_state = VNET_AGENT_IDLE;
 		publish(t); /* the pins may be gone: best effort */
@@ -561,7 +493,9 @@ int vnetd_agent_run(const struct vnetd_agent_opts *o, int sfd)
 	}
 	for (i = 0; i < o->ntaps; i++) {
 		taps[i].name = o->taps[i];
-		taps[i].info_fd = -1;
+		taps[i].info.fd = -1;
+		taps[i].cfg_map.fd = -1;
+		taps[i].qs_map.fd = -1;
 	}
 	for (i = 0; i < o->ntaps; i++) {
 		if (tap_open(&taps[i], o, &err)) {

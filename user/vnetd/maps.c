@@ -17,66 +17,16 @@
 #include "vnetd.h"
 #include "steer_flow.skel.h"
 
-static int map_mmap(struct vnetd_port *p, const char *name, size_t vsize,
-		    bool write, struct vnetd_map *map)
-{
-	struct bpf_map_info info = {};
-	__u32 ilen = sizeof(info);
-	struct vnet_err err = {};
-	long page = sysconf(_SC_PAGESIZE);
-	void *m = NULL;
-	size_t sz;
-	int fd;
-
-	fd = vnet_map_open(p->cfg.tap, name, &err);
-	if (fd < 0) {
-		pr_err(p, "%s", err.msg);
-		return fd;
-	}
-	if (bpf_obj_get_info_by_fd(fd, &info, &ilen)) {
-		pr_err(p, "map %s: %s", name, strerror(errno));
-		goto out;
-	}
-	if (info.value_size != vsize || !(info.map_flags & BPF_F_MMAPABLE) ||
-	    info.max_entries < VNET_DIR_MAX * VNET_MAX_QUEUES / 2) {
-		pr_err(p, "map %s: value size %u, flags 0x%x, %u entries: not the layout this vnetd was built for (include/vnet/abi.h); detach and attach again",
-		       name, info.value_size, info.map_flags, info.max_entries);
-		goto out;
-	}
-	sz = (size_t)info.value_size * info.max_entries;
-	sz = (sz + page - 1) / page * page;
-	m = mmap(NULL, sz, PROT_READ | (write ? PROT_WRITE : 0), MAP_SHARED,
-		 fd, 0);
-	if (m == MAP_FAILED) {
-		pr_err(p, "map %s: mmap: %s", name, strerror(errno));
-		m = NULL;
-		goto out;
-	}
-	map->addr = m;
-	map->len = sz;
-out:
-	close(fd);
-	return m ? 0 : -EINVAL;
-}
-
 /* A ring's entries in the maps: its counters, its queue state, its config. */
 static void ring_maps(struct vnetd_port *p, struct vnetd_ring *r, int dir,
 		      unsigned int q, const struct vnet_config *c,
 		      const __u32 *frames, const __u32 *usecs)
 {
-	r->st = (struct vnet_dp_stats *)p->dps.addr + vnet_key(dir, q);
-	r->qs = (const struct vnet_queue_state *)p->qs.addr + vnet_key(dir, q);
+	r->st = (struct vnet_dp_stats *)p->dps.mem + vnet_key(dir, q);
+	r->qs = (const struct vnet_queue_state *)p->qs.mem + vnet_key(dir, q);
 	r->cfg = c;
 	r->cfg_frames = frames;
 	r->cfg_usecs = usecs;
-}
-
-static void map_unmap(struct vnetd_map *map)
-{
-	if (map->addr)
-		munmap(map->addr, map->len);
-	map->addr = NULL;
-	map->len = 0;
 }
 
 /*
@@ -102,17 +52,20 @@ int vnetd_bpf_setup(struct vnetd_port *p)
 		pr_info(p, "tap %s: vnet attached (pins in %s/%s)", p->cfg.tap,
 			VNET_PIN_ROOT, p->cfg.tap);
 	}
-	ret = map_mmap(p, "queues", sizeof(struct vnet_queue_state), false,
-		       &p->qs);
+	/* checked against include/vnet/abi.h; kept until the port closes */
+	ret = vnet_map_get(p->cfg.tap, VNET_MAP_QUEUES, VNET_MAP_MMAP, &p->qs,
+			   &err);
 	/* written only for tap_rx_frames, mirrored from ethtool -C */
 	if (!ret)
-		ret = map_mmap(p, "config", sizeof(struct vnet_config), true,
-			       &p->config);
+		ret = vnet_map_get(p->cfg.tap, VNET_MAP_CONFIG, VNET_MAP_WRITE,
+				   &p->config, &err);
 	if (!ret)
-		ret = map_mmap(p, "dp_stats", sizeof(struct vnet_dp_stats), true,
-			       &p->dps);
-	if (ret)
+		ret = vnet_map_get(p->cfg.tap, VNET_MAP_DP_STATS, VNET_MAP_WRITE,
+				   &p->dps, &err);
+	if (ret) {
+		pr_err(p, "%s", err.msg);
 		goto err;
+	}
 
 	p->steer = steer_flow__open_and_load();
 	if (!p->steer) {
@@ -155,9 +108,9 @@ void vnetd_bpf_cleanup(struct vnetd_port *p)
 		steer_flow__destroy(p->steer);
 		p->steer = NULL;
 	}
-	map_unmap(&p->dps);
-	map_unmap(&p->config);
-	map_unmap(&p->qs);
+	vnet_map_put(&p->dps);
+	vnet_map_put(&p->config);
+	vnet_map_put(&p->qs);
 	if (p->attached) {
 		if (vnet_detach(p->cfg.tap, &err))
 			pr_warn(p, "%s", err.msg);

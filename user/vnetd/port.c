@@ -190,6 +190,7 @@ void vnetd_port_init(struct vnetd_port *p, const struct vnetd_port_cfg *c,
 	p->nr_qp = c->queues;
 	p->mon_fd = -1;
 	p->netns_fd = -1;
+	p->qs = p->config = p->dps = (struct vnet_map)VNET_MAP_INIT;
 	p->hdr_len = sizeof(struct virtio_net_hdr_mrg_rxbuf);
 	pthread_mutex_init(&p->steer_lock, NULL);
 	for (q = 0; q < VNETD_MAX_QP; q++)

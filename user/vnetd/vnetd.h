@@ -18,7 +18,8 @@
  *   tap.c      the tap device: open, offloads, link; netns switching
  *   maps.c     vnet's BPF programs and pinned maps, the steering program
  *   tapio.c    frame I/O on one tap queue (io_uring or read/writev)
- *   notify.c   sd_notify(3)          agent.c   --agent (attach mode)
+ *   agent.c    --agent (attach mode; needs only libvnet and util.h)
+ *   notify.c   util.h: the monotonic clock, sd_notify(3)
  *
  * Threads: the control thread runs the vhost-user protocol (every
  * vhost_dev_ops callback), the ethtool monitor and signals.  Queue pair i
@@ -44,6 +45,7 @@
 #include "server.h"
 #include "vhost_user.h"
 #include "virtq.h"
+#include "util.h"
 
 #define VNETD_VERSION "0.1.0"
 
@@ -86,12 +88,6 @@ struct vnetd_port_opts {
 	unsigned int busy_poll_us; /* --busy-poll */
 	gid_t socket_gid;	/* --socket-group; (gid_t)-1: vnetd's own */
 	mode_t socket_mode;	/* --socket-mode (server sockets) */
-};
-
-/* A pinned map's mmap. */
-struct vnetd_map {
-	void *addr;
-	size_t len;
 };
 
 struct vnetd_port;
@@ -230,9 +226,9 @@ struct vnetd_port {
 	int mon_fd;
 
 	/* the pinned maps, mmapped (maps.c) */
-	struct vnetd_map qs;		/* struct vnet_queue_state[], read */
-	struct vnetd_map config;	/* struct vnet_config[]; tap_rx_frames */
-	struct vnetd_map dps;	/* struct vnet_dp_stats[], written */
+	struct vnet_map qs;		/* struct vnet_queue_state[], read */
+	struct vnet_map config;		/* struct vnet_config[]; tap_rx_frames */
+	struct vnet_map dps;		/* struct vnet_dp_stats[], written */
 
 	struct steer_flow *steer;	/* the steering skeleton */
 	pthread_mutex_t steer_lock;
@@ -251,7 +247,7 @@ struct vnetd_port {
 static inline struct vnet_config *vnetd_config(struct vnetd_port *p,
 					       unsigned int q)
 {
-	return (struct vnet_config *)p->config.addr + q;
+	return (struct vnet_config *)p->config.mem + q;
 }
 
 /* tap.c: the device, and network namespaces */
@@ -282,7 +278,6 @@ int vnetd_tapio_writev(struct vnetd_tapio *io, const struct iovec *iov,
 		       unsigned int n);
 
 /* coal.c: a ring's completion signals */
-uint64_t vnetd_now_ns(void);
 void vnetd_coal_params(const struct vnetd_ring *r, uint32_t *frames,
 		       uint32_t *usecs);
 void vnetd_coal_pushed(struct vnetd_ring *r, unsigned int n, bool urgent);
@@ -338,8 +333,5 @@ static inline void vnetd_cpu_relax(void)
 	__asm__ __volatile__("" ::: "memory");
 #endif
 }
-
-/* sd_notify(3)'s datagram to $NOTIFY_SOCKET (notify.c); 0 without one */
-int vnetd_notify(const char *state);
 
 #endif /* VNETD_H */
