@@ -44,6 +44,8 @@ SELFTESTS  += $(OUT)/selftests/vhost_unit $(OUT)/selftests/test_vhost_unit
 # the userspace virtio-net frontend (plays QEMU + guest driver over
 # vhost-user), built with ASan/UBSan; run.sh runs build/selftests/test_*
 VUFE_SRCS  := $(wildcard selftests/frontend/*.c)
+VUFE_LIB   := $(filter-out selftests/frontend/vufe_selftest.c,$(VUFE_SRCS))
+VUFE_HDRS  := $(wildcard selftests/frontend/*.h)
 VUFE       := $(OUT)/selftests/vufe_selftest
 SELFTESTS  += $(VUFE) $(OUT)/selftests/test_vufe
 SANITIZE   := -fsanitize=address,undefined -fno-omit-frame-pointer
@@ -137,20 +139,21 @@ $(VUFE): $(VUFE_SRCS) $(wildcard selftests/frontend/*.h) selftests/test.h
 $(OUT)/selftests/test_vufe: $(VUFE)
 	ln -sf vufe_selftest $@
 
-$(TEST_VNETD): selftests/test_vnetd.c selftests/frontend/vufe.c selftests/frontend/vufe.h selftests/test.h include/vnet/abi.h
+$(TEST_VNETD): selftests/test_vnetd.c $(VUFE_LIB) $(VUFE_HDRS) selftests/test.h include/vnet/abi.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iselftests $(filter %.c,$^) -o $@ -lbpf
 
 # vufe.c without sanitizers: gcc 12 -O2 sees maybe-uninitialized false
 # positives in it (descriptor ids filled by desc_get()); the ceiling loops
 # must not run under ASan
-$(OUT)/bench/vufe.o: selftests/frontend/vufe.c selftests/frontend/vufe.h
+BENCH_VUFE := $(VUFE_LIB:selftests/frontend/%.c=$(OUT)/bench/%.o)
+$(BENCH_VUFE): $(OUT)/bench/%.o: selftests/frontend/%.c $(VUFE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Wno-maybe-uninitialized -c $< -o $@
 
-$(BENCH_VNETD_IO): bench/bench_vnetd_io.c $(OUT)/bench/vufe.o selftests/frontend/vufe.h include/vnet/abi.h
+$(BENCH_VNETD_IO): bench/bench_vnetd_io.c $(BENCH_VUFE) $(VUFE_HDRS) include/vnet/abi.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $< $(OUT)/bench/vufe.o -o $@ -lbpf -luring
+	$(CC) $(CFLAGS) $< $(BENCH_VUFE) -o $@ -lbpf -luring
 
 $(OUT)/steer_flow.bpf.o: $(OUT)/bpf/steer_flow.bpf.o
 	cp $< $@
