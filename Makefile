@@ -132,14 +132,14 @@ $(OUT)/selftests/vhost_unit: selftests/vhost_unit.c $(VHOST_SRCS) $(wildcard use
 $(OUT)/selftests/test_vhost_unit: $(OUT)/selftests/vhost_unit
 	ln -sf vhost_unit $@
 
-$(VUFE): $(VUFE_SRCS) $(wildcard selftests/frontend/*.h) selftests/test.h
+$(VUFE): $(VUFE_SRCS) selftests/testpmd.c $(VUFE_HDRS) selftests/testpmd.h selftests/test.h
 	@mkdir -p $(@D)
-	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude $(VUFE_SRCS) -o $@
+	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude $(filter %.c,$^) -o $@
 
 $(OUT)/selftests/test_vufe: $(VUFE)
 	ln -sf vufe_selftest $@
 
-$(TEST_VNETD): selftests/test_vnetd.c $(VUFE_LIB) $(VUFE_HDRS) selftests/test.h include/vnet/abi.h
+$(TEST_VNETD): selftests/test_vnetd.c selftests/testpmd.c selftests/testpmd.h $(VUFE_LIB) $(VUFE_HDRS) selftests/test.h include/vnet/abi.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iselftests $(filter %.c,$^) -o $@ -lbpf
 

@@ -61,6 +61,7 @@
 
 #include "test.h"
 #include "frontend/vufe.h"
+#include "testpmd.h"
 
 #define PIN_ROOT	"/sys/fs/bpf/vnet"
 #define ETH_P_VNET_TEST	0x88b5	/* IEEE 802 local experimental ethertype */
@@ -2891,7 +2892,7 @@ static void hostile_ring(void)
 			struct vufe *fe;
 			int err;
 
-			/* on RX: the four kinds the brief names */
+			/* on RX: the four kinds that reach the RX ring walk */
 			if (rx && ring_cases[i].kind != VUFE_BAD_DESC_OOB &&
 			    ring_cases[i].kind != VUFE_BAD_DESC_LOOP &&
 			    ring_cases[i].kind != VUFE_BAD_INDIRECT_OOB &&
@@ -3575,41 +3576,14 @@ out:
 /* 7. DPDK virtio-user against vnetd                                   */
 /* ------------------------------------------------------------------ */
 
-static const char *testpmd_bin(void)
+/* testpmd as a virtio-user frontend of SOCK, forwarding mode MODE */
+static int pmd_start(struct testpmd *d, const char *sock, const char *mode)
 {
-	static char buf[PATH_MAX];
-	const char *env = getenv("VNET_TESTPMD");
-	char *path, *dir, *save = NULL;
-
-	if (env && *env)
-		return access(env, X_OK) ? NULL : env;
-	path = strdup(getenv("PATH") ? getenv("PATH") :
-					"/usr/bin:/bin:/usr/sbin:/sbin");
-	if (!path)
-		return NULL;
-	for (dir = strtok_r(path, ":", &save); dir;
-	     dir = strtok_r(NULL, ":", &save)) {
-		snprintf(buf, sizeof(buf), "%s/dpdk-testpmd", dir);
-		if (!access(buf, X_OK)) {
-			free(path);
-			return buf;
-		}
-	}
-	free(path);
-	return NULL;
-}
-
-struct pmd {
-	pid_t pid;
-	int in_fd;
-	char log[128];
-};
-
-static int pmd_start(struct pmd *d, const char *sock, const char *mode)
-{
-	char vdev[200], prefix[64], fwd[64], lcores[32];
-	const char *bin = testpmd_bin();
-	int p[2];
+	char vdev[200], prefix[64], fwd[64];
+	const char *app[] = {
+		fwd, "--auto-start", "--disable-link-check", "--nb-cores=1",
+		"--total-num-mbufs=32768", NULL,
+	};
 
 	snprintf(d->log, sizeof(d->log), "/tmp/vnet-vnetd-%d-testpmd-%s.log",
 		 getpid(), mode);
@@ -3617,92 +3591,16 @@ static int pmd_start(struct pmd *d, const char *sock, const char *mode)
 		 sock);
 	snprintf(prefix, sizeof(prefix), "vnetdt%d%s", getpid(), mode);
 	snprintf(fwd, sizeof(fwd), "--forward-mode=%s", mode);
-	snprintf(lcores, sizeof(lcores), "%s",
-		 sysconf(_SC_NPROCESSORS_ONLN) > 1 ? "0@0,1@1" : "0@0,1@0");
-	if (pipe2(p, O_CLOEXEC))
-		return -errno;
-	d->pid = fork();
-	if (d->pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return -errno;
-	}
-	if (!d->pid) {
-		char *argv[] = {
-			(char *)bin, "--lcores", lcores, "--no-huge", "-m",
-			"1024", "--no-pci", "--no-shconf", "--file-prefix",
-			prefix, "--vdev", vdev, "--", fwd, "--auto-start",
-			"--disable-link-check", "--nb-cores=1",
-			"--total-num-mbufs=32768", NULL,
-		};
-		int fd;
-
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
-		dup2(p[0], 0);
-		fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execv(bin, argv);
-		_exit(127);
-	}
-	close(p[0]);
-	d->in_fd = p[1];
-	return 0;
-}
-
-static bool pmd_running(struct pmd *d)
-{
-	int status;
-
-	if (d->pid <= 0)
-		return false;
-	if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
-		d->pid = -1;
-		return false;
-	}
-	return true;
+	return testpmd_start(d, testpmd_bin("VNET_TESTPMD"), vdev, prefix,
+			     1024, app);
 }
 
 /* EOF on stdin: testpmd stops, prints its statistics and exits */
-static void pmd_stop(struct pmd *d)
+static void pmd_stop(struct testpmd *d)
 {
-	long long deadline = now_ms() + 20000;
+	char why[256];
 
-	close_fd(&d->in_fd);
-	while (pmd_running(d)) {
-		if (now_ms() > deadline) {
-			kill(d->pid, SIGKILL);
-			waitpid(d->pid, NULL, 0);
-			d->pid = -1;
-			break;
-		}
-		nap_ms(10);
-	}
-}
-
-/* "KEY: N" in testpmd's last accumulated statistics, or -1 */
-static long long pmd_stat(const struct pmd *d, const char *key)
-{
-	static char buf[1 << 16];
-	char *acc, *k;
-	ssize_t n;
-	int fd;
-
-	fd = open(d->log, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	acc = strstr(buf, "Accumulated forward statistics");
-	if (!acc)
-		return -1;
-	k = strstr(acc, key);
-	return k ? strtoll(k + strlen(key), NULL, 10) : -1;
+	testpmd_stop(d, why, sizeof(why));
 }
 
 static void dpdk_smoke(void)
@@ -3710,14 +3608,14 @@ static void dpdk_smoke(void)
 	static __u8 f[256];
 	struct vnet_dp_stats d0, d;
 	struct link_stats l0, l;
-	struct pmd pmd = { .pid = -1, .in_fd = -1 };
+	struct testpmd pmd = TESTPMD_INIT;
 	long long deadline, rxp, txp;
 	unsigned int i = 0, k;
 	struct vd vd;
 	int pfd = -1;
 
 	vd_init(&vd, "dpdk", 1, 1);
-	if (!testpmd_bin()) {
+	if (!testpmd_bin("VNET_TESTPMD")) {
 		test_skip("dpdk-testpmd not installed (apt-get install dpdk-dev librte-net-virtio23 librte-mempool-ring23)");
 		return;
 	}
@@ -3734,13 +3632,13 @@ static void dpdk_smoke(void)
 	do {
 		nap_ms(20);
 		ns_link_stats(vd.ns, vd.port[0].tap, &l);
-		if (!pmd_running(&pmd))
+		if (!testpmd_running(&pmd))
 			break;
 	} while (l.rx_packets - l0.rx_packets < 10000 && now_ms() < deadline);
 	pmd_stop(&pmd);
 	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d);
 	ns_link_stats(vd.ns, vd.port[0].tap, &l);
-	txp = pmd_stat(&pmd, "TX-packets:");
+	txp = testpmd_stat(&pmd, "TX-packets:");
 	dbg("txonly: testpmd TX-packets %lld, dp_stats tx frames %llu, tap rx_packets +%llu\n",
 	    txp, (unsigned long long)(d.frames - d0.frames),
 	    (unsigned long long)(l.rx_packets - l0.rx_packets));
@@ -3776,12 +3674,12 @@ static void dpdk_smoke(void)
 		}
 		nap_ms(2);
 		dps_read(&vd.port[0], VNET_DIR_RX, 0, &d);
-		if (!pmd_running(&pmd))
+		if (!testpmd_running(&pmd))
 			break;
 	} while (d.frames - d0.frames < 5000 && now_ms() < deadline);
 	pmd_stop(&pmd);
 	ns_link_stats(vd.ns, vd.port[0].tap, &l);
-	rxp = pmd_stat(&pmd, "RX-packets:");
+	rxp = testpmd_stat(&pmd, "RX-packets:");
 	dbg("rxonly: testpmd RX-packets %lld, dp_stats rx frames %llu, tap tx_packets +%llu (sent %u)\n",
 	    rxp, (unsigned long long)(d.frames - d0.frames),
 	    (unsigned long long)(l.tx_packets - l0.tx_packets), i);

@@ -39,6 +39,7 @@
 
 #include "../test.h"
 #include "vufe.h"
+#include "../testpmd.h"
 
 static const char *filter;
 static bool verbose;
@@ -1575,58 +1576,16 @@ out:
 /* ------------------------------------------------------------------ */
 
 struct dpdk {
-	pid_t pid;
-	int in_fd;		/* testpmd's stdin: closing it ends testpmd */
+	struct testpmd pmd;
 	char sock[108];
-	char log[108];
 };
 
-static struct dpdk srv = { .pid = -1, .in_fd = -1 };
+static struct dpdk srv = { .pmd = TESTPMD_INIT };
 static char dpdk_skip[256];
-
-static const char *testpmd_bin(void)
-{
-	static const char *paths[] = { "/usr/bin/dpdk-testpmd",
-				       "/usr/local/bin/dpdk-testpmd" };
-	const char *env = getenv("VUFE_TESTPMD");
-	unsigned int i;
-
-	if (env && *env)
-		return env;
-	for (i = 0; i < 2; i++)
-		if (!access(paths[i], X_OK))
-			return paths[i];
-	return NULL;
-}
 
 static bool dpdk_running(struct dpdk *d)
 {
-	int status;
-
-	if (d->pid <= 0)
-		return false;
-	if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
-		d->pid = -1;
-		return false;
-	}
-	return true;
-}
-
-/* the last non-empty line of the log, for a reason */
-static void log_tail(const char *path, char *out, size_t len)
-{
-	char line[256];
-	FILE *f = fopen(path, "r");
-
-	snprintf(out, len, "(no log)");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		if (line[0])
-			snprintf(out, len, "%.150s", line);
-	}
-	fclose(f);
+	return testpmd_running(&d->pmd);
 }
 
 /*
@@ -1637,11 +1596,14 @@ static void log_tail(const char *path, char *out, size_t len)
 static int dpdk_start(struct dpdk *d, const char *tag, unsigned int queues,
 		      bool client, char *why, size_t wlen)
 {
-	char vdev[256], prefix[64], q[32], txq[32], lcores[32], tail[200];
-	const char *bin = testpmd_bin();
-	long long t;
-	int p[2], fd;
-	struct stat sb;
+	char vdev[256], prefix[64], q[32], txq[32];
+	const char *bin = testpmd_bin("VUFE_TESTPMD");
+	const char *app[] = {
+		"--port-topology=loop", "--forward-mode=macswap",
+		"--auto-start", "--disable-link-check", "--nb-cores=1", q, txq,
+		"--total-num-mbufs=8192", NULL,
+	};
+	int err;
 
 	if (!bin) {
 		snprintf(why, wlen,
@@ -1654,93 +1616,29 @@ static int dpdk_start(struct dpdk *d, const char *tag, unsigned int queues,
 			 getpid(), tag);
 		unlink(d->sock);
 	}
-	snprintf(d->log, sizeof(d->log), "/tmp/vufe-%d-%s.log", getpid(), tag);
+	snprintf(d->pmd.log, sizeof(d->pmd.log), "/tmp/vufe-%d-%s.log",
+		 getpid(), tag);
 	snprintf(vdev, sizeof(vdev), "net_vhost0,iface=%s,queues=%u%s",
 		 d->sock, queues, client ? ",client=1" : "");
 	snprintf(prefix, sizeof(prefix), "vufe%d%s", getpid(), tag);
 	snprintf(q, sizeof(q), "--rxq=%u", queues);
 	snprintf(txq, sizeof(txq), "--txq=%u", queues);
-	snprintf(lcores, sizeof(lcores), "%s",
-		 sysconf(_SC_NPROCESSORS_ONLN) > 1 ? "0@0,1@1" : "0@0,1@0");
 
-	if (pipe2(p, O_CLOEXEC))
-		return -errno;
-	d->pid = fork();
-	if (d->pid < 0) {
-		close(p[0]);
-		close(p[1]);
-		return -errno;
+	err = testpmd_start(&d->pmd, bin, vdev, prefix, 512, app);
+	if (err) {
+		snprintf(why, wlen, "starting testpmd: %s", strerror(-err));
+		return err;
 	}
-	if (!d->pid) {
-		char *argv[] = {
-			(char *)bin, "--lcores", lcores, "--no-huge", "-m", "512",
-			"--no-pci", "--no-shconf", "--file-prefix", prefix,
-			"--vdev", vdev, "--", "--port-topology=loop",
-			"--forward-mode=macswap", "--auto-start",
-			"--disable-link-check", "--nb-cores=1", q, txq,
-			"--total-num-mbufs=8192", NULL,
-		};
-
-		dup2(p[0], 0);
-		fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (fd >= 0) {
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execv(bin, argv);
-		_exit(127);
-	}
-	close(p[0]);
-	d->in_fd = p[1];
 	if (client)
 		return 0;
 	/* bounded: the socket appears, or testpmd dies, or 20 s pass */
-	for (t = 0; t < 20000; t += 20) {
-		if (!stat(d->sock, &sb) && S_ISSOCK(sb.st_mode))
-			return 0;
-		if (!dpdk_running(d)) {
-			log_tail(d->log, tail, sizeof(tail));
-			snprintf(why, wlen, "testpmd exited: %.150s (log %.80s)",
-				 tail, d->log);
-			return -ECHILD;
-		}
-		poll(NULL, 0, 20);
-	}
-	snprintf(why, wlen, "testpmd made no socket in 20 s (log %s)", d->log);
-	return -ETIMEDOUT;
+	return testpmd_wait_socket(&d->pmd, d->sock, 20000, why, wlen);
 }
 
 /* ends testpmd (EOF on stdin, then signals); 0, or how it died */
 static int dpdk_stop(struct dpdk *d, char *why, size_t wlen)
 {
-	int status = 0, i, sig = 0;
-	pid_t r = 0;
-
-	if (d->in_fd >= 0)
-		close(d->in_fd);
-	d->in_fd = -1;
-	if (d->pid <= 0)
-		return 0;
-	for (i = 0; i < 600; i++) {
-		if (i == 400)
-			kill(d->pid, sig = SIGTERM);
-		r = waitpid(d->pid, &status, WNOHANG);
-		if (r == d->pid)
-			break;
-		poll(NULL, 0, 20);
-	}
-	if (r != d->pid) {
-		kill(d->pid, SIGKILL);
-		waitpid(d->pid, &status, 0);
-		sig = SIGKILL;
-	}
-	d->pid = -1;
-	if (WIFSIGNALED(status) && WTERMSIG(status) != sig) {
-		snprintf(why, wlen, "testpmd died of signal %d (log %s)",
-			 WTERMSIG(status), d->log);
-		return -ECHILD;
-	}
-	return 0;
+	return testpmd_stop(&d->pmd, why, wlen);
 }
 
 static bool dpdk_ready(void)
@@ -1750,7 +1648,7 @@ static bool dpdk_ready(void)
 		return false;
 	}
 	if (!dpdk_running(&srv)) {
-		test_fail("testpmd is gone (log %s)", srv.log);
+		test_fail("testpmd is gone (log %s)", srv.pmd.log);
 		return false;
 	}
 	return true;
@@ -2198,7 +2096,7 @@ out:
 
 static void dpdk_client_mode(void)
 {
-	struct dpdk cl = { .pid = -1, .in_fd = -1 };
+	struct dpdk cl = { .pmd = TESTPMD_INIT };
 	char why[256] = "";
 	struct vufe_opts o = VUFE_OPTS_DEFAULT;
 	struct vufe *fe = NULL;
@@ -2240,7 +2138,7 @@ out:
 	vufe_destroy(fe);
 	if (dpdk_stop(&cl, why, sizeof(why)))
 		test_fail("%s", why);
-	unlink(cl.log);
+	unlink(cl.pmd.log);
 }
 
 /*
@@ -2332,7 +2230,7 @@ static void dpdk_setup_server(void)
 {
 	int err;
 
-	if (!testpmd_bin()) {
+	if (!testpmd_bin("VUFE_TESTPMD")) {
 		snprintf(dpdk_skip, sizeof(dpdk_skip),
 			 "dpdk-testpmd not installed (apt-get install dpdk-dev "
 			 "librte-net-vhost23 librte-mempool-ring23)");
@@ -2398,7 +2296,7 @@ int main(int argc, char **argv)
 	RUN(dpdk_stop_reconnect, "vufe/dpdk/stop_reconnect");
 	RUN(dpdk_client_mode, "vufe/dpdk/client_mode");
 	RUN(dpdk_hostile, "vufe/dpdk/hostile_survives");
-	if (srv.pid > 0) {
+	if (srv.pmd.pid > 0) {
 		if (want("vufe/dpdk/testpmd_exit")) {
 			test_start("vufe/dpdk/testpmd_exit");
 			if (dpdk_stop(&srv, why, sizeof(why)))
@@ -2408,7 +2306,7 @@ int main(int argc, char **argv)
 			dpdk_stop(&srv, why, sizeof(why));
 		}
 		unlink(srv.sock);
-		unlink(srv.log);
+		unlink(srv.pmd.log);
 	}
 	return test_summary("vufe_selftest");
 }
