@@ -181,7 +181,7 @@ case_frames()
 	fi
 	sent=$RUN_OUT
 	echo "# tapwrite: $sent"
-	# what the brief asks for, independently of tapwrite's report
+	# the frames tapwrite must have sent, checked independently of its report
 	expect "q0 urgent (10 + 1 gso)" 11 "$(json "$sent" '[.sent[] | select(.queue == 0 and .vnet_class == "urgent") | .count] | add')"
 	report frames_expected
 
