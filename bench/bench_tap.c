@@ -61,6 +61,7 @@
 #include <vnet/abi.h>
 #include "vnet.skel.h"
 #include "bench_empty.skel.h"
+#include "../selftests/frames.h"
 
 /* UAPI headers older than 6.6 lack tcx. */
 #define BENCH_TCX_INGRESS 46 /* BPF_TCX_INGRESS */
@@ -268,31 +269,6 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt,
 /* ------------------------------------------------------------------ */
 /* frames */
 
-static uint32_t csum_add(uint32_t sum, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += (uint32_t)p[i] << 8 | p[i + 1];
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-static void put16(unsigned char *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
-
 /*
  * virtio_net_hdr + Ethernet/IPv4/TCP, payload, ACK set and PSH clear: class
  * URGENT.  The destination MAC differs from the tap's, so the frame is
@@ -330,34 +306,34 @@ static int build_frame(struct frame *f, enum size sz,
 
 	memcpy(eth, dst, ETH_ALEN);
 	memcpy(eth + ETH_ALEN, src, ETH_ALEN);
-	put16(eth + 12, ETH_P_IP);
+	frame_put16(eth, 12, ETH_P_IP);
 
 	ip[0] = 0x45;
-	put16(ip + 2, ip_len);
-	put16(ip + 4, 0x1234);
-	put16(ip + 6, 0x4000); /* DF */
+	frame_put16(ip, 2, ip_len);
+	frame_put16(ip, 4, 0x1234);
+	frame_put16(ip, 6, 0x4000); /* DF */
 	ip[8] = 64;
 	ip[9] = IPPROTO_TCP;
 	memcpy(ip + 12, saddr, 4);
 	memcpy(ip + 16, daddr, 4);
-	put16(ip + 10, ~csum_fold(csum_add(0, ip, IP_LEN)) & 0xffff);
+	frame_put16(ip, 10, ~frame_csum_fold(frame_csum_add(0, ip, IP_LEN)) & 0xffff);
 
-	put16(tcp + 0, 40000);
-	put16(tcp + 2, 5201);
-	put16(tcp + 4, 0x0001);
-	put16(tcp + 8, 0x0002);
+	frame_put16(tcp, 0, 40000);
+	frame_put16(tcp, 2, 5201);
+	frame_put16(tcp, 4, 0x0001);
+	frame_put16(tcp, 8, 0x0002);
 	tcp[12] = (TCP_LEN / 4) << 4;
 	tcp[13] = 0x10; /* ACK, PSH clear: URGENT */
-	put16(tcp + 14, 65535);
+	frame_put16(tcp, 14, 65535);
 	for (i = TCP_LEN; i < tcp_len; i++)
 		tcp[i] = (unsigned char)i;
 
 	/* pseudo header */
-	sum = csum_add(0, ip + 12, 8);
+	sum = frame_csum_add(0, ip + 12, 8);
 	sum += IPPROTO_TCP + tcp_len;
 	if (gso) {
 		/* CHECKSUM_PARTIAL: the field holds the pseudo-header sum */
-		put16(tcp + 16, csum_fold(sum));
+		frame_put16(tcp, 16, frame_csum_fold(sum));
 		vh->hdr.flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
 		vh->hdr.gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
 		vh->hdr.hdr_len = htole16(HDRS_LEN);
@@ -366,7 +342,7 @@ static int build_frame(struct frame *f, enum size sz,
 		/* offsetof(struct tcphdr, check) */
 		vh->hdr.csum_offset = htole16(16);
 	} else {
-		put16(tcp + 16, ~csum_fold(csum_add(sum, tcp, tcp_len)) &
+		frame_put16(tcp, 16, ~frame_csum_fold(frame_csum_add(sum, tcp, tcp_len)) &
 					0xffff);
 		vh->hdr.gso_type = VIRTIO_NET_HDR_GSO_NONE;
 	}

@@ -57,6 +57,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "frames.h"
+
 #define MAX_QUEUES 16
 #define VNET_HDR_LEN 12 /* struct virtio_net_hdr_mrg_rxbuf */
 #define ETH_LEN 14
@@ -215,49 +217,6 @@ static void host_mac(uint8_t mac[ETH_ALEN])
 
 /* --- frames -------------------------------------------------------------- */
 
-static void put16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = v >> 16;
-	p[2] = v >> 8;
-	p[3] = v & 0xff;
-}
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint32_t csum_add(uint32_t sum, const uint8_t *p, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len; i += 2)
-		sum += get16(p + i);
-	if (len & 1)
-		sum += (uint32_t)p[len - 1] << 8;
-	return sum;
-}
-
-static uint16_t csum_fold(uint32_t sum)
-{
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
 static uint32_t pseudo_sum(uint32_t saddr, uint32_t daddr, uint8_t proto,
 			   uint32_t len)
 {
@@ -289,16 +248,16 @@ static uint8_t *build_ip(struct frame *f, const uint8_t *dmac, uint8_t proto,
 	memset(f->buf, 0, VNET_HDR_LEN + ETH_LEN + IP_LEN);
 	memcpy(eth, dmac, ETH_ALEN);
 	memcpy(eth + ETH_ALEN, guest_mac, ETH_ALEN);
-	put16(eth + 12, ETH_P_IP);
+	frame_put16(eth, 12, ETH_P_IP);
 	ip[0] = 0x45;
-	put16(ip + 2, IP_LEN + l4_len);
-	put16(ip + 4, ip_id++);
-	put16(ip + 6, 0x4000); /* DF */
+	frame_put16(ip, 2, IP_LEN + l4_len);
+	frame_put16(ip, 4, ip_id++);
+	frame_put16(ip, 6, 0x4000); /* DF */
 	ip[8] = 64;
 	ip[9] = proto;
-	put32(ip + 12, GUEST_IP);
-	put32(ip + 16, HOST_IP);
-	put16(ip + 10, ~csum_fold(csum_add(0, ip, IP_LEN)));
+	frame_put32(ip, 12, GUEST_IP);
+	frame_put32(ip, 16, HOST_IP);
+	frame_put16(ip, 10, ~frame_csum_fold(frame_csum_add(0, ip, IP_LEN)));
 	f->len = ETH_LEN + IP_LEN + l4_len;
 	return ip + IP_LEN;
 }
@@ -322,24 +281,24 @@ static void build_tcp(struct frame *f, const uint8_t *dmac,
 	uint32_t sum = pseudo_sum(GUEST_IP, HOST_IP, IPPROTO_TCP, l4);
 
 	memset(th, 0, hlen);
-	put16(th, s->sport);
-	put16(th + 2, s->dport);
-	put32(th + 4, s->seq);
-	put32(th + 8, s->ack);
+	frame_put16(th, 0, s->sport);
+	frame_put16(th, 2, s->dport);
+	frame_put32(th, 4, s->seq);
+	frame_put32(th, 8, s->ack);
 	th[12] = (hlen / 4) << 4;
 	th[13] = s->flags;
-	put16(th + 14, s->win);
+	frame_put16(th, 14, s->win);
 	if (s->mss_opt) {
 		th[20] = 2;
 		th[21] = 4;
-		put16(th + 22, 1460);
+		frame_put16(th, 22, 1460);
 	}
 	for (i = 0; i < s->payload; i++)
 		th[hlen + i] = 'a' + i % 26;
 	if (s->partial)
-		put16(th + 16, csum_fold(sum));
+		frame_put16(th, 16, frame_csum_fold(sum));
 	else
-		put16(th + 16, ~csum_fold(csum_add(sum, th, l4)));
+		frame_put16(th, 16, ~frame_csum_fold(frame_csum_add(sum, th, l4)));
 }
 
 static void build_udp(struct frame *f, uint32_t payload)
@@ -348,15 +307,15 @@ static void build_udp(struct frame *f, uint32_t payload)
 	uint8_t *uh = build_ip(f, nobody_mac, IPPROTO_UDP, l4);
 	uint16_t c;
 
-	put16(uh, 40000);
-	put16(uh + 2, 9); /* discard */
-	put16(uh + 4, l4);
-	put16(uh + 6, 0);
+	frame_put16(uh, 0, 40000);
+	frame_put16(uh, 2, 9); /* discard */
+	frame_put16(uh, 4, l4);
+	frame_put16(uh, 6, 0);
 	for (i = 0; i < payload; i++)
 		uh[UDP_LEN + i] = 'u';
-	c = ~csum_fold(csum_add(pseudo_sum(GUEST_IP, HOST_IP, IPPROTO_UDP, l4),
+	c = ~frame_csum_fold(frame_csum_add(pseudo_sum(GUEST_IP, HOST_IP, IPPROTO_UDP, l4),
 				uh, l4));
-	put16(uh + 6, c ? c : 0xffff);
+	frame_put16(uh, 6, c ? c : 0xffff);
 }
 
 /* IPv4 claims a TCP header and payload that the frame does not carry. */
@@ -551,14 +510,14 @@ static void arp_reply(struct tcp_state *t, const uint8_t *req)
 	memset(txf.buf, 0, VNET_HDR_LEN + ETH_LEN + 28);
 	memcpy(eth, req + ETH_ALEN, ETH_ALEN);
 	memcpy(eth + ETH_ALEN, guest_mac, ETH_ALEN);
-	put16(eth + 12, ETH_P_ARP);
-	put16(arp, 1);
-	put16(arp + 2, ETH_P_IP);
+	frame_put16(eth, 12, ETH_P_ARP);
+	frame_put16(arp, 0, 1);
+	frame_put16(arp, 2, ETH_P_IP);
 	arp[4] = 6;
 	arp[5] = 4;
-	put16(arp + 6, 2); /* reply */
+	frame_put16(arp, 6, 2); /* reply */
 	memcpy(arp + 8, guest_mac, ETH_ALEN);
-	put32(arp + 14, GUEST_IP);
+	frame_put32(arp, 14, GUEST_IP);
 	memcpy(arp + 18, req + ETH_LEN + 8, ETH_ALEN); /* sender hw */
 	memcpy(arp + 24, req + ETH_LEN + 14, 4);      /* sender ip */
 	txf.len = ETH_LEN + 28;
@@ -580,17 +539,17 @@ static int classify(const uint8_t *p, size_t len, uint8_t *tcp_flags)
 	*tcp_flags = 0;
 	if (len < ETH_LEN)
 		return C_MALFORMED;
-	proto = get16(p + 12);
+	proto = frame_get16(p, 12);
 	if (proto == ETH_P_ARP)
 		return len - off < 28 ? C_MALFORMED : C_OTHER;
 	if (proto == ETH_P_IP) {
 		if (len < off + IP_LEN || p[off] >> 4 != 4)
 			return C_MALFORMED;
 		ihl = (p[off] & 0xf) * 4;
-		tot = get16(p + off + 2);
+		tot = frame_get16(p + off, 2);
 		if (ihl < IP_LEN || tot < ihl || tot > len - off)
 			return C_MALFORMED;
-		if (get16(p + off + 6) & 0x1fff)
+		if (frame_get16(p + off, 6) & 0x1fff)
 			return C_OTHER;
 		l4proto = p[off + 9];
 		l4 = p + off + ihl;
@@ -598,7 +557,7 @@ static int classify(const uint8_t *p, size_t len, uint8_t *tcp_flags)
 	} else if (proto == ETH_P_IPV6) {
 		if (len < off + 40 || p[off] >> 4 != 6)
 			return C_MALFORMED;
-		l4_len = get16(p + off + 4);
+		l4_len = frame_get16(p + off, 4);
 		if (l4_len > len - off - 40)
 			return C_MALFORMED;
 		l4proto = p[off + 6];
@@ -655,28 +614,28 @@ static int tcp_input(struct tcp_state *t, int q, const uint8_t *buf,
 
 	count_frame(&t->rx[q], p, len, vh->gso_type != VIRTIO_NET_HDR_GSO_NONE);
 
-	if (len >= ETH_LEN + 28 && get16(p + 12) == ETH_P_ARP &&
-	    get16(p + ETH_LEN + 6) == 1 &&
-	    get32(p + ETH_LEN + 24) == GUEST_IP) {
+	if (len >= ETH_LEN + 28 && frame_get16(p, 12) == ETH_P_ARP &&
+	    frame_get16(p + ETH_LEN, 6) == 1 &&
+	    frame_get32(p + ETH_LEN, 24) == GUEST_IP) {
 		arp_reply(t, p);
 		return 0;
 	}
-	if (len < ETH_LEN + IP_LEN + TCP_LEN || get16(p + 12) != ETH_P_IP)
+	if (len < ETH_LEN + IP_LEN + TCP_LEN || frame_get16(p, 12) != ETH_P_IP)
 		return 0;
 	ip = p + ETH_LEN;
 	ihl = (ip[0] & 0xf) * 4;
-	tot = get16(ip + 2);
-	if (ip[9] != IPPROTO_TCP || get32(ip + 16) != GUEST_IP ||
+	tot = frame_get16(ip, 2);
+	if (ip[9] != IPPROTO_TCP || frame_get32(ip, 16) != GUEST_IP ||
 	    tot > len - ETH_LEN || ihl + TCP_LEN > tot)
 		return 0;
 	th = ip + ihl;
-	if (get16(th) != t->port || get16(th + 2) != t->gport)
+	if (frame_get16(th, 0) != t->port || frame_get16(th, 2) != t->gport)
 		return 0;
 	doff = (th[12] >> 4) * 4;
 	if (doff < TCP_LEN || ihl + doff > tot)
 		return 0;
-	seq = get32(th + 4);
-	ack = get32(th + 8);
+	seq = frame_get32(th, 4);
+	ack = frame_get32(th, 8);
 	flags = th[13];
 	plen = tot - ihl - doff;
 
