@@ -44,7 +44,7 @@ SELFTESTS  += $(OUT)/selftests/vhost_unit $(OUT)/selftests/test_vhost_unit
 # the userspace virtio-net frontend (plays QEMU + guest driver over
 # vhost-user), built with ASan/UBSan; run.sh runs build/selftests/test_*
 VUFE_SRCS  := $(wildcard selftests/frontend/*.c)
-VUFE_LIB   := $(filter-out selftests/frontend/vufe_selftest.c,$(VUFE_SRCS))
+VUFE_LIB   := $(filter-out selftests/frontend/vufe_selftest%.c,$(VUFE_SRCS))
 VUFE_HDRS  := $(wildcard selftests/frontend/*.h)
 VUFE       := $(OUT)/selftests/vufe_selftest
 SELFTESTS  += $(VUFE) $(OUT)/selftests/test_vufe
@@ -61,10 +61,13 @@ VNETD_ASAN := $(OUT)/vnetd-asan
 STEER_SKEL := $(OUT)/steer_flow.skel.h
 VNETD_LIBS := $(LDLIBS) -luring -lpthread
 
-# vnetd's datapath tests (selftests/test_vnetd.c): vufe + libbpf, ASan/UBSan;
-# they run build/vnetd-asan
-TEST_VNETD := $(OUT)/selftests/test_vnetd
-SELFTESTS  += $(TEST_VNETD)
+# vnetd's datapath tests (selftests/test_vnetd_*.c, one program per
+# feature, on vnetd_test.h's helpers): vufe + libbpf, ASan/UBSan; they run
+# build/vnetd-asan.  The objects are built once, with ASan, under $(OUT)/asan
+VNETD_TESTS := $(patsubst selftests/%.c,$(OUT)/selftests/%,$(wildcard selftests/test_vnetd_*.c))
+SELFTESTS  += $(VNETD_TESTS)
+VNETD_TEST_LIB := selftests/vnetd_util.c selftests/vnetd_fixture.c selftests/testpmd.c $(VUFE_LIB)
+VNETD_TEST_HDRS := selftests/vnetd_test.h selftests/testpmd.h selftests/test.h selftests/frames.h $(VUFE_HDRS) include/vnet/abi.h
 # ... and bench/bench_vnetd.sh's tools (ceiling loops, load, signal counts)
 BENCH_VNETD_IO := $(OUT)/bench/bench_vnetd_io
 BENCHES    += $(BENCH_VNETD_IO)
@@ -139,9 +142,13 @@ $(VUFE): $(VUFE_SRCS) selftests/testpmd.c $(VUFE_HDRS) selftests/testpmd.h selft
 $(OUT)/selftests/test_vufe: $(VUFE)
 	ln -sf vufe_selftest $@
 
-$(TEST_VNETD): selftests/test_vnetd.c selftests/testpmd.c selftests/testpmd.h $(VUFE_LIB) $(VUFE_HDRS) selftests/test.h include/vnet/abi.h
+$(OUT)/asan/%.o: %.c $(VNETD_TEST_HDRS)
 	@mkdir -p $(@D)
-	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iselftests $(filter %.c,$^) -o $@ -lbpf
+	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iselftests -c $< -o $@
+
+$(VNETD_TESTS): $(OUT)/selftests/%: $(OUT)/asan/selftests/%.o $(VNETD_TEST_LIB:%.c=$(OUT)/asan/%.o)
+	@mkdir -p $(@D)
+	$(CC) $(SANITIZE) $^ -o $@ -lbpf
 
 # vufe.c without sanitizers: gcc 12 -O2 sees maybe-uninitialized false
 # positives in it (descriptor ids filled by desc_get()); the ceiling loops
