@@ -128,7 +128,7 @@ $(OUT)/selftests/%: $(OUT)/selftests/%.o $(LIBVNET)
 $(LIBVHOST): $(VHOST_OBJS)
 	$(AR) rcs $@ $^
 
-$(OUT)/selftests/vhost_unit: selftests/vhost_unit.c $(VHOST_SRCS) $(wildcard user/vhost/*.h) selftests/test.h include/vnet/abi.h
+$(OUT)/selftests/vhost_unit: $(wildcard selftests/vhost_unit*.c) selftests/vhost_unit.h $(VHOST_SRCS) $(wildcard user/vhost/*.h) selftests/test.h include/vnet/abi.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -I$(OUT) $(filter %.c,$^) -o $@
 
