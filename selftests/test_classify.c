@@ -230,15 +230,88 @@ static bool run_hook(const struct hook *h, const void *data, size_t size,
 }
 
 /* ------------------------------------------------------------------ */
-/* Frame cases.  Each builds one frame into buf and returns its length. */
+/*
+ * Frame cases: a table of frame specs that frames.h's frame_build() builds,
+ * each with the class it must be counted as.  A malformed frame is a good
+ * one edited after it was built (EDIT_*, applied in order): a length cut,
+ * a header byte or field overwritten, the IPv4 checksum fixed again.
+ */
 
-typedef ssize_t (*make_fn)(uint8_t *buf, size_t cap);
+enum edit_op {
+	EDIT_NONE,
+	EDIT_LEN_ETH,		/* the frame ends ARG bytes after Ethernet */
+	EDIT_LEN_L3,		/* ... ARG bytes into the IP header */
+	EDIT_LEN_L4,		/* ... ARG bytes into the L4 header */
+	EDIT_IP_BYTE0,		/* the IP version/IHL byte := ARG */
+	EDIT_IPV4_TOT_LEN,	/* the IPv4 total length := ARG */
+	EDIT_IPV4_TOT_LEN_ADD,	/* the IPv4 total length += ARG */
+	EDIT_IPV4_CSUM,		/* the IPv4 header checksum made right */
+	EDIT_TCP_DOFF,		/* the TCP data offset := ARG words */
+	EDIT_IPV6_PLEN,		/* the IPv6 payload length := ARG */
+};
+
+struct frame_edit {
+	enum edit_op op;
+	int arg;
+};
+
+#define FRAME_MAX_EDITS 3
 
 struct frame_case {
 	const char *name;
 	int expect;
-	make_fn make;
+	struct frame_spec spec;
+	struct frame_edit edit[FRAME_MAX_EDITS];
 };
+
+/* builds the case's frame into buf: its length, or -errno */
+static ssize_t frame_case_build(const struct frame_case *c, uint8_t *b,
+				size_t cap)
+{
+	struct frame_layout l;
+	ssize_t len = frame_build(&c->spec, b, cap, &l);
+	unsigned int i;
+
+	for (i = 0; len >= 0 && i < FRAME_MAX_EDITS; i++) {
+		const struct frame_edit *e = &c->edit[i];
+
+		switch (e->op) {
+		case EDIT_NONE:
+			break;
+		case EDIT_LEN_ETH:
+			len = FRAME_ETH_HLEN + e->arg;
+			break;
+		case EDIT_LEN_L3:
+			len = (ssize_t)l.l3_off + e->arg;
+			break;
+		case EDIT_LEN_L4:
+			len = (ssize_t)l.l4_off + e->arg;
+			break;
+		case EDIT_IP_BYTE0:
+			b[l.l3_off] = (uint8_t)e->arg;
+			break;
+		case EDIT_IPV4_TOT_LEN:
+			frame_put16(b, l.l3_off + 2, (uint16_t)e->arg);
+			break;
+		case EDIT_IPV4_TOT_LEN_ADD:
+			frame_put16(b, l.l3_off + 2,
+				    frame_get16(b, l.l3_off + 2) + e->arg);
+			break;
+		case EDIT_IPV4_CSUM:
+			frame_ipv4_fix_csum(b, l.l3_off);
+			break;
+		case EDIT_TCP_DOFF:
+			b[l.l4_off + 12] = (uint8_t)(e->arg << 4);
+			break;
+		case EDIT_IPV6_PLEN:
+			frame_put16(b, l.l3_off + 4, (uint16_t)e->arg);
+			break;
+		}
+	}
+	return len;
+}
+
+/* specs built in code (the tap cases) */
 
 static struct frame_spec tcp4(uint8_t flags, size_t payload)
 {
@@ -262,30 +335,10 @@ static struct frame_spec tcp6(uint8_t flags, size_t payload)
 	return s;
 }
 
-static struct frame_spec l4_spec(uint16_t ethertype, uint8_t proto,
-				 size_t payload)
-{
-	struct frame_spec s = {
-		.ethertype = ethertype,
-		.proto = proto,
-		.payload_len = payload,
-	};
-
-	return s;
-}
-
 static void add_ext(struct frame_spec *s, uint8_t type, uint8_t len)
 {
 	s->ext[s->nr_ext].type = type;
 	s->ext[s->nr_ext].len = len;
-	s->nr_ext++;
-}
-
-static void add_frag_ext(struct frame_spec *s, uint16_t off, bool more)
-{
-	s->ext[s->nr_ext].type = IPPROTO_FRAGMENT;
-	s->ext[s->nr_ext].frag_off = off;
-	s->ext[s->nr_ext].more_frags = more;
 	s->nr_ext++;
 }
 
@@ -299,984 +352,277 @@ static void add_vlan(struct frame_spec *s, uint16_t tpid, uint16_t vid)
 #define A FRAME_TCP_ACK
 #define P (FRAME_TCP_PSH | FRAME_TCP_ACK)
 
-/* IPv4 TCP */
-
-static ssize_t mk_ipv4_tcp_urgent(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 100);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_tcp_push(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(P, 100);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_tcp_pure_ack(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 0);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_tcp_syn(uint8_t *b, size_t cap)
-{
-	/* a real SYN carries options: MSS, SACK, timestamps, wscale */
-	struct frame_spec s = tcp4(FRAME_TCP_SYN, 0);
-
-	s.tcp_doff = 10;
-	s.ack_seq = 0;
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_tcp_synack(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(FRAME_TCP_SYN | A, 0);
-
-	s.tcp_doff = 8;
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_tcp_fin(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(FRAME_TCP_FIN | A, 0);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_tcp_rst(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(FRAME_TCP_RST | A, 0);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* FIN with data is classified by its data, not by the FIN */
-static ssize_t mk_ipv4_tcp_fin_with_data(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(FRAME_TCP_FIN | P, 50);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* 54 bytes padded to 60: the 6 padding bytes are not payload */
-static ssize_t mk_ipv4_tcp_ack_eth_padding(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 0);
-
-	s.min_len = FRAME_MIN_LEN;
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* 2 bytes of payload (from the IP header), then 4 bytes of padding */
-static ssize_t mk_ipv4_tcp_urgent_eth_padding(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 2);
-
-	s.min_len = FRAME_MIN_LEN;
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_tcp_push_eth_padding(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(P, 1);
-
-	s.min_len = FRAME_MIN_LEN;
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_tcp_doff15_urgent(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 100);
-
-	s.tcp_doff = 15;
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* data offset exactly the IP payload: no data */
-static ssize_t mk_ipv4_tcp_doff15_ack(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 0);
-
-	s.tcp_doff = 15;
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* DF is not a fragment */
-static ssize_t mk_ipv4_df_tcp_urgent(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 1448);
-
-	s.dont_frag = true;
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_tcp_large_push(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(P, TEST_RUN_MAX - 54);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* IPv4 options */
-
-static ssize_t mk_ipv4_opts_ihl6_urgent(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 100);
-
-	s.ip_opt_len = 4;
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_opts_ihl10_push(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(P, 100);
-
-	s.ip_opt_len = 20;
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_opts_ihl15_push(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(P, 100);
-
-	s.ip_opt_len = 40;
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_opts_ihl15_ack(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 0);
-
-	s.ip_opt_len = 40;
-	s.min_len = FRAME_MIN_LEN;
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* IPv4 fragments */
-
-static ssize_t mk_ipv4_frag_first_tcp_push(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(P, 1000);
-
-	s.more_frags = true;
-	s.ip_id = 77;
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_frag_first_tcp_urgent(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 1000);
-
-	s.more_frags = true;
-	s.ip_id = 78;
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_frag_middle(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 1000);
-
-	s.frag_off = 128; /* 1024 bytes in */
-	s.more_frags = true;
-	s.ip_id = 77;
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_frag_last(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 300);
-
-	s.frag_off = 256;
-	s.ip_id = 77;
-	return frame_build(&s, b, cap, NULL);
-}
-
-/*
- * A non-first fragment whose first bytes, read as a TCP header, would be
- * malformed (data offset 0): it has no TCP header, so it is "other".
- */
-static ssize_t mk_ipv4_frag_nonfirst_no_l4(uint8_t *b, size_t cap)
-{
-	static const uint8_t zeros[64];
-	struct frame_spec s = tcp4(A, sizeof(zeros));
-
-	s.payload = zeros;
-	s.frag_off = 8;
-	s.more_frags = true;
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* IPv4 other */
-
-static ssize_t mk_ipv4_udp(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = l4_spec(ETH_P_IP, IPPROTO_UDP, 100);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_udp_eth_padding(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = l4_spec(ETH_P_IP, IPPROTO_UDP, 2);
-
-	s.min_len = FRAME_MIN_LEN;
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_icmp(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = l4_spec(ETH_P_IP, IPPROTO_ICMP, 56);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv4_gre(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = l4_spec(ETH_P_IP, IPPROTO_GRE, 40);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* ARP, unknown ethertypes, VLAN */
-
-static ssize_t mk_arp_request(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = { .ethertype = ETH_P_ARP,
-				.min_len = FRAME_MIN_LEN };
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_arp_unpadded(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = { .ethertype = ETH_P_ARP };
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_arp_truncated(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = { .ethertype = ETH_P_ARP };
-	ssize_t len = frame_build(&s, b, cap, NULL);
-
-	/* 20 of the 28 bytes of the ARP message */
-	return len < 0 ? len : FRAME_ETH_HLEN + 20;
-}
-
-static ssize_t mk_ethertype_unknown(uint8_t *b, size_t cap)
-{
-	/* IEEE 802 local experimental ethertype */
-	struct frame_spec s = { .ethertype = 0x88b5, .payload_len = 46 };
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ethertype_unknown_bare(uint8_t *b, size_t cap)
-{
-	/* nothing but an Ethernet header */
-	struct frame_spec s = { .ethertype = 0x88b5 };
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_vlan_tcp_urgent(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 100);
-
-	add_vlan(&s, ETH_P_8021Q, 100);
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_vlan_arp(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = { .ethertype = ETH_P_ARP,
-				.min_len = FRAME_MIN_LEN };
-
-	add_vlan(&s, ETH_P_8021Q, 100);
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_vlan_ipv6_tcp_push(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(P, 100);
-
-	add_vlan(&s, ETH_P_8021Q, 100);
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_qinq_tcp_push(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(P, 100);
-
-	add_vlan(&s, ETH_P_8021AD, 10);
-	add_vlan(&s, ETH_P_8021Q, 100);
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_qinq_ipv6_tcp_urgent(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 100);
-
-	add_vlan(&s, ETH_P_8021AD, 10);
-	add_vlan(&s, ETH_P_8021Q, 100);
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* two 802.1Q tags (the old, pre-802.1ad QinQ) */
-static ssize_t mk_vlan_double_8021q_ack(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 0);
-
-	add_vlan(&s, ETH_P_8021Q, 10);
-	add_vlan(&s, ETH_P_8021Q, 100);
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* the parser follows two tags; the third one is an unknown ethertype */
-static ssize_t mk_vlan_three_tags(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 100);
-
-	add_vlan(&s, ETH_P_8021AD, 10);
-	add_vlan(&s, ETH_P_8021Q, 100);
-	add_vlan(&s, ETH_P_8021Q, 200);
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* IPv6 */
-
-static ssize_t mk_ipv6_tcp_urgent(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 100);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_tcp_push(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(P, 100);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_tcp_pure_ack(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 0);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_tcp_syn(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(FRAME_TCP_SYN, 0);
-
-	s.tcp_doff = 10;
-	s.ack_seq = 0;
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_tcp_fin(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(FRAME_TCP_FIN | A, 0);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* bytes after the IPv6 payload are not payload */
-static ssize_t mk_ipv6_tcp_ack_trailing_bytes(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 0);
-
-	s.min_len = 14 + 40 + 20 + 24;
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_hopopts_tcp_urgent(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 100);
-
-	add_ext(&s, IPPROTO_HOPOPTS, 0);
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_routing_tcp_push(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(P, 100);
-
-	add_ext(&s, IPPROTO_ROUTING, 2);
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_dstopts_tcp_ack(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 0);
-
-	add_ext(&s, IPPROTO_DSTOPTS, 1);
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_ah_tcp_urgent(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 100);
-
-	add_ext(&s, IPPROTO_AH, 4);
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_frag_first_tcp_urgent(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 1000);
-
-	add_frag_ext(&s, 0, true);
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* an "atomic" fragment: offset 0, no more fragments */
-static ssize_t mk_ipv6_frag_atomic_tcp_push(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(P, 100);
-
-	add_frag_ext(&s, 0, false);
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_frag_nonfirst(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 500);
-
-	add_frag_ext(&s, 128, false);
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_ext_chain3_tcp_push(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(P, 100);
-
-	add_ext(&s, IPPROTO_HOPOPTS, 0);
-	add_ext(&s, IPPROTO_ROUTING, 2);
-	add_ext(&s, IPPROTO_DSTOPTS, 1);
-	return frame_build(&s, b, cap, NULL);
-}
-
+/* the spec of a case: frame_spec fields */
+#define SPEC(...) { __VA_ARGS__ }
+#define TCP(et, flags, plen, ack)                                          \
+	.ethertype = (et), .proto = IPPROTO_TCP, .tcp_flags = (flags),      \
+	.seq = 1000, .ack_seq = (ack), .payload_len = (plen)
+#define TCP4(flags, plen) TCP(ETH_P_IP, flags, plen, 2000)
+#define TCP6(flags, plen) TCP(ETH_P_IPV6, flags, plen, 2000)
+#define L4(et, p, plen) .ethertype = (et), .proto = (p), .payload_len = (plen)
+#define VLAN1(t, v) .nr_vlans = 1, .vlan_tpid = { t }, .vlan_tci = { v }
+#define VLAN2(t1, v1, t2, v2)                                              \
+	.nr_vlans = 2, .vlan_tpid = { t1, t2 }, .vlan_tci = { v1, v2 }
+#define VLAN3(t1, v1, t2, v2, t3, v3)                                      \
+	.nr_vlans = 3, .vlan_tpid = { t1, t2, t3 }, .vlan_tci = { v1, v2, v3 }
+#define QINQ VLAN2(ETH_P_8021AD, 10, ETH_P_8021Q, 100)
+#define EXTS(n, ...) .nr_ext = (n), .ext = { __VA_ARGS__ }
+#define EXT(t, l) { .type = (t), .len = (l) }
+#define FRAG(off, more)                                                    \
+	{ .type = IPPROTO_FRAGMENT, .frag_off = (off), .more_frags = (more) }
+#define HOP EXT(IPPROTO_HOPOPTS, 0)
+#define RT0 EXT(IPPROTO_ROUTING, 0)
+#define DST0 EXT(IPPROTO_DSTOPTS, 0)
 /* hop-by-hop, routing, then n - 2 destination options headers */
-static void ext_chain(struct frame_spec *s, unsigned int n)
-{
-	unsigned int i;
-
-	add_ext(s, IPPROTO_HOPOPTS, 0);
-	add_ext(s, IPPROTO_ROUTING, 0);
-	for (i = 2; i < n; i++)
-		add_ext(s, IPPROTO_DSTOPTS, 0);
-}
-
-/* VNET_MAX_IPV6_EXT headers: the last one the bounded walk follows */
-static ssize_t mk_ipv6_ext_chain8_tcp_urgent(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 100);
-
-	ext_chain(&s, 8);
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_ext_chain9(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 100);
-
-	ext_chain(&s, 9);
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* 2 KB of hop-by-hop options: far headers are still parsed */
-static ssize_t mk_ipv6_hopopts_2k_tcp_urgent(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 100);
-
-	add_ext(&s, IPPROTO_HOPOPTS, 255);
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_tcp_large_urgent(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, TEST_RUN_MAX - 74);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_udp(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = l4_spec(ETH_P_IPV6, IPPROTO_UDP, 100);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_hopopts_udp(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = l4_spec(ETH_P_IPV6, IPPROTO_UDP, 100);
-
-	add_ext(&s, IPPROTO_HOPOPTS, 0);
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_icmpv6(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = l4_spec(ETH_P_IPV6, IPPROTO_ICMPV6, 56);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_ipv6_no_next_header(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = l4_spec(ETH_P_IPV6, IPPROTO_NONE, 0);
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* Malformed: Ethernet and VLAN */
-
-static ssize_t mk_ipv4_no_header(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 0);
-	ssize_t len = frame_build(&s, b, cap, NULL);
-
-	/* an Ethernet header saying IPv4, and nothing after it */
-	return len < 0 ? len : FRAME_ETH_HLEN;
-}
-
-static ssize_t mk_vlan_tag_truncated(uint8_t *b, size_t cap)
-{
-	/* ethertype 802.1Q, then 2 of the tag's 4 bytes */
-	struct frame_spec s = { .ethertype = ETH_P_8021Q, .payload_len = 2 };
-
-	return frame_build(&s, b, cap, NULL);
-}
-
-static ssize_t mk_qinq_inner_tag_truncated(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = { .ethertype = ETH_P_8021Q, .payload_len = 2 };
-
-	add_vlan(&s, ETH_P_8021AD, 10);
-	return frame_build(&s, b, cap, NULL);
-}
-
-/* Malformed: IPv4 */
-
-static ssize_t mk_ipv4_header_truncated(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 0);
-	struct frame_layout l;
-	ssize_t len = frame_build(&s, b, cap, &l);
-
-	return len < 0 ? len : (ssize_t)l.l3_off + 10;
-}
-
-static ssize_t mk_ipv4_version_6(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 0);
-	struct frame_layout l;
-	ssize_t len = frame_build(&s, b, cap, &l);
-
-	if (len >= 0)
-		b[l.l3_off] = 0x65; /* version 6, IHL 5, ethertype IPv4 */
-	return len;
-}
-
-static ssize_t mk_ipv4_ihl_4(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 0);
-	struct frame_layout l;
-	ssize_t len = frame_build(&s, b, cap, &l);
-
-	if (len >= 0) {
-		b[l.l3_off] = 0x44;
-		frame_ipv4_fix_csum(b, l.l3_off);
-	}
-	return len;
-}
-
-/* IHL 15 (60 bytes) and a total length to match, in a 40-byte datagram */
-static ssize_t mk_ipv4_ihl_beyond_frame(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 0);
-	struct frame_layout l;
-	ssize_t len = frame_build(&s, b, cap, &l);
-
-	if (len >= 0) {
-		b[l.l3_off] = 0x4f;
-		frame_put16(b, l.l3_off + 2, 60);
-	}
-	return len;
-}
-
-static ssize_t mk_ipv4_total_len_beyond_frame(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 10);
-	struct frame_layout l;
-	ssize_t len = frame_build(&s, b, cap, &l);
-
-	if (len >= 0) {
-		frame_put16(b, l.l3_off + 2, frame_get16(b, l.l3_off + 2) + 1);
-		frame_ipv4_fix_csum(b, l.l3_off);
-	}
-	return len;
-}
-
-static ssize_t mk_ipv4_total_len_below_ihl(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 0);
-	struct frame_layout l;
-	ssize_t len;
-
-	s.min_len = FRAME_MIN_LEN;
-	len = frame_build(&s, b, cap, &l);
-	if (len >= 0) {
-		frame_put16(b, l.l3_off + 2, 19);
-		frame_ipv4_fix_csum(b, l.l3_off);
-	}
-	return len;
-}
-
-/*
- * The IP header says 12 bytes of TCP; the frame is padded to 60 so the rest
- * of a TCP header is there, but it is padding, not TCP.
- */
-static ssize_t mk_ipv4_tcp_header_truncated(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 0);
-	struct frame_layout l;
-	ssize_t len;
-
-	s.min_len = FRAME_MIN_LEN;
-	len = frame_build(&s, b, cap, &l);
-	if (len >= 0) {
-		frame_put16(b, l.l3_off + 2, 20 + 12);
-		frame_ipv4_fix_csum(b, l.l3_off);
-	}
-	return len;
-}
-
-/* the frame itself ends inside the TCP header */
-static ssize_t mk_ipv4_tcp_header_cut(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 0);
-	struct frame_layout l;
-	ssize_t len = frame_build(&s, b, cap, &l);
-
-	if (len >= 0) {
-		frame_put16(b, l.l3_off + 2, 20 + 12);
-		frame_ipv4_fix_csum(b, l.l3_off);
-		len = (ssize_t)l.l4_off + 12;
-	}
-	return len;
-}
-
-static ssize_t set_tcp_doff(uint8_t *b, ssize_t len,
-			    const struct frame_layout *l, unsigned int doff)
-{
-	if (len >= 0)
-		b[l->l4_off + 12] = (uint8_t)(doff << 4);
-	return len;
-}
-
-static ssize_t mk_ipv4_tcp_doff_4(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 100);
-	struct frame_layout l;
-
-	return set_tcp_doff(b, frame_build(&s, b, cap, &l), &l, 4);
-}
-
-static ssize_t mk_ipv4_tcp_doff_0(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 100);
-	struct frame_layout l;
-
-	return set_tcp_doff(b, frame_build(&s, b, cap, &l), &l, 0);
-}
-
-/* 20 + 10 bytes of IP payload, data offset 32 */
-static ssize_t mk_ipv4_tcp_doff_beyond_payload(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 10);
-	struct frame_layout l;
-
-	return set_tcp_doff(b, frame_build(&s, b, cap, &l), &l, 8);
-}
-
-/* data offset 24 in a 20-byte TCP segment padded to 60: padding is not TCP */
-static ssize_t mk_ipv4_tcp_doff_into_padding(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(A, 0);
-	struct frame_layout l;
-
-	s.min_len = FRAME_MIN_LEN;
-	return set_tcp_doff(b, frame_build(&s, b, cap, &l), &l, 6);
-}
-
-static ssize_t mk_ipv4_udp_header_truncated(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = l4_spec(ETH_P_IP, IPPROTO_UDP, 0);
-	struct frame_layout l;
-	ssize_t len;
-
-	s.min_len = FRAME_MIN_LEN;
-	len = frame_build(&s, b, cap, &l);
-	if (len >= 0) {
-		frame_put16(b, l.l3_off + 2, 20 + 4);
-		frame_ipv4_fix_csum(b, l.l3_off);
-	}
-	return len;
-}
-
-/* offsets behind tags: a bad IPv4 header inside QinQ */
-static ssize_t mk_qinq_ipv4_ihl_4(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp4(P, 100);
-	struct frame_layout l;
-	ssize_t len;
-
-	add_vlan(&s, ETH_P_8021AD, 10);
-	add_vlan(&s, ETH_P_8021Q, 100);
-	len = frame_build(&s, b, cap, &l);
-	if (len >= 0) {
-		b[l.l3_off] = 0x44;
-		frame_ipv4_fix_csum(b, l.l3_off);
-	}
-	return len;
-}
-
-/* Malformed: IPv6 */
-
-static ssize_t set_ipv6_plen(uint8_t *b, ssize_t len,
-			     const struct frame_layout *l, uint16_t plen)
-{
-	if (len >= 0)
-		frame_put16(b, l->l3_off + 4, plen);
-	return len;
-}
-
-static ssize_t mk_ipv6_header_truncated(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 0);
-	struct frame_layout l;
-	ssize_t len = frame_build(&s, b, cap, &l);
-
-	return len < 0 ? len : (ssize_t)l.l3_off + 30;
-}
-
-static ssize_t mk_ipv6_version_4(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 0);
-	struct frame_layout l;
-	ssize_t len = frame_build(&s, b, cap, &l);
-
-	if (len >= 0)
-		b[l.l3_off] = 0x40;
-	return len;
-}
-
-static ssize_t mk_ipv6_payload_len_beyond_frame(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 10);
-	struct frame_layout l;
-
-	return set_ipv6_plen(b, frame_build(&s, b, cap, &l), &l, 20 + 10 + 1);
-}
-
-/* a 16-byte hop-by-hop header in a payload length of 10 */
-static ssize_t mk_ipv6_ext_beyond_payload(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 0);
-	struct frame_layout l;
-
-	add_ext(&s, IPPROTO_HOPOPTS, 1);
-	return set_ipv6_plen(b, frame_build(&s, b, cap, &l), &l, 10);
-}
-
-/* next header hop-by-hop, payload length 0, and the frame ends there */
-static ssize_t mk_ipv6_ext_truncated(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 0);
-	struct frame_layout l;
-	ssize_t len;
-
-	add_ext(&s, IPPROTO_HOPOPTS, 0);
-	len = set_ipv6_plen(b, frame_build(&s, b, cap, &l), &l, 0);
-	return len < 0 ? len : (ssize_t)l.l3_off + FRAME_IPV6_HLEN;
-}
-
-/* the 8-byte fragment header of a first fragment in 4 bytes of payload */
-static ssize_t mk_ipv6_frag_first_beyond_payload(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 0);
-	struct frame_layout l;
-
-	add_frag_ext(&s, 0, true);
-	return set_ipv6_plen(b, frame_build(&s, b, cap, &l), &l, 4);
-}
-
-/* the same for a non-first fragment (which carries no TCP header) */
-static ssize_t mk_ipv6_frag_nonfirst_beyond_payload(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 16);
-	struct frame_layout l;
-
-	add_frag_ext(&s, 100, true);
-	return set_ipv6_plen(b, frame_build(&s, b, cap, &l), &l, 4);
-}
-
-/* the chain's third header runs past the payload length */
-static ssize_t mk_ipv6_ext_chain_beyond_payload(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 0);
-	struct frame_layout l;
-
-	add_ext(&s, IPPROTO_HOPOPTS, 0);
-	add_ext(&s, IPPROTO_ROUTING, 0);
-	add_ext(&s, IPPROTO_DSTOPTS, 3); /* 32 bytes */
-	/* 8 + 8 + 20 of the 32: TCP header bytes are in the frame */
-	return set_ipv6_plen(b, frame_build(&s, b, cap, &l), &l, 36);
-}
-
-static ssize_t mk_ipv6_tcp_header_truncated(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 0);
-	struct frame_layout l;
-
-	return set_ipv6_plen(b, frame_build(&s, b, cap, &l), &l, 12);
-}
-
-static ssize_t mk_ipv6_tcp_doff_4(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 100);
-	struct frame_layout l;
-
-	return set_tcp_doff(b, frame_build(&s, b, cap, &l), &l, 4);
-}
-
-static ssize_t mk_ipv6_tcp_doff_beyond_payload(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = tcp6(A, 4);
-	struct frame_layout l;
-
-	return set_tcp_doff(b, frame_build(&s, b, cap, &l), &l, 7);
-}
-
-static ssize_t mk_ipv6_udp_header_truncated(uint8_t *b, size_t cap)
-{
-	struct frame_spec s = l4_spec(ETH_P_IPV6, IPPROTO_UDP, 0);
-	struct frame_layout l;
-
-	return set_ipv6_plen(b, frame_build(&s, b, cap, &l), &l, 4);
-}
-
-#define CASE(name, class) { "classify/" #name, VNET_CLASS_##class, mk_##name }
+#define EXT_CHAIN8 EXTS(8, HOP, RT0, DST0, DST0, DST0, DST0, DST0, DST0)
+#define EXT_CHAIN9 EXTS(9, HOP, RT0, DST0, DST0, DST0, DST0, DST0, DST0, DST0)
+#define PAD .min_len = FRAME_MIN_LEN
+
+/* a case: name, class, SPEC(...), then up to three { EDIT_*, arg } */
+#define CASE(name, class, spec, ...)                                       \
+	{ "classify/" #name, VNET_CLASS_##class, spec, { __VA_ARGS__ } }
+
+/* a non-first fragment's payload: read as a TCP header, data offset 0 */
+static const uint8_t zeros64[64];
 
 static const struct frame_case frame_cases[] = {
 	/* IPv4 TCP */
-	CASE(ipv4_tcp_urgent, URGENT),
-	CASE(ipv4_tcp_push, PUSH),
-	CASE(ipv4_tcp_pure_ack, ACK),
-	CASE(ipv4_tcp_syn, ACK),
-	CASE(ipv4_tcp_synack, ACK),
-	CASE(ipv4_tcp_fin, ACK),
-	CASE(ipv4_tcp_rst, ACK),
-	CASE(ipv4_tcp_fin_with_data, PUSH),
-	CASE(ipv4_tcp_ack_eth_padding, ACK),
-	CASE(ipv4_tcp_urgent_eth_padding, URGENT),
-	CASE(ipv4_tcp_push_eth_padding, PUSH),
-	CASE(ipv4_tcp_doff15_urgent, URGENT),
-	CASE(ipv4_tcp_doff15_ack, ACK),
-	CASE(ipv4_df_tcp_urgent, URGENT),
-	CASE(ipv4_tcp_large_push, PUSH),
-	CASE(ipv4_opts_ihl6_urgent, URGENT),
-	CASE(ipv4_opts_ihl10_push, PUSH),
-	CASE(ipv4_opts_ihl15_push, PUSH),
-	CASE(ipv4_opts_ihl15_ack, ACK),
-	CASE(ipv4_frag_first_tcp_push, PUSH),
-	CASE(ipv4_frag_first_tcp_urgent, URGENT),
-	CASE(ipv4_frag_middle, OTHER),
-	CASE(ipv4_frag_last, OTHER),
-	CASE(ipv4_frag_nonfirst_no_l4, OTHER),
+	CASE(ipv4_tcp_urgent, URGENT, SPEC(TCP4(A, 100))),
+	CASE(ipv4_tcp_push, PUSH, SPEC(TCP4(P, 100))),
+	CASE(ipv4_tcp_pure_ack, ACK, SPEC(TCP4(A, 0))),
+	/* a real SYN carries options: MSS, SACK, timestamps, wscale */
+	CASE(ipv4_tcp_syn, ACK,
+	     SPEC(TCP(ETH_P_IP, FRAME_TCP_SYN, 0, 0), .tcp_doff = 10)),
+	CASE(ipv4_tcp_synack, ACK, SPEC(TCP4(FRAME_TCP_SYN | A, 0), .tcp_doff = 8)),
+	CASE(ipv4_tcp_fin, ACK, SPEC(TCP4(FRAME_TCP_FIN | A, 0))),
+	CASE(ipv4_tcp_rst, ACK, SPEC(TCP4(FRAME_TCP_RST | A, 0))),
+	/* FIN with data is classified by its data, not by the FIN */
+	CASE(ipv4_tcp_fin_with_data, PUSH, SPEC(TCP4(FRAME_TCP_FIN | P, 50))),
+	/* 54 bytes padded to 60: the 6 padding bytes are not payload */
+	CASE(ipv4_tcp_ack_eth_padding, ACK, SPEC(TCP4(A, 0), PAD)),
+	/* 2 bytes of payload (from the IP header), then 4 bytes of padding */
+	CASE(ipv4_tcp_urgent_eth_padding, URGENT, SPEC(TCP4(A, 2), PAD)),
+	CASE(ipv4_tcp_push_eth_padding, PUSH, SPEC(TCP4(P, 1), PAD)),
+	CASE(ipv4_tcp_doff15_urgent, URGENT, SPEC(TCP4(A, 100), .tcp_doff = 15)),
+	/* data offset exactly the IP payload: no data */
+	CASE(ipv4_tcp_doff15_ack, ACK, SPEC(TCP4(A, 0), .tcp_doff = 15)),
+	/* DF is not a fragment */
+	CASE(ipv4_df_tcp_urgent, URGENT, SPEC(TCP4(A, 1448), .dont_frag = true)),
+	CASE(ipv4_tcp_large_push, PUSH, SPEC(TCP4(P, TEST_RUN_MAX - 54))),
+	/* IPv4 options */
+	CASE(ipv4_opts_ihl6_urgent, URGENT, SPEC(TCP4(A, 100), .ip_opt_len = 4)),
+	CASE(ipv4_opts_ihl10_push, PUSH, SPEC(TCP4(P, 100), .ip_opt_len = 20)),
+	CASE(ipv4_opts_ihl15_push, PUSH, SPEC(TCP4(P, 100), .ip_opt_len = 40)),
+	CASE(ipv4_opts_ihl15_ack, ACK,
+	     SPEC(TCP4(A, 0), .ip_opt_len = 40, PAD)),
+	/* IPv4 fragments */
+	CASE(ipv4_frag_first_tcp_push, PUSH,
+	     SPEC(TCP4(P, 1000), .more_frags = true, .ip_id = 77)),
+	CASE(ipv4_frag_first_tcp_urgent, URGENT,
+	     SPEC(TCP4(A, 1000), .more_frags = true, .ip_id = 78)),
+	/* 1024 bytes in */
+	CASE(ipv4_frag_middle, OTHER,
+	     SPEC(TCP4(A, 1000), .frag_off = 128, .more_frags = true,
+		  .ip_id = 77)),
+	CASE(ipv4_frag_last, OTHER,
+	     SPEC(TCP4(A, 300), .frag_off = 256, .ip_id = 77)),
+	/*
+	 * A non-first fragment whose first bytes, read as a TCP header, would
+	 * be malformed (data offset 0): it has no TCP header, so it is "other".
+	 */
+	CASE(ipv4_frag_nonfirst_no_l4, OTHER,
+	     SPEC(TCP4(A, sizeof(zeros64)), .payload = zeros64, .frag_off = 8,
+		  .more_frags = true)),
 	/* IPv4 other */
-	CASE(ipv4_udp, OTHER),
-	CASE(ipv4_udp_eth_padding, OTHER),
-	CASE(ipv4_icmp, OTHER),
-	CASE(ipv4_gre, OTHER),
+	CASE(ipv4_udp, OTHER, SPEC(L4(ETH_P_IP, IPPROTO_UDP, 100))),
+	CASE(ipv4_udp_eth_padding, OTHER,
+	     SPEC(L4(ETH_P_IP, IPPROTO_UDP, 2), PAD)),
+	CASE(ipv4_icmp, OTHER, SPEC(L4(ETH_P_IP, IPPROTO_ICMP, 56))),
+	CASE(ipv4_gre, OTHER, SPEC(L4(ETH_P_IP, IPPROTO_GRE, 40))),
 	/* ARP, ethertypes, VLAN */
-	CASE(arp_request, OTHER),
-	CASE(arp_unpadded, OTHER),
-	CASE(ethertype_unknown, OTHER),
-	CASE(ethertype_unknown_bare, OTHER),
-	CASE(vlan_tcp_urgent, URGENT),
-	CASE(vlan_arp, OTHER),
-	CASE(vlan_ipv6_tcp_push, PUSH),
-	CASE(qinq_tcp_push, PUSH),
-	CASE(qinq_ipv6_tcp_urgent, URGENT),
-	CASE(vlan_double_8021q_ack, ACK),
-	CASE(vlan_three_tags, OTHER),
+	CASE(arp_request, OTHER, SPEC(.ethertype = ETH_P_ARP, PAD)),
+	CASE(arp_unpadded, OTHER, SPEC(.ethertype = ETH_P_ARP)),
+	/* IEEE 802 local experimental ethertype */
+	CASE(ethertype_unknown, OTHER,
+	     SPEC(.ethertype = 0x88b5, .payload_len = 46)),
+	/* nothing but an Ethernet header */
+	CASE(ethertype_unknown_bare, OTHER, SPEC(.ethertype = 0x88b5)),
+	CASE(vlan_tcp_urgent, URGENT,
+	     SPEC(TCP4(A, 100), VLAN1(ETH_P_8021Q, 100))),
+	CASE(vlan_arp, OTHER,
+	     SPEC(.ethertype = ETH_P_ARP, PAD, VLAN1(ETH_P_8021Q, 100))),
+	CASE(vlan_ipv6_tcp_push, PUSH,
+	     SPEC(TCP6(P, 100), VLAN1(ETH_P_8021Q, 100))),
+	CASE(qinq_tcp_push, PUSH, SPEC(TCP4(P, 100), QINQ)),
+	CASE(qinq_ipv6_tcp_urgent, URGENT, SPEC(TCP6(A, 100), QINQ)),
+	/* two 802.1Q tags (the old, pre-802.1ad QinQ) */
+	CASE(vlan_double_8021q_ack, ACK,
+	     SPEC(TCP4(A, 0), VLAN2(ETH_P_8021Q, 10, ETH_P_8021Q, 100))),
+	/* the parser follows two tags; the third one is an unknown ethertype */
+	CASE(vlan_three_tags, OTHER,
+	     SPEC(TCP4(A, 100), VLAN3(ETH_P_8021AD, 10, ETH_P_8021Q, 100,
+				      ETH_P_8021Q, 200))),
 	/* IPv6 */
-	CASE(ipv6_tcp_urgent, URGENT),
-	CASE(ipv6_tcp_push, PUSH),
-	CASE(ipv6_tcp_pure_ack, ACK),
-	CASE(ipv6_tcp_syn, ACK),
-	CASE(ipv6_tcp_fin, ACK),
-	CASE(ipv6_tcp_ack_trailing_bytes, ACK),
-	CASE(ipv6_hopopts_tcp_urgent, URGENT),
-	CASE(ipv6_routing_tcp_push, PUSH),
-	CASE(ipv6_dstopts_tcp_ack, ACK),
-	CASE(ipv6_ah_tcp_urgent, URGENT),
-	CASE(ipv6_frag_first_tcp_urgent, URGENT),
-	CASE(ipv6_frag_atomic_tcp_push, PUSH),
-	CASE(ipv6_frag_nonfirst, OTHER),
-	CASE(ipv6_ext_chain3_tcp_push, PUSH),
-	CASE(ipv6_ext_chain8_tcp_urgent, URGENT),
-	CASE(ipv6_ext_chain9, MALFORMED),
-	CASE(ipv6_hopopts_2k_tcp_urgent, URGENT),
-	CASE(ipv6_tcp_large_urgent, URGENT),
-	CASE(ipv6_udp, OTHER),
-	CASE(ipv6_hopopts_udp, OTHER),
-	CASE(ipv6_icmpv6, OTHER),
-	CASE(ipv6_no_next_header, OTHER),
-	/* malformed */
-	CASE(arp_truncated, MALFORMED),
-	CASE(ipv4_no_header, MALFORMED),
-	CASE(vlan_tag_truncated, MALFORMED),
-	CASE(qinq_inner_tag_truncated, MALFORMED),
-	CASE(ipv4_header_truncated, MALFORMED),
-	CASE(ipv4_version_6, MALFORMED),
-	CASE(ipv4_ihl_4, MALFORMED),
-	CASE(ipv4_ihl_beyond_frame, MALFORMED),
-	CASE(ipv4_total_len_beyond_frame, MALFORMED),
-	CASE(ipv4_total_len_below_ihl, MALFORMED),
-	CASE(ipv4_tcp_header_truncated, MALFORMED),
-	CASE(ipv4_tcp_header_cut, MALFORMED),
-	CASE(ipv4_tcp_doff_4, MALFORMED),
-	CASE(ipv4_tcp_doff_0, MALFORMED),
-	CASE(ipv4_tcp_doff_beyond_payload, MALFORMED),
-	CASE(ipv4_tcp_doff_into_padding, MALFORMED),
-	CASE(ipv4_udp_header_truncated, MALFORMED),
-	CASE(qinq_ipv4_ihl_4, MALFORMED),
-	CASE(ipv6_header_truncated, MALFORMED),
-	CASE(ipv6_version_4, MALFORMED),
-	CASE(ipv6_payload_len_beyond_frame, MALFORMED),
-	CASE(ipv6_ext_beyond_payload, MALFORMED),
-	CASE(ipv6_ext_truncated, MALFORMED),
-	CASE(ipv6_frag_first_beyond_payload, MALFORMED),
-	CASE(ipv6_frag_nonfirst_beyond_payload, MALFORMED),
-	CASE(ipv6_ext_chain_beyond_payload, MALFORMED),
-	CASE(ipv6_tcp_header_truncated, MALFORMED),
-	CASE(ipv6_tcp_doff_4, MALFORMED),
-	CASE(ipv6_tcp_doff_beyond_payload, MALFORMED),
-	CASE(ipv6_udp_header_truncated, MALFORMED),
+	CASE(ipv6_tcp_urgent, URGENT, SPEC(TCP6(A, 100))),
+	CASE(ipv6_tcp_push, PUSH, SPEC(TCP6(P, 100))),
+	CASE(ipv6_tcp_pure_ack, ACK, SPEC(TCP6(A, 0))),
+	CASE(ipv6_tcp_syn, ACK,
+	     SPEC(TCP(ETH_P_IPV6, FRAME_TCP_SYN, 0, 0), .tcp_doff = 10)),
+	CASE(ipv6_tcp_fin, ACK, SPEC(TCP6(FRAME_TCP_FIN | A, 0))),
+	/* bytes after the IPv6 payload are not payload */
+	CASE(ipv6_tcp_ack_trailing_bytes, ACK,
+	     SPEC(TCP6(A, 0), .min_len = 14 + 40 + 20 + 24)),
+	CASE(ipv6_hopopts_tcp_urgent, URGENT, SPEC(TCP6(A, 100), EXTS(1, HOP))),
+	CASE(ipv6_routing_tcp_push, PUSH,
+	     SPEC(TCP6(P, 100), EXTS(1, EXT(IPPROTO_ROUTING, 2)))),
+	CASE(ipv6_dstopts_tcp_ack, ACK,
+	     SPEC(TCP6(A, 0), EXTS(1, EXT(IPPROTO_DSTOPTS, 1)))),
+	CASE(ipv6_ah_tcp_urgent, URGENT,
+	     SPEC(TCP6(A, 100), EXTS(1, EXT(IPPROTO_AH, 4)))),
+	CASE(ipv6_frag_first_tcp_urgent, URGENT,
+	     SPEC(TCP6(A, 1000), EXTS(1, FRAG(0, true)))),
+	/* an "atomic" fragment: offset 0, no more fragments */
+	CASE(ipv6_frag_atomic_tcp_push, PUSH,
+	     SPEC(TCP6(P, 100), EXTS(1, FRAG(0, false)))),
+	CASE(ipv6_frag_nonfirst, OTHER,
+	     SPEC(TCP6(A, 500), EXTS(1, FRAG(128, false)))),
+	CASE(ipv6_ext_chain3_tcp_push, PUSH,
+	     SPEC(TCP6(P, 100), EXTS(3, HOP, EXT(IPPROTO_ROUTING, 2),
+				     EXT(IPPROTO_DSTOPTS, 1)))),
+	/* VNET_MAX_IPV6_EXT headers: the last one the bounded walk follows */
+	CASE(ipv6_ext_chain8_tcp_urgent, URGENT, SPEC(TCP6(A, 100), EXT_CHAIN8)),
+	CASE(ipv6_ext_chain9, MALFORMED, SPEC(TCP6(A, 100), EXT_CHAIN9)),
+	/* 2 KB of hop-by-hop options: far headers are still parsed */
+	CASE(ipv6_hopopts_2k_tcp_urgent, URGENT,
+	     SPEC(TCP6(A, 100), EXTS(1, EXT(IPPROTO_HOPOPTS, 255)))),
+	CASE(ipv6_tcp_large_urgent, URGENT, SPEC(TCP6(A, TEST_RUN_MAX - 74))),
+	CASE(ipv6_udp, OTHER, SPEC(L4(ETH_P_IPV6, IPPROTO_UDP, 100))),
+	CASE(ipv6_hopopts_udp, OTHER,
+	     SPEC(L4(ETH_P_IPV6, IPPROTO_UDP, 100), EXTS(1, HOP))),
+	CASE(ipv6_icmpv6, OTHER, SPEC(L4(ETH_P_IPV6, IPPROTO_ICMPV6, 56))),
+	CASE(ipv6_no_next_header, OTHER, SPEC(L4(ETH_P_IPV6, IPPROTO_NONE, 0))),
+	/* malformed: Ethernet and VLAN */
+	/* 20 of the 28 bytes of the ARP message */
+	CASE(arp_truncated, MALFORMED, SPEC(.ethertype = ETH_P_ARP),
+	     { EDIT_LEN_ETH, 20 }),
+	/* an Ethernet header saying IPv4, and nothing after it */
+	CASE(ipv4_no_header, MALFORMED, SPEC(TCP4(A, 0)), { EDIT_LEN_ETH, 0 }),
+	/* ethertype 802.1Q, then 2 of the tag's 4 bytes */
+	CASE(vlan_tag_truncated, MALFORMED,
+	     SPEC(.ethertype = ETH_P_8021Q, .payload_len = 2)),
+	CASE(qinq_inner_tag_truncated, MALFORMED,
+	     SPEC(.ethertype = ETH_P_8021Q, .payload_len = 2,
+		  VLAN1(ETH_P_8021AD, 10))),
+	/* malformed: IPv4 */
+	CASE(ipv4_header_truncated, MALFORMED, SPEC(TCP4(A, 0)),
+	     { EDIT_LEN_L3, 10 }),
+	/* version 6, IHL 5, ethertype IPv4 */
+	CASE(ipv4_version_6, MALFORMED, SPEC(TCP4(A, 0)),
+	     { EDIT_IP_BYTE0, 0x65 }),
+	CASE(ipv4_ihl_4, MALFORMED, SPEC(TCP4(A, 0)),
+	     { EDIT_IP_BYTE0, 0x44 }, { EDIT_IPV4_CSUM, 0 }),
+	/* IHL 15 (60 bytes) and a total length to match, in a 40-byte datagram */
+	CASE(ipv4_ihl_beyond_frame, MALFORMED, SPEC(TCP4(A, 0)),
+	     { EDIT_IP_BYTE0, 0x4f }, { EDIT_IPV4_TOT_LEN, 60 }),
+	CASE(ipv4_total_len_beyond_frame, MALFORMED, SPEC(TCP4(A, 10)),
+	     { EDIT_IPV4_TOT_LEN_ADD, 1 }, { EDIT_IPV4_CSUM, 0 }),
+	CASE(ipv4_total_len_below_ihl, MALFORMED, SPEC(TCP4(A, 0), PAD),
+	     { EDIT_IPV4_TOT_LEN, 19 }, { EDIT_IPV4_CSUM, 0 }),
+	/*
+	 * The IP header says 12 bytes of TCP; the frame is padded to 60 so the
+	 * rest of a TCP header is there, but it is padding, not TCP.
+	 */
+	CASE(ipv4_tcp_header_truncated, MALFORMED, SPEC(TCP4(A, 0), PAD),
+	     { EDIT_IPV4_TOT_LEN, 20 + 12 }, { EDIT_IPV4_CSUM, 0 }),
+	/* the frame itself ends inside the TCP header */
+	CASE(ipv4_tcp_header_cut, MALFORMED, SPEC(TCP4(A, 0)),
+	     { EDIT_IPV4_TOT_LEN, 20 + 12 }, { EDIT_IPV4_CSUM, 0 },
+	     { EDIT_LEN_L4, 12 }),
+	CASE(ipv4_tcp_doff_4, MALFORMED, SPEC(TCP4(A, 100)),
+	     { EDIT_TCP_DOFF, 4 }),
+	CASE(ipv4_tcp_doff_0, MALFORMED, SPEC(TCP4(A, 100)),
+	     { EDIT_TCP_DOFF, 0 }),
+	/* 20 + 10 bytes of IP payload, data offset 32 */
+	CASE(ipv4_tcp_doff_beyond_payload, MALFORMED, SPEC(TCP4(A, 10)),
+	     { EDIT_TCP_DOFF, 8 }),
+	/* data offset 24 in a 20-byte TCP segment padded to 60: padding is not TCP */
+	CASE(ipv4_tcp_doff_into_padding, MALFORMED, SPEC(TCP4(A, 0), PAD),
+	     { EDIT_TCP_DOFF, 6 }),
+	CASE(ipv4_udp_header_truncated, MALFORMED,
+	     SPEC(L4(ETH_P_IP, IPPROTO_UDP, 0), PAD),
+	     { EDIT_IPV4_TOT_LEN, 20 + 4 }, { EDIT_IPV4_CSUM, 0 }),
+	/* offsets behind tags: a bad IPv4 header inside QinQ */
+	CASE(qinq_ipv4_ihl_4, MALFORMED, SPEC(TCP4(P, 100), QINQ),
+	     { EDIT_IP_BYTE0, 0x44 }, { EDIT_IPV4_CSUM, 0 }),
+	/* malformed: IPv6 */
+	CASE(ipv6_header_truncated, MALFORMED, SPEC(TCP6(A, 0)),
+	     { EDIT_LEN_L3, 30 }),
+	CASE(ipv6_version_4, MALFORMED, SPEC(TCP6(A, 0)),
+	     { EDIT_IP_BYTE0, 0x40 }),
+	CASE(ipv6_payload_len_beyond_frame, MALFORMED, SPEC(TCP6(A, 10)),
+	     { EDIT_IPV6_PLEN, 20 + 10 + 1 }),
+	/* a 16-byte hop-by-hop header in a payload length of 10 */
+	CASE(ipv6_ext_beyond_payload, MALFORMED,
+	     SPEC(TCP6(A, 0), EXTS(1, EXT(IPPROTO_HOPOPTS, 1))),
+	     { EDIT_IPV6_PLEN, 10 }),
+	/* next header hop-by-hop, payload length 0, and the frame ends there */
+	CASE(ipv6_ext_truncated, MALFORMED, SPEC(TCP6(A, 0), EXTS(1, HOP)),
+	     { EDIT_IPV6_PLEN, 0 }, { EDIT_LEN_L3, FRAME_IPV6_HLEN }),
+	/* the 8-byte fragment header of a first fragment in 4 bytes of payload */
+	CASE(ipv6_frag_first_beyond_payload, MALFORMED,
+	     SPEC(TCP6(A, 0), EXTS(1, FRAG(0, true))), { EDIT_IPV6_PLEN, 4 }),
+	/* the same for a non-first fragment (which carries no TCP header) */
+	CASE(ipv6_frag_nonfirst_beyond_payload, MALFORMED,
+	     SPEC(TCP6(A, 16), EXTS(1, FRAG(100, true))),
+	     { EDIT_IPV6_PLEN, 4 }),
+	/*
+	 * The chain's third header (32 bytes) runs past the payload length:
+	 * 8 + 8 + 20 of the 32, TCP header bytes are in the frame.
+	 */
+	CASE(ipv6_ext_chain_beyond_payload, MALFORMED,
+	     SPEC(TCP6(A, 0), EXTS(3, HOP, RT0, EXT(IPPROTO_DSTOPTS, 3))),
+	     { EDIT_IPV6_PLEN, 36 }),
+	CASE(ipv6_tcp_header_truncated, MALFORMED, SPEC(TCP6(A, 0)),
+	     { EDIT_IPV6_PLEN, 12 }),
+	CASE(ipv6_tcp_doff_4, MALFORMED, SPEC(TCP6(A, 100)),
+	     { EDIT_TCP_DOFF, 4 }),
+	CASE(ipv6_tcp_doff_beyond_payload, MALFORMED, SPEC(TCP6(A, 4)),
+	     { EDIT_TCP_DOFF, 7 }),
+	CASE(ipv6_udp_header_truncated, MALFORMED,
+	     SPEC(L4(ETH_P_IPV6, IPPROTO_UDP, 0)), { EDIT_IPV6_PLEN, 4 }),
 };
 
 #undef CASE
+#undef SPEC
+#undef TCP
+#undef TCP4
+#undef TCP6
+#undef L4
+#undef VLAN1
+#undef VLAN2
+#undef VLAN3
+#undef QINQ
+#undef EXTS
+#undef EXT
+#undef FRAG
+#undef HOP
+#undef RT0
+#undef DST0
+#undef EXT_CHAIN8
+#undef EXT_CHAIN9
+#undef PAD
 #undef A
 #undef P
+
+static const struct frame_case *frame_case_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(frame_cases) / sizeof(frame_cases[0]); i++)
+		if (!strcmp(frame_cases[i].name, name))
+			return &frame_cases[i];
+	return NULL;
+}
 
 /*
  * bpf_prog_test_run_skb() refuses (-EINVAL) a frame whose ethertype is IPv4
@@ -1300,7 +646,7 @@ static void run_frame_case(const struct frame_case *c)
 	size_t i;
 
 	test_start(c->name);
-	len = c->make(frame, sizeof(frame));
+	len = frame_case_build(c, frame, sizeof(frame));
 	if (!ASSERT_GE(len, FRAME_ETH_HLEN, "build frame"))
 		goto out;
 	if (!ASSERT_LE(len, TEST_RUN_MAX, "frame fits a test run"))
@@ -1904,24 +1250,26 @@ out:
 /* The frames that bpf_prog_test_run_skb() refuses, through tc egress. */
 static void test_tap_short_ip_headers(void)
 {
-	static const make_fn makers[] = {
-		mk_ipv4_no_header,
-		mk_ipv4_header_truncated,
-		mk_ipv6_header_truncated,
-	};
 	static const char *const names[] = {
 		"ipv4_no_header",
 		"ipv4_header_truncated",
 		"ipv6_header_truncated",
 	};
+	char full[64];
 	struct virtio_net_hdr vh = { 0 };
 	size_t i;
 	ssize_t len;
 
 	test_start("classify/tap_short_ip_headers");
 	tap_drain(&tap);
-	for (i = 0; i < sizeof(makers) / sizeof(makers[0]); i++) {
-		len = makers[i](frame, sizeof(frame));
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const struct frame_case *c;
+
+		snprintf(full, sizeof(full), "classify/%s", names[i]);
+		c = frame_case_find(full);
+		if (!ASSERT_OK_PTR(c, names[i]))
+			continue;
+		len = frame_case_build(c, frame, sizeof(frame));
 		if (!ASSERT_GE(len, FRAME_ETH_HLEN, names[i]))
 			continue;
 		tap_egress_check(names[i], frame, (size_t)len, &vh,
