@@ -125,6 +125,9 @@ $(VNETCTL): $(CLI_OBJS) $(LIBVNET)
 $(OUT)/selftests/%: $(OUT)/selftests/%.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# test_classify: one program from several files (selftests/classify.h)
+$(OUT)/selftests/test_classify: $(patsubst selftests/%.c,$(OUT)/selftests/%.o,$(wildcard selftests/classify_*.c))
+
 $(LIBVHOST): $(VHOST_OBJS)
 	$(AR) rcs $@ $^
 
