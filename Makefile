@@ -112,7 +112,7 @@ $(OUT)/xmit_dispatch.bpf.o: $(OUT)/bpf/xmit_dispatch.bpf.o
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst .skel.h,,$(notdir $@)) > $@.tmp && mv $@.tmp $@
 
-$(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h cli/*.h selftests/*.h)
+$(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h cli/*.h selftests/*.h bench/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
@@ -124,6 +124,9 @@ $(VNETCTL): $(CLI_OBJS) $(LIBVNET)
 
 $(OUT)/selftests/%: $(OUT)/selftests/%.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# tapwrite: one program from three files (selftests/tapwrite.h)
+$(OUT)/selftests/tapwrite: $(OUT)/selftests/tapwrite_lib.o $(OUT)/selftests/tapwrite_tcp.o
 
 # test_classify: one program from several files (selftests/classify.h)
 $(OUT)/selftests/test_classify: $(patsubst selftests/%.c,$(OUT)/selftests/%.o,$(wildcard selftests/classify_*.c))
@@ -161,9 +164,9 @@ $(BENCH_VUFE): $(OUT)/bench/%.o: selftests/frontend/%.c $(VUFE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Wno-maybe-uninitialized -c $< -o $@
 
-$(BENCH_VNETD_IO): bench/bench_vnetd_io.c $(BENCH_VUFE) $(VUFE_HDRS) include/vnet/abi.h
+$(BENCH_VNETD_IO): $(wildcard bench/bench_vnetd_io*.c) bench/bench_vnetd_io.h $(BENCH_VUFE) $(VUFE_HDRS) include/vnet/abi.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $< $(BENCH_VUFE) -o $@ -lbpf -luring
+	$(CC) $(CFLAGS) $(filter %.c,$^) $(BENCH_VUFE) -o $@ -lbpf -luring
 
 $(OUT)/steer_flow.bpf.o: $(OUT)/bpf/steer_flow.bpf.o
 	cp $< $@
@@ -177,7 +180,7 @@ $(VNETD_ASAN): $(VNETD_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(
 	@mkdir -p $(@D)
 	$(CC) -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -I$(OUT) $(filter %.c,$^) -o $@ $(VNETD_LIBS)
 
-$(OUT)/bench/bench_tap: $(OUT)/bench/bench_tap.o $(LIBVNET)
+$(OUT)/bench/bench_tap: $(OUT)/bench/bench_tap.o $(OUT)/bench/bench_tap_lib.o $(OUT)/bench/bench_tap_phases.o $(OUT)/bench/bench_tap_report.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -luring
 
 # bench/bench_xmit.sh's sender: AF_PACKET on a device vnet is not on
