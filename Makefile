@@ -66,7 +66,7 @@ VNETD_LIBS := $(LDLIBS) -luring -lpthread
 # build/vnetd-asan.  The objects are built once, with ASan, under $(OUT)/asan
 VNETD_TESTS := $(patsubst selftests/%.c,$(OUT)/selftests/%,$(wildcard selftests/test_vnetd_*.c))
 SELFTESTS  += $(VNETD_TESTS)
-VNETD_TEST_LIB := selftests/vnetd_util.c selftests/vnetd_fixture.c selftests/testpmd.c $(VUFE_LIB)
+VNETD_TEST_LIB := selftests/vnetd_util.c selftests/vnetd_fixture.c selftests/vnetd_guest.c selftests/testpmd.c $(VUFE_LIB)
 VNETD_TEST_HDRS := selftests/vnetd_test.h selftests/testpmd.h selftests/test.h selftests/frames.h $(VUFE_HDRS) include/vnet/abi.h
 # ... and bench/bench_vnetd.sh's tools (ceiling loops, load, signal counts)
 BENCH_VNETD_IO := $(OUT)/bench/bench_vnetd_io

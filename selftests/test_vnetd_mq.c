@@ -17,10 +17,7 @@ static void two_queue_pairs(void)
 	int pfd = -1;
 
 	vd_init(&vd, "mq", 1, 2);
-	if (!vd_up(&vd))
-		goto out;
-	pfd = pkt_open(vd.ns, vd.port[0].tap);
-	if (!ASSERT_GE(pfd, 0, "AF_PACKET on the tap"))
+	if (!vd_up_tap(&vd, &pfd))
 		goto out;
 	o = fe_opts(&vd.port[0]);
 	fe = fe_up(&o);
@@ -154,10 +151,7 @@ static void rx_many_segs(void)
 	void *p;
 
 	vd_init(&vd, "rxsegs", 1, 1);
-	if (!vd_up(&vd))
-		goto out;
-	pfd = pkt_open(vd.ns, vd.port[0].tap);
-	if (!ASSERT_GE(pfd, 0, "AF_PACKET on the tap"))
+	if (!vd_up_tap(&vd, &pfd))
 		goto out;
 	o = fe_opts(&vd.port[0]);
 	fe = fe_up(&o);

@@ -24,10 +24,7 @@ static void tx_to_tap(void)
 	int pfd = -1;
 
 	vd_init(&vd, "tx", 1, 1);
-	if (!vd_up(&vd))
-		goto out;
-	pfd = pkt_open(vd.ns, vd.port[0].tap);
-	if (!ASSERT_GE(pfd, 0, "AF_PACKET on the tap"))
+	if (!vd_up_tap(&vd, &pfd))
 		goto out;
 	o = fe_opts(&vd.port[0]);
 	fe = fe_up(&o);

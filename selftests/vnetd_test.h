@@ -23,7 +23,8 @@
  * test_vnetd_rx, test_vnetd_mq, test_vnetd_notify, test_vnetd_hostile,
  * test_vnetd_restart, test_vnetd_dpdk), built from a file of cases and
  * the helpers declared here (vnetd_util.c: shell, namespaces, AF_PACKET,
- * frames; vnetd_fixture.c: vnetd, its ports and the frontend):
+ * frames; vnetd_fixture.c: vnetd and its ports; vnetd_guest.c: the
+ * frontend on a port):
  *
  *	test_vnetd_<feature> [-v] [FILTER]	the cases whose name contains FILTER
  *
@@ -290,6 +291,9 @@ void vd_stop(struct vd *vd);
 void vd_cleanup(struct vd *vd);
 
 bool vd_up(struct vd *vd);
+
+/* vd_up() and an AF_PACKET socket on port 0's tap in *pfd */
+bool vd_up_tap(struct vd *vd, int *pfd);
 
 /* log lines after the mark */
 void vd_log_mark(struct vd *vd);
