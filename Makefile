@@ -44,6 +44,8 @@ SELFTESTS  += $(OUT)/selftests/vhost_unit $(OUT)/selftests/test_vhost_unit
 # the userspace virtio-net frontend (plays QEMU + guest driver over
 # vhost-user), built with ASan/UBSan; run.sh runs build/selftests/test_*
 VUFE_SRCS  := $(wildcard selftests/frontend/*.c)
+VUFE_LIB   := $(filter-out selftests/frontend/vufe_selftest%.c,$(VUFE_SRCS))
+VUFE_HDRS  := $(wildcard selftests/frontend/*.h)
 VUFE       := $(OUT)/selftests/vufe_selftest
 SELFTESTS  += $(VUFE) $(OUT)/selftests/test_vufe
 SANITIZE   := -fsanitize=address,undefined -fno-omit-frame-pointer
@@ -59,10 +61,13 @@ VNETD_ASAN := $(OUT)/vnetd-asan
 STEER_SKEL := $(OUT)/steer_flow.skel.h
 VNETD_LIBS := $(LDLIBS) -luring -lpthread
 
-# vnetd's datapath tests (selftests/test_vnetd.c): vufe + libbpf, ASan/UBSan;
-# they run build/vnetd-asan
-TEST_VNETD := $(OUT)/selftests/test_vnetd
-SELFTESTS  += $(TEST_VNETD)
+# vnetd's datapath tests (selftests/test_vnetd_*.c, one program per
+# feature, on vnetd_test.h's helpers): vufe + libbpf, ASan/UBSan; they run
+# build/vnetd-asan.  The objects are built once, with ASan, under $(OUT)/asan
+VNETD_TESTS := $(patsubst selftests/%.c,$(OUT)/selftests/%,$(wildcard selftests/test_vnetd_*.c))
+SELFTESTS  += $(VNETD_TESTS)
+VNETD_TEST_LIB := selftests/vnetd_util.c selftests/vnetd_fixture.c selftests/vnetd_guest.c selftests/testpmd.c $(VUFE_LIB)
+VNETD_TEST_HDRS := selftests/vnetd_test.h selftests/testpmd.h selftests/test.h selftests/frames.h $(VUFE_HDRS) include/vnet/abi.h
 # ... and bench/bench_vnetd.sh's tools (ceiling loops, load, signal counts)
 BENCH_VNETD_IO := $(OUT)/bench/bench_vnetd_io
 BENCHES    += $(BENCH_VNETD_IO)
@@ -107,7 +112,7 @@ $(OUT)/xmit_dispatch.bpf.o: $(OUT)/bpf/xmit_dispatch.bpf.o
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst .skel.h,,$(notdir $@)) > $@.tmp && mv $@.tmp $@
 
-$(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h cli/*.h selftests/*.h)
+$(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h cli/*.h selftests/*.h bench/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
@@ -120,37 +125,48 @@ $(VNETCTL): $(CLI_OBJS) $(LIBVNET)
 $(OUT)/selftests/%: $(OUT)/selftests/%.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# tapwrite: one program from three files (selftests/tapwrite.h)
+$(OUT)/selftests/tapwrite: $(OUT)/selftests/tapwrite_lib.o $(OUT)/selftests/tapwrite_tcp.o
+
+# test_classify: one program from several files (selftests/classify.h)
+$(OUT)/selftests/test_classify: $(patsubst selftests/%.c,$(OUT)/selftests/%.o,$(wildcard selftests/classify_*.c))
+
 $(LIBVHOST): $(VHOST_OBJS)
 	$(AR) rcs $@ $^
 
-$(OUT)/selftests/vhost_unit: selftests/vhost_unit.c $(VHOST_SRCS) $(wildcard user/vhost/*.h) selftests/test.h include/vnet/abi.h
+$(OUT)/selftests/vhost_unit: $(wildcard selftests/vhost_unit*.c) selftests/vhost_unit.h $(VHOST_SRCS) $(wildcard user/vhost/*.h) selftests/test.h include/vnet/abi.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -I$(OUT) $(filter %.c,$^) -o $@
 
 $(OUT)/selftests/test_vhost_unit: $(OUT)/selftests/vhost_unit
 	ln -sf vhost_unit $@
 
-$(VUFE): $(VUFE_SRCS) $(wildcard selftests/frontend/*.h) selftests/test.h
+$(VUFE): $(VUFE_SRCS) selftests/testpmd.c $(VUFE_HDRS) selftests/testpmd.h selftests/test.h
 	@mkdir -p $(@D)
-	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude $(VUFE_SRCS) -o $@
+	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude $(filter %.c,$^) -o $@
 
 $(OUT)/selftests/test_vufe: $(VUFE)
 	ln -sf vufe_selftest $@
 
-$(TEST_VNETD): selftests/test_vnetd.c selftests/frontend/vufe.c selftests/frontend/vufe.h selftests/test.h include/vnet/abi.h
+$(OUT)/asan/%.o: %.c $(VNETD_TEST_HDRS)
 	@mkdir -p $(@D)
-	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iselftests $(filter %.c,$^) -o $@ -lbpf
+	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iselftests -c $< -o $@
+
+$(VNETD_TESTS): $(OUT)/selftests/%: $(OUT)/asan/selftests/%.o $(VNETD_TEST_LIB:%.c=$(OUT)/asan/%.o)
+	@mkdir -p $(@D)
+	$(CC) $(SANITIZE) $^ -o $@ -lbpf
 
 # vufe.c without sanitizers: gcc 12 -O2 sees maybe-uninitialized false
 # positives in it (descriptor ids filled by desc_get()); the ceiling loops
 # must not run under ASan
-$(OUT)/bench/vufe.o: selftests/frontend/vufe.c selftests/frontend/vufe.h
+BENCH_VUFE := $(VUFE_LIB:selftests/frontend/%.c=$(OUT)/bench/%.o)
+$(BENCH_VUFE): $(OUT)/bench/%.o: selftests/frontend/%.c $(VUFE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Wno-maybe-uninitialized -c $< -o $@
 
-$(BENCH_VNETD_IO): bench/bench_vnetd_io.c $(OUT)/bench/vufe.o selftests/frontend/vufe.h include/vnet/abi.h
+$(BENCH_VNETD_IO): $(wildcard bench/bench_vnetd_io*.c) bench/bench_vnetd_io.h $(BENCH_VUFE) $(VUFE_HDRS) include/vnet/abi.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $< $(OUT)/bench/vufe.o -o $@ -lbpf -luring
+	$(CC) $(CFLAGS) $(filter %.c,$^) $(BENCH_VUFE) -o $@ -lbpf -luring
 
 $(OUT)/steer_flow.bpf.o: $(OUT)/bpf/steer_flow.bpf.o
 	cp $< $@
@@ -164,7 +180,7 @@ $(VNETD_ASAN): $(VNETD_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(
 	@mkdir -p $(@D)
 	$(CC) -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -I$(OUT) $(filter %.c,$^) -o $@ $(VNETD_LIBS)
 
-$(OUT)/bench/bench_tap: $(OUT)/bench/bench_tap.o $(LIBVNET)
+$(OUT)/bench/bench_tap: $(OUT)/bench/bench_tap.o $(OUT)/bench/bench_tap_lib.o $(OUT)/bench/bench_tap_phases.o $(OUT)/bench/bench_tap_report.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -luring
 
 # bench/bench_xmit.sh's sender: AF_PACKET on a device vnet is not on

@@ -159,6 +159,11 @@ static inline uint16_t frame_get16(const void *buf, size_t off)
 	return (uint16_t)(p[0] << 8 | p[1]);
 }
 
+static inline uint32_t frame_get32(const void *buf, size_t off)
+{
+	return (uint32_t)frame_get16(buf, off) << 16 | frame_get16(buf, off + 2);
+}
+
 /*
  * RFC 1071 one's complement sum.  64-bit accumulator: a 64 KB datagram sums
  * 32K words, which overflows 32 bits only in the pathological case, but

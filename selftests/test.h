@@ -22,8 +22,9 @@
  *	FAIL: <name>: <reason>     (the first failed assertion)
  *	SKIP: <name>: <reason>
  *
- * Header only, for one translation unit per test program: the state is a
- * static variable and the functions are static inline.
+ * Header only: the functions are static inline, and the state is one weak
+ * definition, so that a test program built from several files (a file of
+ * cases and the helpers it shares with other programs) counts in one place.
  */
 #ifndef VNET_SELFTESTS_TEST_H
 #define VNET_SELFTESTS_TEST_H
@@ -48,7 +49,7 @@ struct test_state {
 	unsigned int nr_skipped;
 };
 
-static struct test_state test_state __attribute__((unused));
+__attribute__((weak)) struct test_state test_state;
 
 /*
  * Integers are compared as the widest type available, so that an int and a

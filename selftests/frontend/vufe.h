@@ -90,7 +90,7 @@ enum vufe_request {
 #define VUFE_PROTO_BACKEND_REQ		5
 #define VUFE_PROTO_CONFIGURE_MEM_SLOTS	15
 
-/* the protocol features the frontend acks when offered (as the brief says) */
+/* the protocol features the frontend acks when offered (what QEMU acks) */
 #define VUFE_PROTO_ACKED                                                      \
 	((1ULL << VUFE_PROTO_MQ) | (1ULL << VUFE_PROTO_REPLY_ACK) |            \
 	 (1ULL << VUFE_PROTO_CONFIGURE_MEM_SLOTS) |                            \

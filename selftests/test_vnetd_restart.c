@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* vnetd datapath tests: restart, client mode, an existing tap (see vnetd_test.h) */
+#include "vnetd_test.h"
+
+/* ------------------------------------------------------------------ */
+/* 6. restart                                                          */
+/* ------------------------------------------------------------------ */
+
+/* the classifier runs on the (new) tap: urgent frames are counted */
+static bool classifier_live(struct vufe *fe, const struct port *p,
+			    unsigned int *seq)
+{
+	struct vnet_queue_state q0, q1;
+	long long deadline;
+
+	qs_read(p, VNET_DIR_TX, 0, &q0);
+	if (!tx_bursts(fe, 5, 5, URGENT, true, seq))
+		return false;
+	deadline = now_ms() + WAIT_MS;
+	while (qs_read(p, VNET_DIR_TX, 0, &q1) && q1.urgent - q0.urgent < 5 &&
+	       now_ms() < deadline)
+		nap_ms(2);
+	return ASSERT_GE(q1.urgent - q0.urgent, 5,
+			 "the classifier runs on the tap");
+}
+
+static void restart(bool clean)
+{
+	struct vufe_vq_stats rx, tx;
+	struct vufe_opts o;
+	struct vufe *fe = NULL;
+	unsigned int i, seq = 0;
+	struct vd vd;
+	int pfd = -1;
+
+	vd_init(&vd, clean ? "restart" : "restartk", 1, 1);
+	if (!vd_up(&vd))
+		goto out;
+	pfd = pkt_open(vd.ns, vd.port[0].tap);
+	o = fe_opts(&vd.port[0]);
+	o.timeout_ms = START_MS;	/* reconnect waits for the new vnetd */
+	fe = fe_up(&o);
+	if (!fe || !ASSERT_GE(pfd, 0, "AF_PACKET on the tap"))
+		goto out;
+	vufe_post_rx(fe, 0, 0);
+	for (i = 0; i < 10; i++)
+		if (!ping_both(fe, &vd.port[0], 0, pfd, i, "before"))
+			goto out;
+	if (!classifier_live(fe, &vd.port[0], &seq))
+		goto out;
+
+	/* the frontend stops and comes back to the same vnetd */
+	if (clean) {
+		if (!ASSERT_OK(vufe_stop(fe), vufe_strerror(fe)) ||
+		    !ASSERT_OK(vufe_reconnect(fe), vufe_strerror(fe)))
+			goto out;
+		for (i = 100; i < 105; i++)
+			if (!ping_both(fe, &vd.port[0], 0, pfd, i,
+				       "frontend reconnected"))
+				goto out;
+	}
+
+	if (clean) {
+		if (!ASSERT_OK(vufe_stop(fe), vufe_strerror(fe)))
+			goto out;
+		vufe_vq_stats(fe, VUFE_RXQ(0), &rx);
+		vufe_vq_stats(fe, VUFE_TXQ(0), &tx);
+		ASSERT_EQ(tx.base, tx.avail_idx, "TX base = frames sent");
+		ASSERT_EQ(rx.base, rx.used_idx, "RX base = buffers used");
+		vd_stop(&vd);
+	} else {
+		vd_kill(&vd, SIGKILL);
+		/* it could not clean up; the next one must cope */
+		vd.check_pins = false;
+	}
+	close_fd(&pfd);
+	if (test_state.failed)
+		goto out;
+	if (!vd_start(&vd))
+		goto out;
+	pfd = pkt_open(vd.ns, vd.port[0].tap);
+	if (!ASSERT_GE(pfd, 0, "AF_PACKET on the new tap"))
+		goto out;
+	if (!ASSERT_OK(vufe_reconnect(fe), vufe_strerror(fe)))
+		goto out;
+	for (i = 10; i < 20; i++)
+		if (!ping_both(fe, &vd.port[0], 0, pfd, i, "after the restart"))
+			goto out;
+	classifier_live(fe, &vd.port[0], &seq);
+	vufe_vq_stats(fe, VUFE_TXQ(0), &tx);
+	ASSERT_EQ(tx.used_idx, tx.avail_idx, "every TX frame used");
+out:
+	if (fe)
+		vufe_destroy(fe);
+	close_fd(&pfd);
+	vd_cleanup(&vd);
+}
+
+static void restart_clean(void)
+{
+	restart(true);
+}
+
+static void restart_after_kill(void)
+{
+	restart(false);
+}
+
+/* --client: vnetd dials the frontend, and again when it goes away */
+static void client_mode(void)
+{
+	struct vufe_opts o;
+	struct vufe *fe = NULL;
+	unsigned int i;
+	struct vd vd;
+	int pfd = -1;
+
+	vd_init(&vd, "client", 1, 1);
+	vd.client = true;
+	o = fe_opts(&vd.port[0]);
+	o.timeout_ms = START_MS;
+	unlink(vd.port[0].sock);
+	if (vufe_create(&o, &fe)) {
+		test_fail("vufe_create: %s", vufe_strerror(NULL));
+		fe = NULL;
+		goto out;
+	}
+	if (!ASSERT_OK(vufe_listen(fe), vufe_strerror(fe)) || !vd_up(&vd))
+		goto out;
+	if (!ASSERT_OK(vufe_accept(fe), vufe_strerror(fe)) ||
+	    !ASSERT_OK(vufe_setup(fe), vufe_strerror(fe)))
+		goto out;
+	pfd = pkt_open(vd.ns, vd.port[0].tap);
+	if (!ASSERT_GE(pfd, 0, "AF_PACKET on the tap"))
+		goto out;
+	vufe_post_rx(fe, 0, 0);
+	for (i = 0; i < 5; i++)
+		if (!ping_both(fe, &vd.port[0], 0, pfd, i, "client"))
+			goto out;
+	/* the frontend goes away (saved bases) and listens again */
+	if (!ASSERT_OK(vufe_stop(fe), vufe_strerror(fe)) ||
+	    !ASSERT_OK(vufe_reconnect(fe), vufe_strerror(fe)))
+		goto out;
+	for (i = 5; i < 10; i++)
+		if (!ping_both(fe, &vd.port[0], 0, pfd, i, "client, reconnected"))
+			goto out;
+	/* and once more after an abrupt hang-up */
+	vufe_disconnect(fe);
+	if (!ASSERT_OK(vufe_reconnect(fe), vufe_strerror(fe)))
+		goto out;
+	for (i = 10; i < 15; i++)
+		if (!ping_both(fe, &vd.port[0], 0, pfd, i, "client, after a hang-up"))
+			goto out;
+out:
+	if (fe)
+		vufe_destroy(fe);
+	close_fd(&pfd);
+	unlink(vd.port[0].sock);
+	vd_cleanup(&vd);
+}
+
+/*
+ * A tap made beforehand (persistent, as libvirt makes them), plain
+ * read/write instead of io_uring; vnetd stops while the guest is still
+ * connected, and leaves the tap it did not create.
+ */
+static void existing_tap_no_uring(void)
+{
+	static __u8 f[FRAME_MAX];
+	struct virtio_net_hdr_mrg_rxbuf hdr;
+	static struct gso_flow g;
+	struct vufe_opts o;
+	struct vufe *fe = NULL;
+	unsigned int i;
+	struct vd vd;
+	int pfd = -1;
+	size_t len;
+
+	vd_init(&vd, "nouring", 1, 1);
+	vd.own_tap = true;
+	vd.extra = "--no-uring";
+	if (!vd_up(&vd))
+		goto out;
+	pfd = pkt_open(vd.ns, vd.port[0].tap);
+	o = fe_opts(&vd.port[0]);
+	fe = fe_up(&o);
+	if (!fe || !ASSERT_GE(pfd, 0, "AF_PACKET on the tap"))
+		goto out;
+	vufe_post_rx(fe, 0, 0);
+	for (i = 0; i < 40; i++)
+		if (!ping_both(fe, &vd.port[0], 0, pfd, i * 37, "--no-uring"))
+			goto out;
+	gso_flow_init(&g, 43000, 7000);
+	memset(&hdr, 0, sizeof(hdr));
+	len = gso_frame(f, &hdr.hdr, nobody_mac, guest_mac, GUEST_IP, HOST_IP,
+			43000, 7000);
+	if (!ASSERT_OK(tx_send(fe, 0, &hdr, f, len, 0), "send GSO frame") ||
+	    !tap_collect_gso(pfd, &g, 1, 5000))
+		goto out;
+	vd_stop(&vd);
+	ASSERT_GT(ns_link(vd.ns, vd.port[0].tap, NULL), 0,
+		  "the persistent tap is still there after vnetd exits");
+out:
+	vd_cleanup(&vd);
+	if (fe)
+		vufe_destroy(fe);
+	close_fd(&pfd);
+}
+
+static const struct vnetd_case cases[] = {
+	{ restart_clean, "vnetd/restart" },
+	{ restart_after_kill, "vnetd/restart_after_kill" },
+	{ client_mode, "vnetd/client_mode" },
+	{ existing_tap_no_uring, "vnetd/existing_tap_no_uring" },
+};
+
+int main(int argc, char **argv)
+{
+	return vnetd_test_main(argc, argv, cases,
+			       sizeof(cases) / sizeof(cases[0]),
+			       "test_vnetd_restart");
+}

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* vnetd datapath tests: guest TX -> tap (see vnetd_test.h) */
+#include "vnetd_test.h"
+
+/* ------------------------------------------------------------------ */
+/* 1. guest TX -> tap                                                  */
+/* ------------------------------------------------------------------ */
+
+static void tx_to_tap(void)
+{
+	static __u8 f[FRAME_MAX];
+	static struct gso_flow g[3];
+	static const unsigned int gso_layouts[3] = {
+		0, VUFE_TX_HDR_INLINE, VUFE_TX_SEGS(16),
+	};
+	struct virtio_net_hdr_mrg_rxbuf hdr;
+	struct vnet_dp_stats d0, d1;
+	struct vnet_queue_state q0, q1;
+	struct link_stats l0, l1;
+	struct vufe_opts o;
+	struct vufe *fe = NULL;
+	unsigned int i, n = 200;
+	struct vd vd;
+	int pfd = -1;
+
+	vd_init(&vd, "tx", 1, 1);
+	if (!vd_up_tap(&vd, &pfd))
+		goto out;
+	o = fe_opts(&vd.port[0]);
+	fe = fe_up(&o);
+	if (!fe)
+		goto out;
+	ASSERT_EQ(vufe_hdr_len(fe), 12, "12-byte header with VERSION_1");
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
+	qs_read(&vd.port[0], VNET_DIR_TX, 0, &q0);
+	ns_link_stats(vd.ns, vd.port[0].tap, &l0);
+
+	/* every size in every layout, then read back in order */
+	for (i = 0; i < n; i++) {
+		unsigned int len = sizes[i % NSIZES];
+
+		test_frame(f, len, nobody_mac, guest_mac, i);
+		if (tx_send(fe, 0, NULL, f, len, layouts[i % NLAYOUTS])) {
+			test_fail("send frame %u: %s", i, vufe_strerror(fe));
+			goto out;
+		}
+		if (i % 32 == 31 || i == n - 1) {
+			unsigned int k;
+
+			for (k = i - (i % 32); k <= i; k++) {
+				unsigned int l = sizes[k % NSIZES];
+				char what[64];
+
+				test_frame(f, l, nobody_mac, guest_mac, k);
+				snprintf(what, sizeof(what),
+					 "frame %u (%u bytes, layout 0x%x)", k,
+					 l, layouts[k % NLAYOUTS]);
+				if (!tap_expect(pfd, f, l, WAIT_MS, what))
+					goto out;
+			}
+		}
+	}
+	if (!ASSERT_OK(tx_wait_idle(fe, 0, WAIT_MS), "all TX buffers used"))
+		goto out;
+
+	/* 64 KB TCP GSO frames, header apart, inline, in 16 pieces */
+	for (i = 0; i < 3; i++) {
+		__u16 sport = 41000 + i;
+		size_t len;
+
+		gso_flow_init(&g[i], sport, 1000000 * (i + 1));
+		memset(&hdr, 0, sizeof(hdr));
+		len = gso_frame(f, &hdr.hdr, nobody_mac, guest_mac, GUEST_IP,
+				HOST_IP, sport, g[i].isn);
+		if (tx_send(fe, 0, &hdr, f, len, gso_layouts[i])) {
+			test_fail("send GSO frame: %s", vufe_strerror(fe));
+			goto out;
+		}
+	}
+	if (!tap_collect_gso(pfd, g, 3, 5000))
+		goto out;
+	for (i = 0; i < 3; i++) {
+		dbg("GSO flow %u: %u frames (%u with a GSO header), %u bad checksums\n",
+		    g[i].sport, g[i].frames, g[i].gso_frames, g[i].bad_csum);
+		if (g[i].frames == 1)
+			ASSERT_EQ(g[i].gso_frames, 1,
+				  "a whole GSO frame keeps its GSO header");
+	}
+	if (!ASSERT_OK(tx_wait_idle(fe, 0, WAIT_MS), "GSO buffers used"))
+		goto out;
+
+	/* vnetd's counters and the tap's agree with what was sent */
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d1);
+	ns_link_stats(vd.ns, vd.port[0].tap, &l1);
+	qs_read(&vd.port[0], VNET_DIR_TX, 0, &q1);
+	ASSERT_GE(d1.frames - d0.frames, n + 3, "dp_stats tx frames");
+	ASSERT_GT(d1.bytes - d0.bytes, 3 * GSO_PLEN, "dp_stats tx bytes");
+	ASSERT_GT(d1.batches - d0.batches, 0, "dp_stats tx batches");
+	ASSERT_EQ(d1.drops[VNET_DROP_BAD_DESC], 0, "no bad descriptor");
+	ASSERT_GE(l1.rx_packets - l0.rx_packets, n + 3, "tap rx_packets");
+	ASSERT_GT(q1.first_seen_ns, 0, "the classifier saw guest-TX queue 0");
+out:
+	if (fe)
+		vufe_destroy(fe);
+	close_fd(&pfd);
+	vd_cleanup(&vd);
+}
+
+static const struct vnetd_case cases[] = {
+	{ tx_to_tap, "vnetd/tx_to_tap" },
+};
+
+int main(int argc, char **argv)
+{
+	return vnetd_test_main(argc, argv, cases,
+			       sizeof(cases) / sizeof(cases[0]),
+			       "test_vnetd_tx");
+}

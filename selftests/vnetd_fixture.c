@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* test_vnetd_*: vnetd (its process, namespace, ports, logs, maps), the main loop */
+#include "vnetd_test.h"
+/* ------------------------------------------------------------------ */
+/* vnetd: one process, its namespace, its ports                        */
+/* ------------------------------------------------------------------ */
+
+char made_ns[32][64];
+unsigned int nr_made_ns;
+
+void on_signal(int sig)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_made_ns; i++) {
+		pid_t p;
+
+		if (!made_ns[i][0])
+			continue;
+		p = fork();
+		if (!p) {
+			char *argv[] = { "ip", "netns", "del", made_ns[i], NULL };
+
+			execvp("ip", argv);
+			_exit(127);
+		}
+		if (p > 0)
+			waitpid(p, NULL, 0);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void vd_init(struct vd *vd, const char *name, unsigned int nports,
+	     unsigned int queues)
+{
+	unsigned int i;
+
+	memset(vd, 0, sizeof(*vd));
+	vd->name = name;
+	vd->pid = -1;
+	vd->nports = nports;
+	vd->use_config = nports > 1;
+	vd->check_pins = true;
+	snprintf(vd->ns, sizeof(vd->ns), "vnet-v-%s-%d", name, getpid());
+	snprintf(vd->log, sizeof(vd->log), "/tmp/vnet-vnetd-%d-%s.log",
+		 getpid(), name);
+	snprintf(vd->conf, sizeof(vd->conf), "/tmp/vnet-vnetd-%d-%s.conf",
+		 getpid(), name);
+	for (i = 0; i < nports; i++) {
+		struct port *p = &vd->port[i];
+		static unsigned int seq;
+
+		snprintf(p->sock, sizeof(p->sock),
+			 "/tmp/vnet-vnetd-%d-%s-%u.sock", getpid(), name, i);
+		snprintf(p->tap, sizeof(p->tap), "vv%06x%02x",
+			 (unsigned int)getpid() & 0xffffff, seq++ & 0xff);
+		p->queues = queues;
+		p->cfg_fd = p->dps_fd = p->qs_fd = -1;
+	}
+}
+
+bool vd_running(struct vd *vd)
+{
+	pid_t r;
+
+	if (vd->pid <= 0)
+		return false;
+	r = waitpid(vd->pid, &vd->status, WNOHANG);
+	if (r == vd->pid) {
+		vd->pid = -1;
+		return false;
+	}
+	return true;
+}
+
+const char *vd_log_tail(struct vd *vd)
+{
+	static char line[200];
+	char buf[4096];
+	ssize_t n;
+	int fd;
+	off_t sz;
+
+	line[0] = '\0';
+	fd = open(vd->log, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return line;
+	sz = lseek(fd, 0, SEEK_END);
+	n = pread(fd, buf, sizeof(buf) - 1, sz > (off_t)sizeof(buf) - 1 ?
+						    sz - (off_t)sizeof(buf) + 1 :
+						    0);
+	close(fd);
+	if (n <= 0)
+		return line;
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	{
+		char *nl = strrchr(buf, '\n');
+
+		snprintf(line, sizeof(line), "%.199s", nl ? nl + 1 : buf);
+	}
+	return line;
+}
+
+void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+void port_close_maps(struct port *p)
+{
+	close_fd(&p->cfg_fd);
+	close_fd(&p->dps_fd);
+	close_fd(&p->qs_fd);
+}
+
+int pin_get(const struct port *p, const char *map)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), PIN_ROOT "/%s/%s", p->tap, map);
+	fd = bpf_obj_get(path);
+	return fd < 0 ? -errno : fd;
+}
+
+bool vd_start(struct vd *vd)
+{
+	struct stat old[2];
+	long long deadline;
+	unsigned int i;
+	struct stat sb;
+	char q[16];
+
+	memset(old, 0, sizeof(old));
+	for (i = 0; i < vd->nports; i++) {
+		stat(vd->port[i].sock, &old[i]);
+		port_close_maps(&vd->port[i]);
+	}
+	if (vd->use_config) {
+		FILE *f = fopen(vd->conf, "w");
+
+		if (!f) {
+			test_fail("%s: %s", vd->conf, strerror(errno));
+			return false;
+		}
+		fprintf(f, "# test_vnetd %s\n", vd->name);
+		for (i = 0; i < vd->nports; i++)
+			fprintf(f, "socket=%s tap=%s queues=%u netns=%s\n",
+				vd->port[i].sock, vd->port[i].tap,
+				vd->port[i].queues,
+				vd->port[i].ns[0] ? vd->port[i].ns : vd->ns);
+		fclose(f);
+	}
+	snprintf(q, sizeof(q), "%u", vd->port[0].queues);
+
+	vd->pid = fork();
+	if (vd->pid < 0) {
+		test_fail("fork: %s", strerror(errno));
+		return false;
+	}
+	if (!vd->pid) {
+		char *argv[16];
+		int n = 0, fd;
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		fd = open(vd->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+			  0644);
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		fd = open("/dev/null", O_RDONLY);
+		if (fd >= 0)
+			dup2(fd, 0);
+		setenv("ASAN_OPTIONS",
+		       "detect_leaks=1:abort_on_error=0:halt_on_error=1", 1);
+		setenv("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=0",
+		       1);
+		argv[n++] = vnetd_bin;
+		if (vd->use_config) {
+			argv[n++] = "--config";
+			argv[n++] = vd->conf;
+		} else {
+			argv[n++] = "--socket";
+			argv[n++] = vd->port[0].sock;
+			argv[n++] = "--tap";
+			argv[n++] = vd->port[0].tap;
+			argv[n++] = "--netns";
+			argv[n++] = vd->ns;
+			if (vd->port[0].queues > 1) {
+				argv[n++] = "--queues";
+				argv[n++] = q;
+			}
+			if (vd->client)
+				argv[n++] = "--client";
+		}
+		if (vd->extra)
+			argv[n++] = (char *)vd->extra;
+		argv[n] = NULL;
+		execv(vnetd_bin, argv);
+		fprintf(stderr, "exec %s: %s\n", vnetd_bin, strerror(errno));
+		_exit(127);
+	}
+
+	/*
+	 * ready: every socket exists, a new one and not a stale file (tmpfs
+	 * reuses inode numbers: the change time tells them apart)
+	 */
+	deadline = now_ms() + START_MS;
+	for (i = 0; i < vd->nports && !vd->client; i++) {
+		for (;;) {
+			if (!stat(vd->port[i].sock, &sb) &&
+			    S_ISSOCK(sb.st_mode) &&
+			    (sb.st_ino != old[i].st_ino ||
+			     sb.st_ctim.tv_sec != old[i].st_ctim.tv_sec ||
+			     sb.st_ctim.tv_nsec != old[i].st_ctim.tv_nsec))
+				break;
+			if (!vd_running(vd)) {
+				test_fail("vnetd exited (status 0x%x) before its socket %s existed: %s",
+					  vd->status, vd->port[i].sock,
+					  vd_log_tail(vd));
+				return false;
+			}
+			if (now_ms() > deadline) {
+				test_fail("vnetd made no socket %s in %d ms: %s",
+					  vd->port[i].sock, START_MS,
+					  vd_log_tail(vd));
+				return false;
+			}
+			nap_ms(10);
+		}
+	}
+	/* the taps exist and are up, the pins are there */
+	for (i = 0; i < vd->nports; i++) {
+		struct port *p = &vd->port[i];
+		const char *ns = p->ns[0] ? p->ns : vd->ns;
+		char path[160];
+		bool up = false;
+
+		while (ns_link(ns, p->tap, &up) <= 0 || !up) {
+			if (now_ms() > deadline) {
+				test_fail("tap %s in %s is %s after vnetd is ready",
+					  p->tap, ns,
+					  ns_link(ns, p->tap, NULL) > 0 ?
+						  "not up" : "missing");
+				return false;
+			}
+			nap_ms(10);
+		}
+		for (;;) {
+			p->cfg_fd = pin_get(p, "config");
+			p->dps_fd = pin_get(p, "dp_stats");
+			p->qs_fd = pin_get(p, "queues");
+			if (p->cfg_fd >= 0 && p->dps_fd >= 0 && p->qs_fd >= 0)
+				break;
+			port_close_maps(p);
+			if (now_ms() > deadline) {
+				test_fail("no pinned config/dp_stats/queues under " PIN_ROOT "/%s",
+					  p->tap);
+				return false;
+			}
+			nap_ms(10);
+		}
+		/* no IPv6 chatter (RS, MLD) on the test links */
+		snprintf(path, sizeof(path),
+			 "/proc/sys/net/ipv6/conf/%s/disable_ipv6", p->tap);
+		ns_sysctl(ns, path, "1");
+	}
+	return true;
+}
+
+int vd_sanitizer_report(struct vd *vd, char *line, size_t len)
+{
+	static const char *const pat_[] = {
+		"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+		"runtime error:", "UndefinedBehaviorSanitizer",
+		"AddressSanitizer:", "SUMMARY: ",
+	};
+	char buf[1024];
+	unsigned int i;
+	FILE *f;
+
+	f = fopen(vd->log, "r");
+	if (!f)
+		return 0;
+	while (fgets(buf, sizeof(buf), f)) {
+		for (i = 0; i < sizeof(pat_) / sizeof(pat_[0]); i++) {
+			if (strstr(buf, pat_[i])) {
+				buf[strcspn(buf, "\n")] = '\0';
+				snprintf(line, len, "%.*s", (int)len - 1, buf);
+				fclose(f);
+				return 1;
+			}
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+bool vd_kill(struct vd *vd, int sig)
+{
+	long long deadline = now_ms() + STOP_MS;
+
+	if (vd->pid <= 0)
+		return true;
+	kill(vd->pid, sig);
+	while (vd_running(vd)) {
+		if (now_ms() > deadline) {
+			kill(vd->pid, SIGKILL);
+			waitpid(vd->pid, &vd->status, 0);
+			vd->pid = -1;
+			return false;
+		}
+		nap_ms(5);
+	}
+	return true;
+}
+
+void rm_pins(const char *tap)
+{
+	char dir[256], path[512];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), PIN_ROOT "/%s", tap);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	rmdir(dir);
+}
+
+void vd_stop(struct vd *vd)
+{
+	unsigned int i;
+	struct stat sb;
+	char line[300];
+
+	if (vd->pid > 0) {
+		if (!vd_kill(vd, SIGTERM))
+			test_fail("vnetd did not exit within %d ms of SIGTERM",
+				  STOP_MS);
+		else if (!WIFEXITED(vd->status) || WEXITSTATUS(vd->status))
+			test_fail("vnetd: exit status 0x%x after SIGTERM, expected 0: %s",
+				  vd->status, vd_log_tail(vd));
+	}
+	for (i = 0; i < vd->nports; i++) {
+		char dir[160];
+
+		port_close_maps(&vd->port[i]);
+		snprintf(dir, sizeof(dir), PIN_ROOT "/%s", vd->port[i].tap);
+		if (vd->check_pins && !stat(dir, &sb))
+			test_fail("vnetd left its pins behind: %s", dir);
+	}
+	if (vd_sanitizer_report(vd, line, sizeof(line)))
+		test_fail("sanitizer report in %s: %s", vd->log, line);
+}
+
+void vd_cleanup(struct vd *vd)
+{
+	unsigned int i;
+
+	if (vd->pid > 0)
+		vd_stop(vd);
+	for (i = 0; i < vd->nports; i++) {
+		port_close_maps(&vd->port[i]);
+		rm_pins(vd->port[i].tap);
+		unlink(vd->port[i].sock);
+	}
+	if (vd->ns_made) {
+		sh("ip netns del %s >/dev/null 2>&1", vd->ns);
+		for (i = 0; i < nr_made_ns; i++)
+			if (!strcmp(made_ns[i], vd->ns))
+				made_ns[i][0] = '\0';
+		vd->ns_made = false;
+	}
+	unlink(vd->conf);
+	if (test_state.failed || getenv("VNETD_KEEP_LOGS"))
+		fprintf(stderr, "  # vnetd log kept: %s\n", vd->log);
+	else
+		unlink(vd->log);
+}
+
+bool vd_up(struct vd *vd)
+{
+	unlink(vd->log);
+	if (sh("ip netns add %s", vd->ns)) {
+		test_fail("ip netns add %s failed", vd->ns);
+		return false;
+	}
+	vd->ns_made = true;
+	if (nr_made_ns < sizeof(made_ns) / sizeof(made_ns[0]))
+		snprintf(made_ns[nr_made_ns++], sizeof(made_ns[0]), "%s",
+			 vd->ns);
+	sh("ip -n %s link set lo up", vd->ns);
+	/* no IPv6 chatter (RS, MLD) on the taps vnetd creates */
+	ns_sysctl(vd->ns, "/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
+	ns_sysctl(vd->ns, "/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
+	if (vd->own_tap &&
+	    sh("ip -n %s tuntap add dev %s mode tap multi_queue vnet_hdr",
+	       vd->ns, vd->port[0].tap)) {
+		test_fail("ip tuntap add %s failed", vd->port[0].tap);
+		return false;
+	}
+	return vd_start(vd);
+}
+
+/*
+ * The start most cases share: vnetd up in its fresh namespace (vd_up) and
+ * an AF_PACKET socket on port 0's tap in *pfd.  False when either failed
+ * (the case has failed); vd_cleanup() and close_fd() clean up either way.
+ */
+bool vd_up_tap(struct vd *vd, int *pfd)
+{
+	if (!vd_up(vd))
+		return false;
+	*pfd = pkt_open(vd->ns, vd->port[0].tap);
+	return ASSERT_GE(*pfd, 0, "AF_PACKET on the tap");
+}
+
+void vd_log_mark(struct vd *vd)
+{
+	struct stat sb;
+
+	vd->mark = stat(vd->log, &sb) ? 0 : sb.st_size;
+}
+
+bool vd_log_wait_line(struct vd *vd, char *line, size_t len,
+		      int timeout_ms)
+{
+	long long deadline = now_ms() + timeout_ms;
+	char buf[2048];
+
+	do {
+		int fd = open(vd->log, O_RDONLY | O_CLOEXEC);
+		ssize_t n = -1;
+
+		if (fd >= 0) {
+			n = pread(fd, buf, sizeof(buf) - 1, vd->mark);
+			close(fd);
+		}
+		if (n > 0) {
+			char *nl;
+
+			buf[n] = '\0';
+			nl = strchr(buf, '\n');
+			if (nl) {
+				*nl = '\0';
+				snprintf(line, len, "%.*s", (int)len - 1,
+					 buf);
+				return true;
+			}
+		}
+		nap_ms(5);
+	} while (now_ms() < deadline);
+	return false;
+}
+
+/* ---- maps ---- */
+
+bool dps_read(const struct port *p, __u32 dir, __u32 q,
+	      struct vnet_dp_stats *st)
+{
+	__u32 key = vnet_key(dir, q);
+
+	memset(st, 0, sizeof(*st));
+	return p->dps_fd >= 0 && !bpf_map_lookup_elem(p->dps_fd, &key, st);
+}
+
+bool qs_read(const struct port *p, __u32 dir, __u32 q,
+	     struct vnet_queue_state *qs)
+{
+	__u32 key = vnet_key(dir, q);
+
+	memset(qs, 0, sizeof(*qs));
+	return p->qs_fd >= 0 && !bpf_map_lookup_elem(p->qs_fd, &key, qs);
+}
+
+bool cfg_set(const struct port *p, __u32 q, const struct coal *c)
+{
+	struct vnet_config cfg;
+
+	if (p->cfg_fd < 0 || bpf_map_lookup_elem(p->cfg_fd, &q, &cfg))
+		return ASSERT_OK(-1, "read config map");
+	cfg.tx_frames = c->tx_frames;
+	cfg.tx_usecs = c->tx_usecs;
+	cfg.rx_frames = c->rx_frames;
+	cfg.rx_usecs = c->rx_usecs;
+	cfg.flags &= ~(VNET_CFG_ADAPTIVE_TX | VNET_CFG_ADAPTIVE_RX |
+		       VNET_CFG_NO_TX_BYPASS | VNET_CFG_NO_RX_BYPASS);
+	cfg.flags |= c->flags;
+	cfg.gen++;
+	return ASSERT_OK(bpf_map_update_elem(p->cfg_fd, &q, &cfg, BPF_ANY),
+			 "write config map");
+}
+
+/* ------------------------------------------------------------------ */
+
+static bool find_vnetd(char *why, size_t len)
+{
+	const char *env = getenv("VNETD");
+	char self[PATH_MAX];
+	ssize_t n;
+
+	if (env && *env) {
+		snprintf(vnetd_bin, sizeof(vnetd_bin), "%s", env);
+	} else {
+		/* build/selftests/test_vnetd_* -> build/vnetd-asan */
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n < 0) {
+			snprintf(why, len, "readlink /proc/self/exe: %s",
+				 strerror(errno));
+			return false;
+		}
+		self[n] = '\0';
+		*strrchr(self, '/') = '\0';
+		snprintf(vnetd_bin, sizeof(vnetd_bin), "%.*s/../vnetd-asan",
+			 (int)(sizeof(vnetd_bin) - 16), self);
+	}
+	if (access(vnetd_bin, X_OK)) {
+		snprintf(why, len, "%s: %s (make all builds it)", vnetd_bin,
+			 strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+int vnetd_test_main(int argc, char **argv, const struct vnetd_case *cases,
+		    unsigned int nr_cases, const char *prog)
+{
+	char why[PATH_MAX + 64];
+	unsigned int i;
+	bool have;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "vh")) != -1) {
+		switch (opt) {
+		case 'v':
+			verbose = true;
+			break;
+		default:
+			fprintf(stderr, "usage: %s [-v] [FILTER]\n", prog);
+			return 2;
+		}
+	}
+	if (optind < argc)
+		filter = argv[optind];
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	have = test_have_root_bpf(why, sizeof(why));
+	if (have) {
+		host_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+		if (host_ns < 0) {
+			snprintf(why, sizeof(why), "/proc/self/ns/net: %s",
+				 strerror(errno));
+			have = false;
+		}
+	}
+	for (i = 0; i < nr_cases; i++) {
+		if (filter && !strstr(cases[i].name, filter))
+			continue;
+		test_start(cases[i].name);
+		if (!have)
+			test_skip("%s", why);
+		else if (!find_vnetd(why, sizeof(why)))
+			test_fail("%s", why);
+		else
+			cases[i].fn();
+		test_end();
+	}
+	return test_summary(prog);
+}
