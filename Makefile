@@ -57,7 +57,7 @@ VNETD_OBJS := $(VNETD_SRCS:%.c=$(OUT)/%.o)
 VNETD      := $(OUT)/vnetd
 VNETD_ASAN := $(OUT)/vnetd-asan
 STEER_SKEL := $(OUT)/steer_flow.skel.h
-VNETD_LIBS := $(LDLIBS) -luring -lpthread
+VNETD_LIBS := $(LDLIBS) -luring -lpthread -lseccomp
 
 # vnetd's datapath tests (selftests/test_vnetd.c): vufe + libbpf, ASan/UBSan;
 # they run build/vnetd-asan

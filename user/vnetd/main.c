@@ -44,6 +44,7 @@
 
 #include "vnetd.h"
 #include "agent.h"
+#include "sandbox.h"
 
 #define EXIT_STARTUP 1
 #define EXIT_USAGE 2
@@ -101,6 +102,11 @@ static const char usage_text[] =
 	"                        their mode, octal (default 0600; 0660 with\n"
 	"                        --socket-group lets that group's QEMU connect)\n"
 	"      --no-uring        plain read/writev instead of io_uring\n"
+	"      --no-sandbox      keep every privilege, no seccomp filter (by\n"
+	"                        default, once set up, vnetd drops capabilities\n"
+	"                        and runs its threads under seccomp allow-lists)\n"
+	"      --user USER       once set up, run as USER (a name or a number),\n"
+	"                        keeping only the capabilities still needed\n"
 	"      --busy-poll USECS when a guest's TX ring runs dry, watch it for\n"
 	"                        USECS (0-1000, default 0: off) before asking\n"
 	"                        for a kick and sleeping; costs CPU, saves the\n"
@@ -434,7 +440,7 @@ static int parse_level(const char *s, int *level)
 static int parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { OPT_CPUS = 256, OPT_NO_URING, OPT_LOG_LEVEL, OPT_BUSY_POLL,
-	       OPT_SOCKET_GROUP, OPT_SOCKET_MODE };
+	       OPT_SOCKET_GROUP, OPT_SOCKET_MODE, OPT_NO_SANDBOX, OPT_USER };
 	enum { OPT_AGENT_INTERVAL = 512, OPT_AGENT_MAX_RATE, OPT_AGENT_HOLD };
 	static const struct option lopts[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -450,6 +456,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "agent-max-rate", required_argument, NULL, OPT_AGENT_MAX_RATE },
 		{ "agent-hold", required_argument, NULL, OPT_AGENT_HOLD },
 		{ "no-uring", no_argument, NULL, OPT_NO_URING },
+		{ "no-sandbox", no_argument, NULL, OPT_NO_SANDBOX },
+		{ "user", required_argument, NULL, OPT_USER },
 		{ "socket-group", required_argument, NULL, OPT_SOCKET_GROUP },
 		{ "socket-mode", required_argument, NULL, OPT_SOCKET_MODE },
 		{ "busy-poll", required_argument, NULL, OPT_BUSY_POLL },
@@ -523,6 +531,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_NO_URING:
 			o->no_uring = true;
+			break;
+		case OPT_NO_SANDBOX:
+			vnetd_sandbox.off = true;
+			break;
+		case OPT_USER:
+			if (vnetd_sandbox_user(optarg))
+				return usage_error("--user '%s': no such user", optarg);
 			break;
 		case OPT_SOCKET_GROUP:
 			ret = parse_group(optarg, &o->socket_gid);
@@ -606,8 +621,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		/* the agent serves no vhost-user port (agent.c) */
 		if (o->have_socket || o->have_tap || o->have_queues ||
 		    o->have_client || o->have_cpus || nspecs || nconfigs ||
-		    o->socket_gid != (gid_t)-1 || o->socket_mode != 0600)
-			return usage_error("--agent runs without vhost-user ports: --socket, --tap, --port, --config, --queues, --client and --cpus are for the datapath (run a second vnetd)");
+		    o->socket_gid != (gid_t)-1 || o->socket_mode != 0600 ||
+		    vnetd_sandbox.user)
+			return usage_error("--agent runs without vhost-user ports: --socket, --tap, --port, --config, --queues, --client, --cpus and --user are for the datapath (run a second vnetd)");
 		if (!o->agent.interval_ms)
 			o->agent.interval_ms = VNETD_AGENT_INTERVAL_MS;
 		if (!o->agent.max_rate)
@@ -1256,6 +1272,10 @@ int main(int argc, char **argv)
 			goto out_srv;
 		}
 		opened++;
+	}
+	if (vnetd_sandbox_enter(ports, o.nports)) {
+		ret = EXIT_STARTUP;
+		goto out_srv;
 	}
 	/* every socket listens (or, with --client, is being connected) */
 	{

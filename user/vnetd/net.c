@@ -35,6 +35,7 @@
 #include <linux/virtio_ring.h>
 
 #include "vnetd.h"
+#include "sandbox.h"
 
 static struct vnetd_port *dev_port(struct vhost_dev *dev)
 {
@@ -338,6 +339,7 @@ static void *qp_thread(void *arg)
 			pr_info(p, "io_uring unavailable (%s): plain read/writev",
 				strerror(-ret));
 	}
+	vnetd_sandbox_qp(qp);
 
 	for (;;) {
 		timeout = qp->tx_more || qp->rx_more ? 0 :

@@ -22,6 +22,7 @@
 #include <liburing.h>
 
 #include "vnetd.h"
+#include "sandbox.h"
 #include "steer_flow.skel.h"
 
 #define TAP_FLAGS (IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE | IFF_VNET_HDR)
@@ -440,7 +441,8 @@ int vnetd_uring_init(struct vnetd_qp *qp)
 	if (!ring)
 		return -ENOMEM;
 	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		ret = io_uring_queue_init(URING_ENTRIES, ring, flags[i]);
+		ret = io_uring_queue_init(URING_ENTRIES, ring,
+					  flags[i] | vnetd_sandbox_uring_flags());
 		if (ret != -EINVAL)
 			break;
 	}
@@ -461,6 +463,9 @@ int vnetd_uring_init(struct vnetd_qp *qp)
 			pr_dbg(qp->port, "queue pair %u: io_uring buffers: %s; plain reads",
 			       qp->index, strerror(-ret));
 	}
+	ret = vnetd_sandbox_uring(ring);
+	if (ret)
+		goto err_exit;
 	qp->uring = ring;
 	return 0;
 
