@@ -305,6 +305,9 @@ case_usage()
 	expect "message" yes "$(grep -q -- "--user 'no-such-user-vnet': no such user" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
 	run timeout 10 "$VNETD_PLAIN" --agent vtnone0 --user nobody
 	expect "--agent --user exit" 2 "$RUN_RC"
+	run timeout 10 "$VNETD_PLAIN" --socket "$VNET_TMP/u.sock" --tap vtnone0 --user nobody --no-sandbox
+	expect "--no-sandbox --user exit" 2 "$RUN_RC"
+	expect "--no-sandbox --user message" yes "$(grep -q -- "--user is part of the sandbox" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
 	run "$VNETD_PLAIN" --help
 	expect "--help lists --no-sandbox" yes "$(grep -qF -- "--no-sandbox" <<<"$RUN_OUT" && echo yes || echo no)"
 	expect "vnetd(8) documents --no-sandbox" yes "$(sed 's/\\-/-/g' "$VNET_ROOT/docs/vnetd.8" | grep -qF -- "--no-sandbox" && echo yes || echo no)"

@@ -616,6 +616,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (vnetd_sandbox.off && vnetd_sandbox.user)
+		return usage_error("--user is part of the sandbox: not with --no-sandbox");
 
 	if (o->agent.ntaps) {
 		/* the agent serves no vhost-user port (agent.c) */
