@@ -549,6 +549,12 @@ void vnetd_sandbox_qp(struct vnetd_qp *qp)
 
 /* --- the control thread ----------------------------------------------------- */
 
+int vnetd_sandbox_setegid(gid_t gid)
+{
+	/* the raw syscall changes the calling thread's credentials only */
+	return syscall(SYS_setresgid, (gid_t)-1, gid, (gid_t)-1) ? -1 : 0;
+}
+
 int vnetd_sandbox_user(const char *user)
 {
 	struct passwd *pw;

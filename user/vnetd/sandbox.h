@@ -33,6 +33,13 @@ struct vnetd_sandbox_cfg {
 
 extern struct vnetd_sandbox_cfg vnetd_sandbox;
 
+/*
+ * setegid() of this thread alone (--socket-group around bind()): glibc's
+ * setegid() applies to every thread, and queue threads already in their
+ * sandbox may not change ids.  0 or -1 with errno.
+ */
+int vnetd_sandbox_setegid(gid_t gid);
+
 /* --user USER (a name or a number): 0, or -ENOENT (no such user) */
 int vnetd_sandbox_user(const char *user);
 
