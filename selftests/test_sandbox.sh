@@ -25,7 +25,7 @@ VNETD=${VNETD:-$OUT/vnetd-asan}
 VNETD_PLAIN=${VNETD_PLAIN:-$OUT/vnetd}
 IO=${IO:-$OUT/bench/bench_vnetd_io}
 
-ALL_CASES="serves serves_plain no_netns no_sandbox user violation_queue violation_control uring_restricted usage"
+ALL_CASES="serves serves_plain no_netns no_sandbox user violation_queue violation_control uring_restricted socket_group usage"
 
 # capabilities (linux/capability.h)
 CAP_DAC_OVERRIDE=1
@@ -295,6 +295,22 @@ case_uring_restricted()
 		report "uring_restricted_$sb" "$(run_said) $(tail -c 600 "$LOG")"
 		end_case
 	done
+}
+
+# --socket-group sets the control thread's egid around bind(), after the
+# queue threads are in their sandbox: they must not see it
+case_socket_group()
+{
+	ns_create sgrp || { fail sgrp_setup "cannot create netns"; return; }
+	start sgrp --netns "$NS" --socket-group 65534 --socket-mode 0660 ||
+		{ fail socket_group "no sandbox line: $(head -c 600 "$LOG")"; end_case; return; }
+	expect "socket group" 65534 "$(stat -c %g "$SOCK" 2>/dev/null)"
+	expect "sandboxed" 2 "$(status_of "/proc/$PID" Seccomp)"
+	traffic
+	expect "traffic" 0 "$RUN_RC"
+	check_exit
+	report socket_group "$(run_said) $(tail -c 600 "$LOG")"
+	end_case
 }
 
 # bad --user: a usage error before anything is set up
