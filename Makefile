@@ -59,7 +59,7 @@ VNETD_OBJS := $(VNETD_SRCS:%.c=$(OUT)/%.o)
 VNETD      := $(OUT)/vnetd
 VNETD_ASAN := $(OUT)/vnetd-asan
 STEER_SKEL := $(OUT)/steer_flow.skel.h
-VNETD_LIBS := $(LDLIBS) -luring -lpthread
+VNETD_LIBS := $(LDLIBS) -luring -lpthread -lseccomp
 
 # vnetd's datapath tests (selftests/test_vnetd_*.c, one program per
 # feature, on vnetd_test.h's helpers): vufe + libbpf, ASan/UBSan; they run

@@ -11,6 +11,8 @@
 #   vnetd    build/vnetd --socket S --tap T --netns NS --cpus BACKEND_CPU
 #   vnetd-bp the same with --busy-poll BUSY_POLL (50 us): a dry TX ring is
 #            watched that long before vnetd sleeps
+#   vnetd-nosb the same as vnetd with --no-sandbox: no seccomp filter, no
+#            capability dropped (vnetd/vnetd-nosb is the sandbox's cost)
 #   peer     dpdk-testpmd --vdev net_vhost0,iface=S --vdev net_tap0,iface=T
 #            in io forwarding mode (its tap driver: a syscall per frame)
 #   ceiling  no backend: bench_vnetd_io writes the same frames into a tap
@@ -72,7 +74,7 @@ while getopts "r:d:s:h" opt; do
 	d) SECS=$OPTARG ;;
 	s) SIZES=$OPTARG ;;
 	*)
-		sed -n '4,33p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '4,35p' "$0" | sed 's/^# \{0,1\}//'
 		exit 2
 		;;
 	esac
@@ -115,6 +117,9 @@ TB=vbb$id	# ceiling tap without programs
 TD=vbd$id	# the DPDK peer's tap (its tap PMD creates it)
 SOCK_V=/tmp/vnet-bench-$$-vnetd.sock
 SOCK_P=/tmp/vnet-bench-$$-vnetd-bp.sock
+TN=vbn$id	# vnetd-nosb's tap
+SOCK_N=/tmp/vnet-bench-$$-vnetd-nosb.sock
+VNETD_NOSB_PID=
 BUSY_POLL=${BUSY_POLL:-50}
 # the second vnetd arm: --busy-poll, unless told otherwise (e.g. another
 # build of vnetd, to compare two commits in one interleaved run)
@@ -177,9 +182,10 @@ cleanup()
 	stop_pid "$PEER_PID" INT
 	stop_pid "$VNETD_PID" TERM
 	stop_pid "$VNETD_BP_PID" TERM
+	stop_pid "$VNETD_NOSB_PID" TERM
 	"$VNETCTL" -n "$NS" detach "$TC" >/dev/null 2>&1
 	ip netns del "$NS" 2>/dev/null
-	rm -f "$SOCK_V" "$SOCK_P" "$SOCK_D"
+	rm -f "$SOCK_V" "$SOCK_P" "$SOCK_N" "$SOCK_D"
 	if [ "$failed" -eq 0 ]; then
 		rm -rf "$LOGS"
 	else
@@ -211,6 +217,18 @@ start_vnetd_bp()
 	VNETD_BP_PID=$!
 	if ! wait_sock "$SOCK_P" "$VNETD_BP_PID"; then
 		err "vnetd --busy-poll did not start: $(tail -n 3 "$LOGS/vnetd-bp.log")"
+		return 1
+	fi
+}
+
+start_vnetd_nosb()
+{
+	rm -f "$SOCK_N"
+	"$VNETD" --socket "$SOCK_N" --tap "$TN" --netns "$NS" \
+		--cpus "$BACKEND_CPU" --no-sandbox >>"$LOGS/vnetd-nosb.log" 2>&1 &
+	VNETD_NOSB_PID=$!
+	if ! wait_sock "$SOCK_N" "$VNETD_NOSB_PID"; then
+		err "vnetd --no-sandbox did not start: $(tail -n 3 "$LOGS/vnetd-nosb.log")"
 		return 1
 	fi
 }
@@ -398,7 +416,7 @@ if ! "$VNETCTL" -n "$NS" attach "$TC" >"$LOGS/attach.log" 2>&1; then
 	failed=1
 	exit 1
 fi
-if ! start_vnetd || ! start_vnetd_bp; then
+if ! start_vnetd || ! start_vnetd_bp || ! start_vnetd_nosb; then
 	failed=1
 	exit 1
 fi
@@ -406,7 +424,7 @@ fi
 # R: frames/s; C: frames per second of the backend's CPU time; S: the
 # share of the window the backend had its CPU (guest->tap only)
 declare -A R C S
-CONFIGS="vnetd vnetd_bp peer ceil_vnet ceil_bare floor refused"
+CONFIGS="vnetd vnetd_nosb vnetd_bp peer ceil_vnet ceil_bare floor refused"
 # record CONFIG DIR SIZE "FRAMES/S [FRAMES/CPU-S SHARE]"
 record()
 {
@@ -426,14 +444,20 @@ echo "bench_vnetd: $REPS repetitions, ${SECS} s windows, guest on CPU $GUEST_CPU
 t_start=$(date +%s)
 for rep in $(seq "$REPS"); do
 	echo "repetition $rep/$REPS" >&2
-	blocks="peer vnetd vnetd_bp ceiling"
-	[ $((rep % 2)) -eq 0 ] && blocks="ceiling vnetd_bp vnetd peer"
+	blocks="peer vnetd vnetd_nosb vnetd_bp ceiling"
+	[ $((rep % 2)) -eq 0 ] && blocks="ceiling vnetd_bp vnetd_nosb vnetd peer"
 	for blk in $blocks; do
 		case $blk in
 		vnetd)
 			for s in $SIZES; do
 				record vnetd g2t "$s" "$(g2t_backend "$SOCK_V" "$TV" "$s" "$VNETD_PID")"
 				record vnetd t2g "$s" "$(t2g_backend "$SOCK_V" "$TV" "$s")"
+			done
+			;;
+		vnetd_nosb)
+			for s in $SIZES; do
+				record vnetd_nosb g2t "$s" "$(g2t_backend "$SOCK_N" "$TN" "$s" "$VNETD_NOSB_PID")"
+				record vnetd_nosb t2g "$s" "$(t2g_backend "$SOCK_N" "$TN" "$s")"
 			done
 			;;
 		vnetd_bp)
@@ -510,7 +534,7 @@ fmt()
 		BEGIN { printf "%s / %s / %s", k(a), k(b), k(c) }'
 }
 
-declare -A LABEL=([vnetd]="vnetd" [vnetd_bp]="$VNETD_B_LABEL" [peer]="DPDK vhost+tap peer"
+declare -A LABEL=([vnetd]="vnetd" [vnetd_nosb]="vnetd --no-sandbox" [vnetd_bp]="$VNETD_B_LABEL" [peer]="DPDK vhost+tap peer"
 	[ceil_vnet]="tap ceiling, vnet attached" [ceil_bare]="tap ceiling, bare tap"
 	[floor]="io_uring floor (link down)"
 	[refused]="refused writes (8 B, EINVAL)")
@@ -548,6 +572,8 @@ ratio_lines()
 		done
 		echo "  $s B, ${LABEL[vnetd_bp]} / vnetd, per repetition (min / median / max):" \
 			"$(ratios "${a[vnetd_bp,$2,$s]:-}" "${a[vnetd,$2,$s]:-}" | sed 's# # / #g')"
+		echo "  $s B, the sandbox: vnetd / vnetd --no-sandbox per repetition (min / median / max):" \
+			"$(ratios "${a[vnetd,$2,$s]:-}" "${a[vnetd_nosb,$2,$s]:-}" | sed 's# # / #g')"
 	done
 }
 

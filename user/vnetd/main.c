@@ -30,6 +30,7 @@
 #include <bpf/libbpf.h>
 
 #include "opts.h"
+#include "sandbox.h"
 
 /* --- logging ---------------------------------------------------------- */
 
@@ -292,6 +293,10 @@ int main(int argc, char **argv)
 			goto out_srv;
 		}
 		opened++;
+	}
+	if (vnetd_sandbox_enter(ports, o.nports)) {
+		ret = VNETD_EXIT_STARTUP;
+		goto out_srv;
 	}
 	/* every socket listens (or, with --client, is being connected) */
 	{

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "opts.h"
+#include "sandbox.h"
 
 #define MAX_PORTS VNETD_MAX_PORTS
 
@@ -73,6 +74,11 @@ static const char usage_text[] =
 	"                        their mode, octal (default 0600; 0660 with\n"
 	"                        --socket-group lets that group's QEMU connect)\n"
 	"      --no-uring        plain read/writev instead of io_uring\n"
+	"      --no-sandbox      keep every privilege, no seccomp filter (by\n"
+	"                        default, once set up, vnetd drops capabilities\n"
+	"                        and runs its threads under seccomp allow-lists)\n"
+	"      --user USER       once set up, run as USER (a name or a number),\n"
+	"                        keeping only the capabilities still needed\n"
 	"      --busy-poll USECS when a guest's TX ring runs dry, watch it for\n"
 	"                        USECS (0-1000, default 0: off) before asking\n"
 	"                        for a kick and sleeping; costs CPU, saves the\n"
@@ -248,6 +254,22 @@ static int opt_no_uring(struct vnetd_opts *o, const char *arg)
 	return 0;
 }
 
+static int opt_no_sandbox(struct vnetd_opts *o, const char *arg)
+{
+	(void)o;
+	(void)arg;
+	vnetd_sandbox.off = true;
+	return 0;
+}
+
+static int opt_user(struct vnetd_opts *o, const char *arg)
+{
+	(void)o;
+	if (vnetd_sandbox_user(arg))
+		return vnetd_usage_error("--user '%s': no such user", arg);
+	return 0;
+}
+
 static int opt_socket_group(struct vnetd_opts *o, const char *arg)
 {
 	return parse_group(arg, &o->port.socket_gid);
@@ -374,6 +396,8 @@ static const struct opt_def {
 	{ "agent-max-rate", 0, true, opt_agent_max_rate },
 	{ "agent-hold", 0, true, opt_agent_hold },
 	{ "no-uring", 0, false, opt_no_uring },
+	{ "no-sandbox", 0, false, opt_no_sandbox },
+	{ "user", 0, true, opt_user },
 	{ "socket-group", 0, true, opt_socket_group },
 	{ "socket-mode", 0, true, opt_socket_mode },
 	{ "busy-poll", 0, true, opt_busy_poll },
@@ -391,8 +415,9 @@ static int agent_finish(struct vnetd_opts *o)
 {
 	if (o->have_socket || o->have_tap || o->have_queues ||
 	    o->have_client || o->have_cpus || o->nspecs || o->nconfigs ||
-	    o->port.socket_gid != (gid_t)-1 || o->port.socket_mode != 0600)
-		return vnetd_usage_error("--agent runs without vhost-user ports: --socket, --tap, --port, --config, --queues, --client and --cpus are for the datapath (run a second vnetd)");
+	    o->port.socket_gid != (gid_t)-1 || o->port.socket_mode != 0600 ||
+	    vnetd_sandbox.user)
+		return vnetd_usage_error("--agent runs without vhost-user ports: --socket, --tap, --port, --config, --queues, --client, --cpus and --user are for the datapath (run a second vnetd)");
 	if (!o->agent.interval_ms)
 		o->agent.interval_ms = VNETD_AGENT_INTERVAL_MS;
 	if (!o->agent.max_rate)
@@ -471,6 +496,8 @@ int vnetd_opts_parse(int argc, char **argv, struct vnetd_opts *o)
 	}
 	if (optind < argc)
 		return vnetd_usage_error("unexpected argument '%s'", argv[optind]);
+	if (vnetd_sandbox.off && vnetd_sandbox.user)
+		return vnetd_usage_error("--user is part of the sandbox: not with --no-sandbox");
 
 	if (o->agent.ntaps)
 		return agent_finish(o);

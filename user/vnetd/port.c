@@ -17,6 +17,7 @@
 #include <linux/virtio_net.h>
 
 #include "vnetd.h"
+#include "sandbox.h"
 
 static void monitor_open(struct vnetd_port *p)
 {
@@ -159,7 +160,7 @@ static int port_add_socket(struct vnetd_port *p, struct vhost_server *srv)
 	mode_t old;
 	int ret;
 
-	if (regroup && setegid(o->socket_gid)) {
+	if (regroup && vnetd_sandbox_setegid(o->socket_gid)) {
 		ret = -errno;
 		pr_err(p, "cannot create the socket with group %u: %s%s",
 		       (unsigned int)o->socket_gid, strerror(errno),
@@ -169,7 +170,7 @@ static int port_add_socket(struct vnetd_port *p, struct vhost_server *srv)
 	old = umask(~o->socket_mode & 0777);
 	ret = vhost_server_add_port(srv, &p->dev, &pc);
 	umask(old);
-	if (regroup && setegid(egid)) {
+	if (regroup && vnetd_sandbox_setegid(egid)) {
 		pr_err(p, "cannot return to group %u: %s", (unsigned int)egid,
 		       strerror(errno));
 		return -EPERM;

@@ -29,6 +29,7 @@
 #include <sys/timerfd.h>
 
 #include "vnetd.h"
+#include "sandbox.h"
 
 /* epoll tags of a queue pair's thread */
 enum qp_ev {
@@ -365,6 +366,8 @@ void *vnetd_qp_thread(void *arg)
 			pr_info(p, "io_uring unavailable (%s): plain read/writev",
 				strerror(-ret));
 	}
+	/* after the ring and the affinity: no capability, its allow-list */
+	vnetd_sandbox_qp(qp);
 
 	for (;;) {
 		timeout = qp->tx.r.more || qp->rx.r.more ? 0 :

@@ -12,6 +12,7 @@
 #include <liburing.h>
 
 #include "vnetd.h"
+#include "sandbox.h"
 
 #define URING_ENTRIES (VNETD_TX_BURST_MAX + VNETD_RX_BURST)
 
@@ -41,7 +42,8 @@ int vnetd_tapio_init(struct vnetd_tapio *io)
 	if (!ring)
 		return -ENOMEM;
 	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
-		ret = io_uring_queue_init(URING_ENTRIES, ring, flags[i]);
+		ret = io_uring_queue_init(URING_ENTRIES, ring,
+					  flags[i] | vnetd_sandbox_uring_flags());
 		if (ret != -EINVAL)
 			break;
 	}
@@ -62,6 +64,9 @@ int vnetd_tapio_init(struct vnetd_tapio *io)
 			pr_dbg(io->qp->port, "queue pair %u: io_uring buffers: %s; plain reads",
 			       io->qp->index, strerror(-ret));
 	}
+	ret = vnetd_sandbox_uring(ring);
+	if (ret)
+		goto err_exit;
 	io->uring = ring;
 	return 0;
 

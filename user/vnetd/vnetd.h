@@ -18,6 +18,8 @@
  *   tap.c      the tap device: open, offloads, link; netns switching
  *   maps.c     vnet's BPF programs and pinned maps, the steering program
  *   tapio.c    frame I/O on one tap queue (io_uring or read/writev)
+ *   sandbox.c  after setup: capabilities, --user, io_uring restrictions;
+ *   seccomp.c  the threads' allow-lists, the SIGSYS handler
  *   agent.c    --agent (attach mode; needs only libvnet and util.h)
  *   notify.c   util.h: the monotonic clock, sd_notify(3)
  *

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * vnetd's sandbox (docs/vnetd.md, "Sandbox"): once the ports are set up,
+ * each queue thread drops every capability and runs under a seccomp
+ * allow-list of the syscalls it makes; the control thread keeps the
+ * capabilities its later work needs, optionally switches to --user, and
+ * runs under a wider allow-list.  A forbidden syscall is logged (thread,
+ * syscall) and ends the process with VNETD_EXIT_SANDBOX.
+ *
+ * Hooks: the options (--no-sandbox, --user), vnetd_sandbox_qp() at the
+ * start of each queue thread, vnetd_sandbox_enter() once every port is set
+ * up (before READY=1).
+ */
+#ifndef VNETD_SANDBOX_H
+#define VNETD_SANDBOX_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* exit status after a forbidden syscall: 128 + SIGSYS, like a shell says */
+#define VNETD_EXIT_SANDBOX 159
+
+struct vnetd_port;
+struct vnetd_qp;
+struct io_uring;
+
+struct vnetd_sandbox_cfg {
+	bool off;		/* --no-sandbox */
+	const char *user;	/* --user USER, or NULL */
+	uid_t uid;
+	gid_t gid;
+};
+
+extern struct vnetd_sandbox_cfg vnetd_sandbox;
+
+/*
+ * setegid() of this thread alone (--socket-group around bind()): glibc's
+ * setegid() applies to every thread, and queue threads already in their
+ * sandbox may not change ids.  0 or -1 with errno.
+ */
+int vnetd_sandbox_setegid(gid_t gid);
+
+/* --user USER (a name or a number): 0, or -ENOENT (no such user) */
+int vnetd_sandbox_user(const char *user);
+
+/*
+ * A queue thread's ring: created with these flags (R_DISABLED), then,
+ * once its files and buffers are registered, restricted to the
+ * datapath's requests and enabled by vnetd_sandbox_uring().  0 or -errno.
+ */
+unsigned int vnetd_sandbox_uring_flags(void);
+int vnetd_sandbox_uring(struct io_uring *ring);
+
+/* Queue thread QP, first thing in it: no capability, its allow-list. */
+void vnetd_sandbox_qp(struct vnetd_qp *qp);
+
+/*
+ * Control thread, every port set up: waits until each queue thread of
+ * PORTS has entered its sandbox, switches to --user, keeps only the
+ * capabilities still needed and loads the control thread's allow-list.
+ * 0, or -errno (logged): vnetd must not serve without the sandbox it was
+ * asked for.
+ */
+int vnetd_sandbox_enter(struct vnetd_port *ports, unsigned int nports);
+
+/*
+ * seccomp.c, for sandbox.c: load the queue (CONTROL false) or control
+ * thread's filter on this thread (0 or -errno); the name the SIGSYS
+ * handler gives this thread; the filters log instead of trapping
+ * (VNETD_SANDBOX_LOG=1); the test-only trigger.
+ */
+int vnetd_seccomp_load(bool control);
+extern __thread char vnetd_seccomp_thread[16];
+bool vnetd_seccomp_log_mode(void);
+void vnetd_seccomp_test_violation(const char *who);
+
+#endif /* VNETD_SANDBOX_H */
