@@ -207,11 +207,65 @@ out:
 	close_fd(&pfd);
 }
 
+/*
+ * A tap made the way most people make one ('ip tuntap add dev T mode tap':
+ * one queue, no vnet_hdr) serves a port of one queue pair; a port of two
+ * is refused with both fixes in the message.
+ */
+static void single_queue_tap(void)
+{
+	struct vufe_opts o;
+	struct vufe *fe = NULL;
+	char log[4096];
+	unsigned int i;
+	struct vd vd;
+	int pfd = -1, rc, fd;
+	ssize_t n;
+
+	vd_init(&vd, "sqtap", 1, 1);
+	vd.own_tap = vd.own_tap_single = true;
+	if (!vd_up_tap(&vd, &pfd))
+		goto out;
+	o = fe_opts(&vd.port[0]);
+	fe = fe_up(&o);
+	if (!ASSERT_TRUE(fe != NULL, "frontend"))
+		goto out;
+	vufe_post_rx(fe, 0, 0);
+	for (i = 0; i < 20; i++)
+		if (!ping_both(fe, &vd.port[0], 0, pfd, i * 41, "single-queue tap"))
+			goto out;
+	fd = open(vd.log, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, log, sizeof(log) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	log[n > 0 ? n : 0] = '\0';
+	ASSERT_TRUE(strstr(log, "(a single-queue tap)") != NULL,
+		    "vnetd says it serves a single-queue tap");
+	vufe_destroy(fe);
+	fe = NULL;
+	vd_stop(&vd);
+
+	/* two queue pairs on the same tap: refused, naming the fixes */
+	rc = sh("%s --netns %s --tap %s --socket %s.2 --queues 2 >%s.2 2>&1",
+		vnetd_bin, vd.ns, vd.port[0].tap, vd.port[0].sock, vd.log);
+	ASSERT_EQ(rc, 1, "vnetd --queues 2 on a single-queue tap exits 1");
+	ASSERT_EQ(sh("grep -q \"mode tap multi_queue vnet_hdr', or serve it with --queues 1\" %s.2",
+		     vd.log), 0, "the message names both fixes");
+	ASSERT_GT(ns_link(vd.ns, vd.port[0].tap, NULL), 0,
+		  "the tap is still there");
+out:
+	vd_cleanup(&vd);
+	if (fe)
+		vufe_destroy(fe);
+	close_fd(&pfd);
+}
+
 static const struct vnetd_case cases[] = {
 	{ restart_clean, "vnetd/restart" },
 	{ restart_after_kill, "vnetd/restart_after_kill" },
 	{ client_mode, "vnetd/client_mode" },
 	{ existing_tap_no_uring, "vnetd/existing_tap_no_uring" },
+	{ single_queue_tap, "vnetd/single_queue_tap" },
 };
 
 int main(int argc, char **argv)

@@ -25,6 +25,7 @@ static const struct {
 } tests[] = {
 	{ "vhost_proto/features", test_proto_features },
 	{ "vhost_proto/send_rarp", test_proto_rarp },
+	{ "vhost_proto/net_set_mtu", test_proto_mtu },
 	{ "vhost_proto/ring_lifecycle", test_proto_ring_lifecycle },
 	{ "vhost_proto/enable_at_kick_without_protocol_features",
 	  test_proto_legacy_enable },

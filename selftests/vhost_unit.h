@@ -130,6 +130,7 @@ struct tdev {
 	bool running[4];
 	uint8_t rarp_mac[6];
 	unsigned int rarps;
+	unsigned int mtu;	/* the last NET_SET_MTU the device took */
 	int memfd;
 	uint8_t *g;
 };
@@ -145,6 +146,8 @@ void t_mem_changed(struct vhost_dev *dev);
 void t_disconnected(struct vhost_dev *dev);
 
 int t_send_rarp(struct vhost_dev *dev, const uint8_t mac[6]);
+
+int t_set_mtu(struct vhost_dev *dev, unsigned int mtu);
 
 extern const struct vhost_dev_ops t_ops;
 
@@ -192,6 +195,7 @@ bool fe_setup_ring(struct tdev *t, uint32_t index, uint64_t features,
 
 void test_proto_features(void);
 void test_proto_rarp(void);
+void test_proto_mtu(void);
 void test_proto_ring_lifecycle(void);
 void test_proto_legacy_enable(void);
 void test_proto_vring_nofd(void);

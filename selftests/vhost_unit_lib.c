@@ -243,6 +243,17 @@ int t_send_rarp(struct vhost_dev *dev, const uint8_t mac[6])
 	return 0;
 }
 
+/* the device refuses 12345 (as a tap would refuse what it cannot take) */
+int t_set_mtu(struct vhost_dev *dev, unsigned int mtu)
+{
+	struct tdev *t = dev->priv;
+
+	if (mtu == 12345)
+		return -EINVAL;
+	t->mtu = mtu;
+	return 0;
+}
+
 const struct vhost_dev_ops t_ops = {
 	.get_features = t_get_features,
 	.queue_start = t_queue_start,
@@ -250,6 +261,7 @@ const struct vhost_dev_ops t_ops = {
 	.mem_changed = t_mem_changed,
 	.disconnected = t_disconnected,
 	.send_rarp = t_send_rarp,
+	.set_mtu = t_set_mtu,
 };
 
 bool tdev_setup(struct tdev *t)

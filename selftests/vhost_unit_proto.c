@@ -28,6 +28,7 @@ void test_proto_features(void)
 		  BIT(VHOST_USER_PROTOCOL_F_MQ) |
 			  BIT(VHOST_USER_PROTOCOL_F_LOG_SHMFD) |
 			  BIT(VHOST_USER_PROTOCOL_F_RARP) |
+			  BIT(VHOST_USER_PROTOCOL_F_MTU) |
 			  BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK) |
 			  BIT(VHOST_USER_PROTOCOL_F_CONFIGURE_MEM_SLOTS),
 		  "protocol features");
@@ -67,6 +68,33 @@ void test_proto_rarp(void)
 		  "SEND_RARP");
 	ASSERT_EQ(t.rarps, 1, "rarp callback");
 	ASSERT_MEMEQ(t.rarp_mac, mac, 6, "rarp mac");
+out:
+	tdev_cleanup(&t);
+}
+
+/* NET_SET_MTU: given to the device, out-of-range and refused ones NACKed */
+void test_proto_mtu(void)
+{
+	uint64_t mtu;
+	struct tdev t;
+
+	if (!tdev_setup(&t))
+		goto out;
+	mtu = 9000;
+	ASSERT_EQ(fe_ack(&t, VHOST_USER_NET_SET_MTU, &mtu, 8, NULL, 0), 0,
+		  "NET_SET_MTU 9000 acked");
+	ASSERT_EQ(t.mtu, 9000, "the device got 9000");
+	mtu = 67;
+	ASSERT_EQ(fe_ack(&t, VHOST_USER_NET_SET_MTU, &mtu, 8, NULL, 0), 1,
+		  "NET_SET_MTU 67 (below IPv4's minimum) refused");
+	mtu = 65536;
+	ASSERT_EQ(fe_ack(&t, VHOST_USER_NET_SET_MTU, &mtu, 8, NULL, 0), 1,
+		  "NET_SET_MTU 65536 refused");
+	mtu = 12345;
+	ASSERT_EQ(fe_ack(&t, VHOST_USER_NET_SET_MTU, &mtu, 8, NULL, 0), 1,
+		  "an MTU the device refuses is NACKed");
+	ASSERT_EQ(t.mtu, 9000, "the device kept 9000");
+	ASSERT_TRUE(vhost_dev_connected(&t.dev), "still connected");
 out:
 	tdev_cleanup(&t);
 }

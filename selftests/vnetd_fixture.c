@@ -408,8 +408,9 @@ bool vd_up(struct vd *vd)
 	ns_sysctl(vd->ns, "/proc/sys/net/ipv6/conf/all/disable_ipv6", "1");
 	ns_sysctl(vd->ns, "/proc/sys/net/ipv6/conf/default/disable_ipv6", "1");
 	if (vd->own_tap &&
-	    sh("ip -n %s tuntap add dev %s mode tap multi_queue vnet_hdr",
-	       vd->ns, vd->port[0].tap)) {
+	    sh("ip -n %s tuntap add dev %s mode tap%s", vd->ns,
+	       vd->port[0].tap,
+	       vd->own_tap_single ? "" : " multi_queue vnet_hdr")) {
 		test_fail("ip tuntap add %s failed", vd->port[0].tap);
 		return false;
 	}

@@ -249,6 +249,7 @@ struct vd {
 	bool check_pins;	/* pins must be gone after a clean exit */
 	bool client;		/* --client: the frontend listens */
 	bool own_tap;		/* the test makes a persistent tap first */
+	bool own_tap_single;	/* ... without multi_queue and vnet_hdr */
 	const char *extra;	/* one more option, e.g. --no-uring */
 	unsigned int nports;
 	struct port port[2];
