@@ -103,12 +103,13 @@ all_sockets()
 		[ -S "$VNET_TMP/p$i.sock" ] || return 1
 	done
 }
-if ! busywait 30000 all_sockets; then
-	fail vnetd "the $PORTS sockets did not appear in 30 s: $(tail -n 3 "$LOG" | tr '\n' ' ')"
+t_start=$SECONDS
+if ! busywait 180000 all_sockets; then
+	fail vnetd "the $PORTS sockets did not appear in 180 s: $(tail -n 3 "$LOG" | tr '\n' ' ')"
 	exit 1
 fi
 
-echo "# soak: $PORTS ports x $QP queue pairs, one vnetd (pid $VNETD_PID), $RATE frames/s per frontend, ${WARMUP} s warm-up, $SECS s"
+echo "# soak: $PORTS ports x $QP queue pairs, one vnetd (pid $VNETD_PID, its sockets up in $((SECONDS - t_start)) s), $RATE frames/s per frontend, ${WARMUP} s warm-up, $SECS s"
 t0=$SECONDS
 "$SOAK" --sock "$VNET_TMP/p%u.sock" --ports "$PORTS" --qp "$QP" \
 	--secs "$SECS" --warmup "$WARMUP" --rate "$RATE" \
