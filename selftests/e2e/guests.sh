@@ -170,6 +170,8 @@ d_start()
 
 	shift 2
 	case " $* " in *" --client "*) ready="frontend connected" ;; esac
+	# there before the first look (the child opens it after the fork)
+	: >"$log"
 	"$VNETD" "$@" -v >"$log" 2>&1 &
 	printf -v "$var" '%s' "$!"
 	_vm_all_pids+=("$!")
