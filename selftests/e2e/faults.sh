@@ -277,7 +277,7 @@ s_kill_vnetd_client()
 
 s_kill_qemu()
 {
-	local t sock dp f0 m0 f1 m1 f2 m2 fc mc i
+	local t sock dp f0 m0 f1 m1 fc mc i e
 
 	fnew kill-qemu || { _bad+="cannot create a netns; "; return; }
 	t=$(newtap)
