@@ -68,6 +68,11 @@ VNETD_TESTS := $(patsubst selftests/%.c,$(OUT)/selftests/%,$(wildcard selftests/
 SELFTESTS  += $(VNETD_TESTS)
 VNETD_TEST_LIB := selftests/vnetd_util.c selftests/vnetd_fixture.c selftests/vnetd_guest.c selftests/testpmd.c $(VUFE_LIB)
 VNETD_TEST_HDRS := selftests/vnetd_test.h selftests/testpmd.h selftests/test.h selftests/frames.h $(VUFE_HDRS) include/vnet/abi.h
+# the soak's frontends (selftests/test_soak.sh, make soak): many vufe
+# frontends in one process, without sanitizers (it runs for minutes)
+SOAK       := $(OUT)/selftests/soak
+SELFTESTS  += $(SOAK)
+SOAK_SECS  ?= 600
 # ... and bench/bench_vnetd.sh's tools (ceiling loops, load, signal counts)
 BENCH_VNETD_IO := $(OUT)/bench/bench_vnetd_io
 BENCHES    += $(BENCH_VNETD_IO)
@@ -88,7 +93,7 @@ FUZZ_SECS   ?= 60
 FUZZ_JOBS   ?= 1
 VNETD_LIB_SRCS := $(filter-out user/vnetd/main.c,$(VNETD_SRCS))
 
-.PHONY: all check test bench evidence demo install uninstall clean deps e2e fuzz fuzzers fuzz-corpus fuzz-cov
+.PHONY: all check test bench evidence demo install uninstall clean deps e2e soak fuzz fuzzers fuzz-corpus fuzz-cov
 all: $(VNETCTL) $(SELFTESTS) $(BENCHES) $(VNETD) $(VNETD_ASAN)
 
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS)
@@ -167,6 +172,10 @@ $(BENCH_VUFE): $(OUT)/bench/%.o: selftests/frontend/%.c $(VUFE_HDRS)
 $(BENCH_VNETD_IO): $(wildcard bench/bench_vnetd_io*.c) bench/bench_vnetd_io.h $(BENCH_VUFE) $(VUFE_HDRS) include/vnet/abi.h
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(filter %.c,$^) $(BENCH_VUFE) -o $@ -lbpf -luring
+
+$(SOAK): selftests/soak.c $(BENCH_VUFE) $(VUFE_HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $< $(BENCH_VUFE) -o $@
 
 $(OUT)/steer_flow.bpf.o: $(OUT)/bpf/steer_flow.bpf.o
 	cp $< $@
@@ -251,6 +260,12 @@ demo: all
 # virtio_net driver talks to vnetd (docs/e2e.md); make check runs them too
 e2e: $(VNETCTL) $(VNETD)
 	selftests/e2e/run.sh
+
+# one vnetd, 32 ports of 2 queue pairs, vufe frontends moving traffic both
+# ways for SOAK_SECS: vnetd's fds, RSS and mappings flat, every frame
+# accounted for (docs/robustness.md); make check runs a short one
+soak: $(VNETCTL) $(VNETD) $(SOAK)
+	SOAK_SECS=$(SOAK_SECS) selftests/test_soak.sh
 
 # binaries, man pages, systemd units (ExecStart= naming $(PREFIX)/sbin),
 # bash completion, the libvirt hook (docs/libvirt.md) and the operator's

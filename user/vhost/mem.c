@@ -460,12 +460,19 @@ out_close:
 	return ret;
 }
 
+static bool log_disabled_for_test;
+
+void vhost_mem_log_disable_for_test(void)
+{
+	log_disabled_for_test = true;
+}
+
 void vhost_mem_log_write(const struct vhost_mem *mem, uint64_t gpa,
 			 uint64_t len)
 {
 	uint64_t page, last;
 
-	if (!mem->log || !len)
+	if (!mem->log || !len || log_disabled_for_test)
 		return;
 	page = gpa / VHOST_LOG_PAGE;
 	/* last byte written, computed so that it cannot wrap */

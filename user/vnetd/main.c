@@ -241,6 +241,12 @@ int main(int argc, char **argv)
 	vhost_log_set_level((enum vhost_log_level)o.log_level);
 	libbpf_set_print(libbpf_log);
 	signal(SIGPIPE, SIG_IGN);
+	/* the live-migration test's negative case (selftests/e2e/faults.sh) */
+	if (getenv("VNETD_TEST_NO_DIRTY_LOG") &&
+	    !strcmp(getenv("VNETD_TEST_NO_DIRTY_LOG"), "1")) {
+		vhost_mem_log_disable_for_test();
+		vhost_warn("VNETD_TEST_NO_DIRTY_LOG is set: the dirty log is offered but never written; a live migration loses data (for tests only)");
+	}
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);

@@ -1,0 +1,209 @@
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# shellcheck shell=bash
+#
+# Several guests and vnetds at once, for the fault and migration scenarios
+# (selftests/e2e/faults.sh).  Source it after selftests/e2e/vm.sh (it uses
+# vm.sh's paths, _vm_poll and _vm_gone, and registers every pid and netns
+# with vm.sh's vm_cleanup_all).
+#
+#   g_start NAME SOCK [OPT...]   boot guest NAME (background) on vhost-user
+#                                socket SOCK; GPID[NAME].  OPTs:
+#     steps=S        vnet.steps (default reach:15+serve:ttyS1)
+#     chr=,X=Y...    more -chardev socket options (",reconnect=1",
+#                    ",server=on,wait=off")
+#     ip=A/L host=H  the guest's address and the host end
+#     reboot         a guest reboot resets the machine (no -no-reboot)
+#     incoming=URI   a migration destination (-incoming URI)
+#     mem=MB         guest RAM (default E2E_MEM)
+#   g_cmd NAME SECS CMD       run CMD in the guest (serve:ttyS1), its output
+#                             on stdout; 1 if it failed or took over SECS
+#   g_send NAME CMD           send CMD, do not wait (a reboot, say)
+#   g_ready NAME SECS [N]     the guest's serve loop is up (N-th time)
+#   g_mon NAME CMD            a human-monitor command
+#   g_kill NAME [SIG]         signal QEMU and reap it; GRC[NAME]
+#   g_wait NAME SECS          wait for QEMU to exit; GRC[NAME], 1 on timeout
+#   d_start VAR LOG ARGS...   vnetd ARGS... -v into LOG, its pid into VAR;
+#                             ready when LOG says "listening" (server) or
+#                             "frontend connected" (--client)
+#   d_stop PID [SIG]          stop that vnetd (bounded), D_RC its status
+#   h_iperf NS ADDR PORT FILE a one-off iperf3 -s -J in NS into FILE
+#   proc_fds PID / proc_maps PID   open fds, lines of /proc/PID/maps
+#
+# Files of guest NAME go to $GL/NAME/ (default $G_LOGS/NAME/: console.log, ctl.log,
+# monitor.log, qemu.err, qemu.cmdline).
+
+# jq filters are single-quoted on purpose
+# shellcheck disable=SC2016,SC2034
+
+declare -A GPID GDIR GRC
+G_LOGS=${G_LOGS:-$E2E_DIR/logs/faults}
+
+g_start()
+{
+	local name=$1 sock=$2 o steps="reach:15+serve:ttyS1" chr="" ip="" host=""
+	local reboot=no incoming="" mem=$E2E_MEM dir append mac=$E2E_GUEST_MAC
+
+	shift 2
+	for o in "$@"; do
+		case $o in
+		steps=*) steps=${o#steps=} ;;
+		chr=*) chr=${o#chr=} ;;
+		ip=*) ip=${o#ip=} ;;
+		host=*) host=${o#host=} ;;
+		mac=*) mac=${o#mac=} ;;
+		reboot) reboot=yes ;;
+		incoming=*) incoming=${o#incoming=} ;;
+		mem=*) mem=${o#mem=} ;;
+		*) echo "g_start: unknown option $o" >&2; return 1 ;;
+		esac
+	done
+	dir=${GL:-$G_LOGS}/$name
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	GDIR[$name]=$dir
+	GRC[$name]=""
+	append="console=ttyS0 loglevel=4 panic=-1 vnet.steps=$steps"
+	[ -n "$ip" ] && append+=" vnet.ip=$ip"
+	[ -n "$host" ] && append+=" vnet.host=$host"
+	mkfifo "$dir/ctl.in" "$dir/ctl.out" "$dir/mon.in" "$dir/mon.out" || return 1
+	# the e2e guest's device (vectors=0: see vm.sh's e2e_msix_ok)
+	# shellcheck disable=SC2054 # the commas are QEMU's
+	local args=(-accel tcg -cpu max -smp 1 -m "$mem"
+		-machine pc,memory-backend=mem
+		-object "memory-backend-memfd,id=mem,size=${mem}M,share=on"
+		-nodefaults -no-user-config -display none
+		-kernel "$E2E_VMLINUX" -initrd "$E2E_INITRD"
+		-append "$append"
+		-chardev "socket,id=c0,path=$sock$chr"
+		-netdev "vhost-user,id=n0,chardev=c0,queues=1"
+		-device "virtio-net-pci,netdev=n0,mac=$mac,vectors=0"
+		-serial "file:$dir/console.log"
+		-chardev "pipe,id=ctl,path=$dir/ctl" -serial chardev:ctl
+		-chardev "pipe,id=mon,path=$dir/mon" -mon chardev=mon,mode=readline)
+	[ $reboot = no ] && args+=(-no-reboot)
+	[ -n "$incoming" ] && args+=(-incoming "$incoming")
+	printf '%s\n' "$QEMU ${args[*]}" >"$dir/qemu.cmdline"
+	: >"$dir/console.log"
+	"$QEMU" "${args[@]}" </dev/null >"$dir/qemu.err" 2>&1 &
+	GPID[$name]=$!
+	_vm_all_pids+=("$!")
+	# O_RDWR: never blocks, no EOF when QEMU goes
+	cat <>"$dir/ctl.out" >"$dir/ctl.log" &
+	_vm_all_pids+=("$!")
+	cat <>"$dir/mon.out" >"$dir/monitor.log" &
+	_vm_all_pids+=("$!")
+	return 0
+}
+
+# g_ready NAME SECS [N]: the N-th (default 1st) VNET-SERVE-READY
+g_ready()
+{
+	local n=${3:-1}
+
+	_vm_poll $(($2 * 1000)) _g_ready_n "${GDIR[$1]}/ctl.log" "$n"
+}
+
+_g_ready_n()
+{
+	[ "$(tr -d '\r' <"$1" | grep -c '^VNET-SERVE-READY')" -ge "$2" ]
+}
+
+g_send()
+{
+	timeout 5 sh -c 'printf "%s\n" "$1" >"$2"' sh "$2" "${GDIR[$1]}/ctl.in"
+}
+
+g_cmd()
+{
+	local name=$1 secs=$2 tag start log=${GDIR[$1]}/ctl.log
+
+	shift 2
+	tag=c$(date +%s%N)
+	start=$(wc -c <"$log")
+	g_send "$name" "$tag $*" || return 1
+	_vm_poll $((secs * 1000)) sh -c 'tr -d "\r" <"$1" | grep -q "^VNET-OUT-END $2 rc="' sh "$log" "$tag" ||
+		return 1
+	tail -c +$((start + 1)) "$log" | tr -d '\r' |
+		sed -n "/^VNET-OUT-BEGIN $tag\$/,/^VNET-OUT-END $tag rc=/p" | sed '1d;$d'
+	tail -c +$((start + 1)) "$log" | tr -d '\r' | grep -q "^VNET-OUT-END $tag rc=0\$"
+}
+
+g_mon()
+{
+	timeout 5 sh -c 'printf "%s\n" "$1" >"$2"' sh "$2" "${GDIR[$1]}/mon.in"
+}
+
+g_kill()
+{
+	local pid=${GPID[$1]:-}
+
+	[ -n "$pid" ] || return 0
+	exec 3>&2 2>/dev/null
+	kill -"${2:-TERM}" "$pid"
+	_vm_poll 10000 _vm_gone "$pid" || kill -KILL "$pid"
+	wait "$pid"
+	GRC[$1]=$?
+	exec 2>&3 3>&-
+	GPID[$1]=""
+}
+
+g_wait()
+{
+	local pid=${GPID[$1]:-}
+
+	[ -n "$pid" ] || return 0
+	_vm_poll $(($2 * 1000)) _vm_gone "$pid" || return 1
+	wait "$pid" 2>/dev/null
+	GRC[$1]=$?
+	GPID[$1]=""
+}
+
+# g_console NAME: the guest's console, \r removed
+g_console()
+{
+	tr -d '\r' <"${GDIR[$1]}/console.log" 2>/dev/null
+}
+
+d_start()
+{
+	local var=$1 log=$2 ready=listening
+
+	shift 2
+	case " $* " in *" --client "*) ready="frontend connected" ;; esac
+	# there before the first look (the child opens it after the fork)
+	: >"$log"
+	"$VNETD" "$@" -v >"$log" 2>&1 &
+	printf -v "$var" '%s' "$!"
+	_vm_all_pids+=("$!")
+	_vm_poll 20000 grep -q "$ready" "$log"
+}
+
+d_stop()
+{
+	D_RC=""
+	[ -n "${1:-}" ] || return 0
+	exec 3>&2 2>/dev/null
+	kill -"${2:-TERM}" "$1"
+	_vm_poll 10000 _vm_gone "$1" || kill -KILL "$1"
+	wait "$1"
+	D_RC=$?
+	exec 2>&3 3>&-
+}
+
+h_iperf()
+{
+	ip netns exec "$1" iperf3 -s -1 -J -p "$3" -B "$2" >"$4" 2>&1 &
+	_vm_all_pids+=("$!")
+	H_IPERF_PID=$!
+	_vm_poll 5000 sh -c 'ip netns exec "$1" ss -Hltn "sport = :$2" | grep -q .' sh "$1" "$3"
+}
+
+proc_fds()
+{
+	find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l
+}
+
+proc_maps()
+{
+	wc -l <"/proc/$1/maps" 2>/dev/null
+}

@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * soak: many vufe frontends (selftests/frontend) against one vnetd, traffic
+ * both ways for a long time, and vnetd's fds, RSS and mappings sampled
+ * along the way (selftests/test_soak.sh, `make soak`).
+ *
+ *   soak --sock FMT --ports N [--qp N] [--secs S] [--warmup S] [--rate R]
+ *        [--sample S] --pid PID
+ *
+ * FMT is a printf format with one %u, the port's index (e.g.
+ * /tmp/x/p%u.sock).  Ports 2k and 2k+1 are peers: each frontend sends
+ * Ethernet/IPv4/UDP frames (60-1514 bytes) to its peer's MAC, R frames a
+ * second in all, spread over its queue pairs and over 8 UDP source ports (so
+ * that the tap's steering spreads them over the queues); the test puts
+ * the two taps of a pair on a bridge of their own.  Each frontend receives
+ * what its peer sent and counts it; a frame that is not one of the peer's
+ * is "foreign".
+ *
+ * The first half of the warm-up floods the rings (below).  After WARMUP
+ * seconds of traffic, vnetd's open fds (/proc/PID/fd), RSS
+ * (VmRSS, and of it RssAnon and RssShmem: guest memory the frontends share
+ * counts as RssShmem once vnetd touched a page) and mappings (/proc/PID/maps lines) are sampled ("start"), then
+ * every SAMPLE seconds, and once more ("end") after the last frame was
+ * sent and everything in flight has arrived (2 s without a frame) while
+ * every frontend is still connected.  Output, one line each:
+ *
+ *   sample t=S fds=N rss_kb=N anon_kb=N shmem_kb=N maps=N
+ *                                  (start, periodic, end)
+ *   start ... / end ...            the same fields
+ *   port I sent=N recv=N foreign=N sent_q0=N sent_q1=N recv_q0=N recv_q1=N
+ *   done secs=S sent=N recv=N foreign=N
+ *
+ * Exit status 0 unless a frontend failed (the reason on stderr).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <linux/udp.h>
+
+#include "frontend/vufe.h"
+
+#define MAX_PORTS	64
+#define MAX_QP		8
+#define MAGIC		0x564e534bu	/* "VNSK" */
+#define FRAME_MAX	1514
+#define BURST		16
+
+struct port {
+	struct vufe *fe;
+	__u64 sent[MAX_QP], recv[MAX_QP], foreign;
+	__u64 seq;
+};
+
+struct payload {
+	__be32 magic;
+	__be32 src;
+	__be64 seq;
+} __attribute__((packed));
+
+static struct port ports[MAX_PORTS];
+static unsigned int nr_ports, nr_qp = 2;
+static volatile sig_atomic_t stop;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void mac_of(unsigned int p, __u8 *mac)
+{
+	static const __u8 base[ETH_ALEN] = { 0x02, 0x5a, 0, 0, 0, 0 };
+
+	memcpy(mac, base, ETH_ALEN);
+	mac[5] = p;
+}
+
+static __u16 ip_csum(const void *data, size_t len)
+{
+	const __u16 *w = data;
+	__u32 sum = 0;
+
+	for (; len > 1; len -= 2)
+		sum += *w++;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum;
+}
+
+/* frame SEQ of port P to its peer; returns its length */
+static size_t build(unsigned int p, __u64 seq, __u8 *f)
+{
+	size_t len = 60 + (seq * 37) % (FRAME_MAX - 60 + 1);
+	struct ethhdr *eth = (struct ethhdr *)f;
+	struct iphdr *ip = (struct iphdr *)(eth + 1);
+	struct udphdr *udp = (struct udphdr *)(ip + 1);
+	struct payload *pl = (struct payload *)(udp + 1);
+	size_t i;
+
+	mac_of(p ^ 1, eth->h_dest);
+	mac_of(p, eth->h_source);
+	eth->h_proto = htons(ETH_P_IP);
+	memset(ip, 0, sizeof(*ip));
+	ip->version = 4;
+	ip->ihl = 5;
+	ip->ttl = 64;
+	ip->protocol = IPPROTO_UDP;
+	ip->tot_len = htons(len - sizeof(*eth));
+	ip->saddr = htonl(0xc0000200 | (10 + p));	/* 192.0.2.10+p */
+	ip->daddr = htonl(0xc0000200 | (10 + (p ^ 1)));
+	ip->check = ip_csum(ip, sizeof(*ip));
+	udp->source = htons(40000 + seq % 8);
+	udp->dest = htons(50000);
+	udp->len = htons(len - sizeof(*eth) - sizeof(*ip));
+	udp->check = 0;
+	pl->magic = htonl(MAGIC);
+	pl->src = htonl(p);
+	pl->seq = htobe64(seq);
+	for (i = sizeof(*eth) + sizeof(*ip) + sizeof(*udp) + sizeof(*pl);
+	     i < len; i++)
+		f[i] = (__u8)(seq + i);
+	return len;
+}
+
+/* a frame port P received: its peer's, whole? */
+static bool frame_ok(unsigned int p, const __u8 *f, size_t n)
+{
+	size_t off = sizeof(struct ethhdr) + sizeof(struct iphdr) +
+		     sizeof(struct udphdr);
+	const struct payload *pl = (const struct payload *)(f + off);
+	__u8 mac[ETH_ALEN];
+	__u64 seq;
+	size_t i;
+
+	if (n < off + sizeof(*pl) || ntohl(pl->magic) != MAGIC ||
+	    ntohl(pl->src) != (p ^ 1))
+		return false;
+	mac_of(p, mac);
+	if (memcmp(f, mac, ETH_ALEN))
+		return false;
+	seq = be64toh(pl->seq);
+	if (n != 60 + (seq * 37) % (FRAME_MAX - 60 + 1))
+		return false;
+	for (i = off + sizeof(*pl); i < n; i++)
+		if (f[i] != (__u8)(seq + i))
+			return false;
+	return true;
+}
+
+struct usage {
+	long fds, rss_kb, anon_kb, shmem_kb, maps;
+};
+
+static void sample(int pid, struct usage *u)
+{
+	char path[64], line[512];
+	struct dirent *d;
+	DIR *dir;
+	FILE *f;
+
+	u->fds = u->rss_kb = u->anon_kb = u->shmem_kb = u->maps = -1;
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	dir = opendir(path);
+	if (dir) {
+		u->fds = 0;
+		while ((d = readdir(dir)))
+			if (d->d_name[0] != '.')
+				u->fds++;
+		closedir(dir);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (f) {
+		while (fgets(line, sizeof(line), f)) {
+			sscanf(line, "VmRSS: %ld", &u->rss_kb);
+			sscanf(line, "RssAnon: %ld", &u->anon_kb);
+			sscanf(line, "RssShmem: %ld", &u->shmem_kb);
+		}
+		fclose(f);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	if (f) {
+		u->maps = 0;
+		while (fgets(line, sizeof(line), f))
+			if (strchr(line, '\n'))
+				u->maps++;
+		fclose(f);
+	}
+}
+
+static void print_sample(const char *what, double t, const struct usage *u)
+{
+	printf("sample t=%.0f fds=%ld rss_kb=%ld anon_kb=%ld shmem_kb=%ld "
+	       "maps=%ld\n", t, u->fds, u->rss_kb, u->anon_kb, u->shmem_kb,
+	       u->maps);
+	if (what)
+		printf("%s fds=%ld rss_kb=%ld anon_kb=%ld shmem_kb=%ld "
+		       "maps=%ld\n", what, u->fds, u->rss_kb, u->anon_kb,
+		       u->shmem_kb, u->maps);
+	fflush(stdout);
+}
+
+static int fail(unsigned int p, const char *what, int err)
+{
+	fprintf(stderr, "soak: port %u: %s: %s (%s)\n", p, what,
+		strerror(-err), vufe_strerror(ports[p].fe));
+	return 1;
+}
+
+/* reap the TX rings only */
+static long reap(unsigned int p, int *err)
+{
+	unsigned int q;
+	int r;
+
+	for (q = 0; q < nr_qp; q++) {
+		r = vufe_tx_reap(ports[p].fe, q);
+		if (r < 0) {
+			*err = r;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* receive and reap everything there is; the number of frames received */
+static long drain(unsigned int p, int *err)
+{
+	static __u8 buf[65536];
+	struct port *pt = &ports[p];
+	unsigned int q;
+	long got = 0;
+	ssize_t n;
+	int r;
+
+	for (q = 0; q < nr_qp; q++) {
+		r = vufe_tx_reap(pt->fe, q);
+		if (r < 0) {
+			*err = r;
+			return -1;
+		}
+		for (;;) {
+			n = vufe_recv(pt->fe, q, buf, sizeof(buf), NULL, NULL);
+			if (n == -EAGAIN)
+				break;
+			if (n < 0) {
+				*err = n;
+				return -1;
+			}
+			if (frame_ok(p, buf, n))
+				pt->recv[q]++;
+			else
+				pt->foreign++;
+			got++;
+		}
+	}
+	return got;
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: soak --sock FMT --ports N [--qp N] [--secs S] "
+			"[--warmup S] [--rate R] [--sample S] --pid PID\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "sock", required_argument, NULL, 's' },
+		{ "ports", required_argument, NULL, 'n' },
+		{ "qp", required_argument, NULL, 'q' },
+		{ "secs", required_argument, NULL, 't' },
+		{ "warmup", required_argument, NULL, 'w' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "sample", required_argument, NULL, 'S' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ 0 },
+	};
+	double secs = 20, warmup = 5, rate = 200, every = 60;
+	double t0, t_warm, t_end, next_sample, last_rx, now, credit;
+	double last_flood_rx = 0;
+	bool flood, rx_now;
+	__u64 total_sent = 0, total_recv = 0, total_foreign = 0;
+	const char *fmt = NULL;
+	struct usage u;
+	__u8 frame[FRAME_MAX];
+	unsigned int p, q, i;
+	bool warm = false;
+	int c, pid = 0, err;
+	long got;
+
+	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		switch (c) {
+		case 's': fmt = optarg; break;
+		case 'n': nr_ports = atoi(optarg); break;
+		case 'q': nr_qp = atoi(optarg); break;
+		case 't': secs = atof(optarg); break;
+		case 'w': warmup = atof(optarg); break;
+		case 'r': rate = atof(optarg); break;
+		case 'S': every = atof(optarg); break;
+		case 'p': pid = atoi(optarg); break;
+		default: usage();
+		}
+	}
+	if (!fmt || !pid || nr_ports < 2 || nr_ports > MAX_PORTS ||
+	    nr_ports % 2 || !nr_qp || nr_qp > MAX_QP || rate <= 0)
+		usage();
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+
+	for (p = 0; p < nr_ports; p++) {
+		struct vufe_opts o = VUFE_OPTS_DEFAULT;
+		char path[256];
+
+		snprintf(path, sizeof(path), fmt, p);
+		o.path = path;
+		o.nr_qp = nr_qp;
+		o.mem_size = 16UL << 20;
+		o.tx_buf_size = 4096;
+		err = vufe_create(&o, &ports[p].fe);
+		if (err) {
+			fprintf(stderr, "soak: port %u: vufe_create: %s (%s)\n",
+				p, strerror(-err), vufe_strerror(NULL));
+			return 1;
+		}
+		err = vufe_connect(ports[p].fe);
+		if (err)
+			return fail(p, "connect", err);
+		err = vufe_setup(ports[p].fe);
+		if (err)
+			return fail(p, "setup", err);
+		for (q = 0; q < nr_qp; q++) {
+			err = vufe_post_rx(ports[p].fe, q, 0);
+			if (err < 0)
+				return fail(p, "post_rx", err);
+		}
+	}
+
+	t0 = now_s();
+	t_warm = t0 + warmup;
+	t_end = t_warm + secs;
+	next_sample = t_warm + every;
+	while (!stop) {
+		bool idle = true;
+
+		now = now_s();
+		if (now >= t_end)
+			break;
+		if (!warm && now >= t_warm) {
+			sample(pid, &u);
+			print_sample("start", 0, &u);
+			warm = true;
+		}
+		if (warm && now >= next_sample) {
+			sample(pid, &u);
+			print_sample(NULL, now - t_warm, &u);
+			next_sample += every;
+		}
+		/*
+		 * The first half of the warm-up floods: ten times the rate,
+		 * frames taken from the RX rings only every 200 ms, so that
+		 * the peers' rings fill, their taps queue and vnetd reads
+		 * full bursts: every buffer it ever uses (bounce slots, guest
+		 * pages) is touched before the first sample.
+		 */
+		flood = now < t0 + warmup / 2;
+		if (flood)
+			credit = (now - t0) * rate * 10;
+		else
+			credit = (now - t0) * rate + warmup / 2 * rate * 9;
+		rx_now = !flood || now - last_flood_rx >= 0.2;
+		if (rx_now)
+			last_flood_rx = now;
+		for (p = 0; p < nr_ports; p++) {
+			struct port *pt = &ports[p];
+			__u64 due = (__u64)credit;
+
+			for (i = 0; i < BURST && pt->seq < due; i++) {
+				q = pt->seq % nr_qp;
+				err = vufe_send(pt->fe, q, NULL, frame,
+						build(p, pt->seq, frame),
+						VUFE_TX_NO_KICK);
+				if (err == -ENOSPC)
+					break;
+				if (err)
+					return fail(p, "send", err);
+				pt->sent[q]++;
+				pt->seq++;
+				idle = false;
+			}
+			for (q = 0; q < nr_qp; q++) {
+				err = vufe_kick(pt->fe, VUFE_TXQ(q));
+				if (err < 0)
+					return fail(p, "kick", err);
+			}
+			got = rx_now ? drain(p, &err) : reap(p, &err);
+			if (got < 0)
+				return fail(p, "drain", err);
+			if (got)
+				idle = false;
+		}
+		if (idle)
+			usleep(1000);
+	}
+
+	/* everything in flight arrives: 2 s without a frame and no TX owed */
+	last_rx = now_s();
+	while (now_s() - last_rx < 2.0) {
+		bool inflight = false;
+
+		for (p = 0; p < nr_ports; p++) {
+			got = drain(p, &err);
+			if (got < 0)
+				return fail(p, "drain", err);
+			if (got)
+				last_rx = now_s();
+			for (q = 0; q < nr_qp; q++)
+				inflight |= vufe_tx_inflight(ports[p].fe, q) > 0;
+		}
+		if (inflight)
+			last_rx = now_s();
+		if (now_s() - last_rx > 30)
+			break;
+		usleep(2000);
+	}
+	if (!warm) {
+		sample(pid, &u);
+		print_sample("start", 0, &u);
+	}
+	sample(pid, &u);
+	print_sample("end", now_s() - t_warm, &u);
+
+	for (p = 0; p < nr_ports; p++) {
+		struct port *pt = &ports[p];
+		__u64 s = 0, r = 0;
+
+		for (q = 0; q < nr_qp; q++) {
+			s += pt->sent[q];
+			r += pt->recv[q];
+		}
+		printf("port %u sent=%llu recv=%llu foreign=%llu", p,
+		       (unsigned long long)s, (unsigned long long)r,
+		       (unsigned long long)pt->foreign);
+		for (q = 0; q < nr_qp; q++)
+			printf(" sent_q%u=%llu", q,
+			       (unsigned long long)pt->sent[q]);
+		for (q = 0; q < nr_qp; q++)
+			printf(" recv_q%u=%llu", q,
+			       (unsigned long long)pt->recv[q]);
+		printf("\n");
+		total_sent += s;
+		total_recv += r;
+		total_foreign += pt->foreign;
+	}
+	printf("done secs=%.0f sent=%llu recv=%llu foreign=%llu\n",
+	       now_s() - t_warm, (unsigned long long)total_sent,
+	       (unsigned long long)total_recv,
+	       (unsigned long long)total_foreign);
+	fflush(stdout);
+	for (p = 0; p < nr_ports; p++)
+		vufe_destroy(ports[p].fe);
+	return 0;
+}
