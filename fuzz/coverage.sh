@@ -26,7 +26,7 @@ CFLAGS=(-O1 -g -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer
 	-fprofile-instr-generate -fcoverage-mapping
 	-Iinclude -Iuser/lib -Iuser/vhost -Iuser/vnetd -Ifuzz -I"$OUT")
 VHOST=(user/vhost/*.c)
-VNETD=(user/vnetd/agent.c user/vnetd/coal.c user/vnetd/net.c user/vnetd/rx.c
+VNETD=(user/vnetd/agent.c user/vnetd/coal.c user/vnetd/net.c user/vnetd/notify.c user/vnetd/rx.c
        user/vnetd/tap.c user/vnetd/tx.c "${VHOST[@]}" user/lib/*.c)
 LIBS=(-lbpf -lelf -lz -lmnl -luring -lpthread)
 
