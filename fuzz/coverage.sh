@@ -28,7 +28,7 @@ CFLAGS=(-O1 -g -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer
 VHOST=(user/vhost/*.c)
 # vnetd's objects but main.c (the targets have their own entry point)
 VNETD=($(ls user/vnetd/*.c | grep -v '/main\.c$') "${VHOST[@]}" user/lib/*.c)
-LIBS=(-lbpf -lelf -lz -lmnl -luring -lpthread)
+LIBS=(-lbpf -lelf -lz -lmnl -luring -lpthread -lseccomp)
 
 mkdir -p "$COV"
 for t in "${targets[@]}"; do

@@ -15,10 +15,16 @@
  * with QEMU.
  *
  * Oracles, after every input (the connection is dropped and the device
- * cleaned up): no file descriptor and no guest-memory mapping survives
- * (/proc/self/fd and /proc/self/maps counted before and after), and a
- * ring the library starts lies inside a memory region.  ASan/UBSan catch
- * the rest.
+ * cleaned up): the same file descriptors are open as before the first
+ * input and as many guest-memory mappings exist (fuzz_census(): the
+ * entries of /proc/self/fd, the memfd mappings of /proc/self/maps), and
+ * a ring the library starts lies inside a memory region.  ASan/UBSan
+ * catch the rest.
+ *
+ * The census before the first input stands for the one before each: the
+ * input before left everything as it was or failed, and libFuzzer keeps
+ * no more descriptors or mappings of memfds open between inputs than
+ * before the first.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -221,10 +227,16 @@ static bool send_record(struct fuzz_in *in, int fd)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static struct fuzz_census before, after;
+	static bool counted;
 	struct fuzz_in in = { data, size };
-	int fds0 = fuzz_count_fds(), maps0 = fuzz_count_maps(MEMFD_NAME);
-	int fds1, maps1, sv[2], rounds = 0;
+	int sv[2], rounds = 0;
 	struct vhost_dev dev;
+
+	if (!counted) {
+		fuzz_census(&before, MEMFD_NAME);
+		counted = true;
+	}
 
 	if (vhost_dev_init(&dev, "fuzz", NR_VQS, &ops, NULL))
 		abort();
@@ -244,12 +256,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vhost_dev_cleanup(&dev); /* closes sv[0] */
 	close(sv[1]);
 
-	fds1 = fuzz_count_fds();
-	maps1 = fuzz_count_maps(MEMFD_NAME);
-	FUZZ_ASSERT(fds1 == fds0, "fd leak: %d open before the input, %d after",
-		    fds0, fds1);
-	FUZZ_ASSERT(maps1 == maps0,
-		    "mmap leak: %d guest-memory mappings before the input, %d after",
-		    maps0, maps1);
+	fuzz_census(&after, MEMFD_NAME);
+	fuzz_census_check(&before, &after);
 	return 0;
 }
