@@ -197,11 +197,11 @@ static int indirect_open(struct vhost_vq *vq, const struct vring_desc *d,
 	return 0;
 }
 
-/* Append the guest buffer of D to ELEM. */
-static int elem_add(struct vhost_vq *vq, struct vhost_vq_elem *elem,
-		    const struct vring_desc *d, unsigned int *niov)
+/* Append the guest buffer [ADDR, ADDR + LEN) to ELEM (packed.c too). */
+int vhost_vq_elem_add(struct vhost_vq *vq, struct vhost_vq_elem *elem,
+		      uint64_t addr, uint32_t len, bool write,
+		      unsigned int *niov)
 {
-	bool write = d->flags & VRING_DESC_F_WRITE;
 	int n;
 
 	if (!write && elem->in_num) {
@@ -209,15 +209,15 @@ static int elem_add(struct vhost_vq *vq, struct vhost_vq_elem *elem,
 				    elem->head);
 		return -EINVAL;
 	}
-	if (!d->len)
+	if (!len)
 		return 0;
 	if (write)
-		elem->in_len += d->len;
+		elem->in_len += len;
 	else
-		elem->out_len += d->len;
+		elem->out_len += len;
 	if (elem->err)
 		return 0; /* already too long: only the structure is walked */
-	n = vhost_mem_gpa_to_iov(vq->mem, d->addr, d->len, &elem->iov[*niov],
+	n = vhost_mem_gpa_to_iov(vq->mem, addr, len, &elem->iov[*niov],
 				 &elem->gpa[*niov], VHOST_VQ_MAX_IOV - *niov);
 	if (n == -ENOBUFS) {
 		elem->err = -E2BIG;
@@ -225,8 +225,8 @@ static int elem_add(struct vhost_vq *vq, struct vhost_vq_elem *elem,
 	}
 	if (n < 0) {
 		vhost_vq_set_broken(vq, "chain at head %u: buffer 0x%llx+%u outside guest memory",
-				    elem->head, (unsigned long long)d->addr,
-				    d->len);
+				    elem->head, (unsigned long long)addr,
+				    len);
 		return -EFAULT;
 	}
 	*niov += n;
@@ -287,7 +287,8 @@ static int chain_parse(struct vhost_vq *vq, uint16_t head,
 			count = 0;
 			continue;
 		}
-		ret = elem_add(vq, elem, &d, &niov);
+		ret = vhost_vq_elem_add(vq, elem, d.addr, d.len,
+					d.flags & VRING_DESC_F_WRITE, &niov);
 		if (ret)
 			return ret;
 		if (!(d.flags & VRING_DESC_F_NEXT))
@@ -317,6 +318,8 @@ static bool avail_refresh(struct vhost_vq *vq)
 
 unsigned int vhost_vq_avail_count(struct vhost_vq *vq)
 {
+	if (vq->packed)
+		return vhost_vq_packed_avail_count(vq);
 	if (vhost_vq_broken(vq) || !vq->avail || !avail_refresh(vq))
 		return 0;
 	return (uint16_t)(vq->shadow_avail_idx - vq->last_avail_idx);
@@ -327,6 +330,8 @@ int vhost_vq_pop_burst(struct vhost_vq *vq, struct vhost_vq_elem *elems,
 {
 	unsigned int avail, i;
 
+	if (vq->packed)
+		return vhost_vq_packed_pop_burst(vq, elems, n);
 	if (vhost_vq_broken(vq) || !vq->avail)
 		return -EIO;
 	avail = (uint16_t)(vq->shadow_avail_idx - vq->last_avail_idx);
@@ -358,6 +363,8 @@ int vhost_vq_pop_burst(struct vhost_vq *vq, struct vhost_vq_elem *elems,
 
 void vhost_vq_rewind(struct vhost_vq *vq, unsigned int n)
 {
+	if (vq->packed)
+		return vhost_vq_packed_rewind(vq, n);
 	vq->last_avail_idx -= (uint16_t)n;
 }
 
@@ -367,6 +374,8 @@ int vhost_vq_push_burst(struct vhost_vq *vq, const struct vhost_vq_used *used,
 	uint16_t start = vq->used_idx, mask = vq->num - 1;
 	unsigned int i, first;
 
+	if (vq->packed)
+		return vhost_vq_packed_push_burst(vq, used, n);
 	if (vhost_vq_broken(vq) || !vq->used)
 		return -EIO;
 	if (n > vq->num)
@@ -430,6 +439,8 @@ bool vhost_vq_need_notify(struct vhost_vq *vq)
 	uint16_t old, new;
 	bool valid;
 
+	if (vq->packed)
+		return vhost_vq_packed_need_notify(vq);
 	/* a broken ring is left alone, calls included */
 	if (!vq->avail || vhost_vq_broken(vq))
 		return false;
@@ -456,6 +467,8 @@ bool vhost_vq_need_notify(struct vhost_vq *vq)
 
 bool vhost_vq_want_notify(struct vhost_vq *vq)
 {
+	if (vq->packed)
+		return vhost_vq_packed_want_notify(vq);
 	if (!vq->avail || vhost_vq_broken(vq))
 		return false;
 	if (!vq->event_idx || !vq->signalled_used_valid)
@@ -494,7 +507,8 @@ int vhost_vq_notify(struct vhost_vq *vq)
 {
 	int ret;
 
-	if (!vq->avail || vhost_vq_broken(vq))
+	if (!(vq->packed ? (void *)vq->pdesc : (void *)vq->avail) ||
+	    vhost_vq_broken(vq))
 		return 0;
 	if (!vhost_vq_need_notify(vq)) {
 		vq->stats->notify_suppressed++;
@@ -527,6 +541,8 @@ static void avail_event_set(struct vhost_vq *vq, uint16_t idx)
 
 void vhost_vq_notify_disable(struct vhost_vq *vq)
 {
+	if (vq->packed)
+		return vhost_vq_packed_notify_disable(vq);
 	if (vq->kicks_off || !vq->used || vhost_vq_broken(vq))
 		return;
 	vq->kicks_off = true;
@@ -540,6 +556,8 @@ void vhost_vq_notify_disable(struct vhost_vq *vq)
 
 bool vhost_vq_notify_enable(struct vhost_vq *vq)
 {
+	if (vq->packed)
+		return vhost_vq_packed_notify_enable(vq);
 	if (!vq->used || vhost_vq_broken(vq))
 		return false;
 	vq->kicks_off = false;
@@ -582,6 +600,7 @@ void vhost_vq_init(struct vhost_vq *vq, unsigned int index, const char *name,
 	vq->mem = mem;
 	vq->kick_fd = vq->call_fd = vq->err_fd = -1;
 	vq->sync_used = true;
+	vq->avail_wrap = vq->used_wrap = true; /* packed rings start so */
 	vq->stats = &vq->own_stats;
 }
 
@@ -599,6 +618,7 @@ void vhost_vq_reset(struct vhost_vq *vq)
 		close(vq->call_fd);
 	if (vq->err_fd >= 0)
 		close(vq->err_fd);
+	vhost_vq_packed_free(vq);
 	vhost_vq_init(vq, index, name, mem);
 	vq->priv = priv;
 	/* the counters outlive connections: they are the port's, not the ring's */
@@ -638,6 +658,11 @@ int vhost_vq_start(struct vhost_vq *vq, uint64_t features)
 
 	if (!vq->num || !vq->addr_set)
 		return -EINVAL;
+	if (features & (1ULL << VIRTIO_F_RING_PACKED))
+		return vhost_vq_packed_start(vq, features);
+	vq->packed = false;
+	if (vq->num & (vq->num - 1))
+		return -EINVAL; /* a packed ring's size, features say split */
 	vq->features = features;
 	vq->event_idx = features & (1ULL << VIRTIO_RING_F_EVENT_IDX);
 	vq->indirect = features & (1ULL << VIRTIO_RING_F_INDIRECT_DESC);
@@ -691,6 +716,8 @@ int vhost_vq_start(struct vhost_vq *vq, uint64_t features)
 
 void vhost_vq_stop(struct vhost_vq *vq)
 {
+	vq->pdesc = NULL;
+	vq->driver_event = vq->device_event = NULL;
 	vq->desc = NULL;
 	vq->avail = NULL;
 	vq->used = NULL;
