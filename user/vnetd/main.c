@@ -101,6 +101,7 @@ static const char usage_text[] =
 	"                        their mode, octal (default 0600; 0660 with\n"
 	"                        --socket-group lets that group's QEMU connect)\n"
 	"      --no-uring        plain read/writev instead of io_uring\n"
+	"      --packed          offer packed virtqueues (VIRTIO_F_RING_PACKED)\n"
 	"      --busy-poll USECS when a guest's TX ring runs dry, watch it for\n"
 	"                        USECS (0-1000, default 0: off) before asking\n"
 	"                        for a kick and sleeping; costs CPU, saves the\n"
@@ -121,6 +122,7 @@ static const char usage_text[] =
 
 struct opts {
 	bool no_uring;
+	bool packed;
 	gid_t socket_gid;      /* (gid_t)-1: vnetd's own */
 	mode_t socket_mode;    /* server sockets */
 	unsigned int busy_poll_us;
@@ -433,7 +435,7 @@ static int parse_level(const char *s, int *level)
 /* 0: run; -1: --help/--version done (exit 0); else the exit status. */
 static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { OPT_CPUS = 256, OPT_NO_URING, OPT_LOG_LEVEL, OPT_BUSY_POLL,
+	enum { OPT_CPUS = 256, OPT_NO_URING, OPT_PACKED, OPT_LOG_LEVEL, OPT_BUSY_POLL,
 	       OPT_SOCKET_GROUP, OPT_SOCKET_MODE };
 	enum { OPT_AGENT_INTERVAL = 512, OPT_AGENT_MAX_RATE, OPT_AGENT_HOLD };
 	static const struct option lopts[] = {
@@ -450,6 +452,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "agent-max-rate", required_argument, NULL, OPT_AGENT_MAX_RATE },
 		{ "agent-hold", required_argument, NULL, OPT_AGENT_HOLD },
 		{ "no-uring", no_argument, NULL, OPT_NO_URING },
+		{ "packed", no_argument, NULL, OPT_PACKED },
 		{ "socket-group", required_argument, NULL, OPT_SOCKET_GROUP },
 		{ "socket-mode", required_argument, NULL, OPT_SOCKET_MODE },
 		{ "busy-poll", required_argument, NULL, OPT_BUSY_POLL },
@@ -523,6 +526,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case OPT_NO_URING:
 			o->no_uring = true;
+			break;
+		case OPT_PACKED:
+			o->packed = true;
 			break;
 		case OPT_SOCKET_GROUP:
 			ret = parse_group(optarg, &o->socket_gid);
@@ -922,6 +928,7 @@ static void port_init(struct vnetd_port *p, const struct vnetd_port_cfg *c,
 	p->cfg = *c;
 	p->name = p->cfg.socket;
 	p->no_uring = o->no_uring;
+	p->packed = o->packed;
 	p->busy_poll_ns = (uint64_t)o->busy_poll_us * 1000;
 	p->nr_qp = c->queues;
 	p->mon_fd = -1;

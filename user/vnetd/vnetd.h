@@ -157,6 +157,7 @@ struct vnetd_port {
 	const char *name;		/* log prefix: the socket path */
 	struct vnetd_port_cfg cfg;
 	bool no_uring;
+	bool packed;			/* --packed: offer VIRTIO_F_RING_PACKED */
 	uint64_t busy_poll_ns;		/* --busy-poll: TX ring spin window */
 
 	int ifindex;
