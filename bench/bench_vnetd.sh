@@ -42,7 +42,8 @@
 #
 # Environment: OUT (build dir), VNETD (default $OUT/vnetd), VNET_TESTPMD
 # (default dpdk-testpmd), GUEST_CPU (0), BACKEND_CPU (1), BUSY_POLL (50,
-# microseconds, for vnetd-bp).  Never gates
+# microseconds, for vnetd-bp), PACKED=1 (vnetd with --packed and the guest
+# with packed_vq=1: packed virtqueues instead of split).  Never gates
 # anything: targets are reported, exit status 1 only when a measurement
 # could not be taken.
 
@@ -113,6 +114,13 @@ TD=vbd$id	# the DPDK peer's tap (its tap PMD creates it)
 SOCK_V=/tmp/vnet-bench-$$-vnetd.sock
 SOCK_P=/tmp/vnet-bench-$$-vnetd-bp.sock
 BUSY_POLL=${BUSY_POLL:-50}
+PACKED=${PACKED:-0}
+VNETD_PACKED=
+GUEST_PACKED=
+if [ "$PACKED" = 1 ]; then
+	VNETD_PACKED=--packed
+	GUEST_PACKED=,packed_vq=1
+fi
 SOCK_D=/tmp/vnet-bench-$$-peer.sock
 LOGS=$(mktemp -d /tmp/vnet-bench-vnetd.XXXXXX)
 VNETD_PID=
@@ -185,7 +193,7 @@ start_vnetd()
 {
 	rm -f "$SOCK_V"
 	"$VNETD" --socket "$SOCK_V" --tap "$TV" --netns "$NS" \
-		--cpus "$BACKEND_CPU" >>"$LOGS/vnetd.log" 2>&1 &
+		--cpus "$BACKEND_CPU" $VNETD_PACKED >>"$LOGS/vnetd.log" 2>&1 &
 	VNETD_PID=$!
 	if ! wait_sock "$SOCK_V" "$VNETD_PID"; then
 		err "vnetd did not start: $(tail -n 3 "$LOGS/vnetd.log")"
@@ -197,7 +205,7 @@ start_vnetd_bp()
 {
 	rm -f "$SOCK_P"
 	"$VNETD" --socket "$SOCK_P" --tap "$TP" --netns "$NS" \
-		--cpus "$BACKEND_CPU" --busy-poll "$BUSY_POLL" \
+		--cpus "$BACKEND_CPU" --busy-poll "$BUSY_POLL" $VNETD_PACKED \
 		>>"$LOGS/vnetd-bp.log" 2>&1 &
 	VNETD_BP_PID=$!
 	if ! wait_sock "$SOCK_P" "$VNETD_BP_PID"; then
@@ -236,7 +244,7 @@ start_guest()
 {
 	"$TESTPMD" --lcores "0@$GUEST_CPU,1@$GUEST_CPU" --no-huge -m 1024 \
 		--no-pci --no-shconf --file-prefix "vbguest$$" \
-		--vdev "net_virtio_user0,path=$1,queues=1" \
+		--vdev "net_virtio_user0,path=$1,queues=1$GUEST_PACKED" \
 		-- --forward-mode="$2" --auto-start --nb-cores=1 \
 		--total-num-mbufs=32768 --disable-link-check --txpkts="$3" \
 		--stats-period 1 </dev/null >"$LOGS/guest.log" 2>&1 &
