@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <linux/vhost_types.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
@@ -24,6 +25,7 @@
 
 #include "log.h"
 #include "mem.h"
+#include "vhost_user.h"
 #include "virtq.h"
 
 #define GUEST_SIZE (1u << 20)
@@ -704,10 +706,147 @@ out:
 	env_cleanup(&e);
 }
 
+/* --- the vhost-user messages of a packed ring ---------------------------- */
+
+static uint64_t p_offer(struct vhost_dev *dev)
+{
+	(void)dev;
+	return F_PK;
+}
+
+static int p_start(struct vhost_dev *dev, struct vhost_vq *vq)
+{
+	(void)dev;
+	(void)vq;
+	return 0;
+}
+
+static void p_stop(struct vhost_dev *dev, struct vhost_vq *vq)
+{
+	(void)dev;
+	(void)vq;
+}
+
+static const struct vhost_dev_ops p_ops = {
+	.get_features = p_offer,
+	.queue_start = p_start,
+	.queue_stop = p_stop,
+};
+
+/* REQ and its payload, header and payload back to back, handled. */
+static int p_send(struct vhost_dev *dev, int sock, uint32_t req,
+		  uint32_t flags, const void *payload, uint32_t size)
+{
+	struct vhost_user_hdr h = { .request = req,
+				    .flags = VHOST_USER_VERSION | flags,
+				    .size = size };
+	uint8_t buf[sizeof(h) + 64];
+
+	memcpy(buf, &h, sizeof(h));
+	if (size)
+		memcpy(buf + sizeof(h), payload, size);
+	if (send(sock, buf, sizeof(h) + size, MSG_NOSIGNAL) !=
+	    (ssize_t)(sizeof(h) + size))
+		return -EIO;
+	return vhost_dev_handle_input(dev);
+}
+
+/* Send REQ with NEED_REPLY; the ack (0 ok, 1 refused) or the answer. */
+static int64_t p_call(struct vhost_dev *dev, int sock, uint32_t req,
+		      const void *payload, uint32_t size)
+{
+	struct vhost_user_msg m;
+
+	if (p_send(dev, sock, req, VHOST_USER_NEED_REPLY_MASK, payload, size))
+		return -EIO;
+	memset(&m, 0, sizeof(m));
+	if (recv(sock, &m.hdr, sizeof(m.hdr), MSG_DONTWAIT) != sizeof(m.hdr) ||
+	    m.hdr.size > sizeof(m.payload) ||
+	    (m.hdr.size && recv(sock, &m.payload, m.hdr.size, MSG_DONTWAIT) !=
+				   (ssize_t)m.hdr.size))
+		return -EPROTO;
+	if (req == VHOST_USER_GET_VRING_BASE)
+		return m.payload.state.num;
+	return (int64_t)m.payload.u64;
+}
+
+static int64_t p_state(struct vhost_dev *dev, int sock, uint32_t req,
+		       uint32_t num)
+{
+	struct vhost_user_vring_state st = { .index = 1, .num = num };
+
+	return p_call(dev, sock, req, &st, sizeof(st));
+}
+
+/*
+ * Through vhost_user.c: the packed bit offered and acked, any ring size,
+ * the 32-bit base round-trips; split rings keep their rules.
+ */
+static void test_protocol(void)
+{
+	uint64_t f = F_PK | BIT(VHOST_USER_F_PROTOCOL_FEATURES);
+	struct vhost_dev dev;
+	int sv[2] = { -1, -1 };
+	bool init = false;
+
+	if (!ASSERT_OK(vhost_dev_init(&dev, "punit", 2, &p_ops, NULL),
+		       "dev init"))
+		return;
+	init = true;
+	if (!ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv),
+		       "socketpair") ||
+	    !ASSERT_OK(vhost_dev_attach(&dev, sv[1]), "attach"))
+		goto out;
+	sv[1] = -1;
+	/* REPLY_ACK, so that every request below is answered */
+	if (!ASSERT_OK(p_send(&dev, sv[0], VHOST_USER_SET_PROTOCOL_FEATURES, 0,
+			      &(uint64_t){ BIT(VHOST_USER_PROTOCOL_F_REPLY_ACK) },
+			      8),
+		       "REPLY_ACK"))
+		goto out;
+	ASSERT_EQ(p_call(&dev, sv[0], VHOST_USER_GET_FEATURES, NULL, 0) &
+			  BIT(VIRTIO_F_RING_PACKED),
+		  BIT(VIRTIO_F_RING_PACKED), "the device's packed bit offered");
+	/* split first: sizes are powers of two, bases 16 bits */
+	ASSERT_EQ(p_call(&dev, sv[0], VHOST_USER_SET_FEATURES, &(uint64_t){ 0 },
+			 8),
+		  0, "split");
+	ASSERT_EQ(p_state(&dev, sv[0], VHOST_USER_SET_VRING_NUM, 100), 1,
+		  "split: 100 refused");
+	ASSERT_EQ(p_state(&dev, sv[0], VHOST_USER_SET_VRING_BASE, 0x80008000),
+		  1, "split: a 32-bit base refused");
+	/* packed */
+	ASSERT_EQ(p_call(&dev, sv[0], VHOST_USER_SET_FEATURES, &f, 8), 0,
+		  "packed acked");
+	ASSERT_EQ(p_state(&dev, sv[0], VHOST_USER_SET_VRING_NUM, 100), 0,
+		  "packed: 100 entries");
+	ASSERT_EQ(dev.vqs[1].num, 100, "size");
+	ASSERT_EQ(p_state(&dev, sv[0], VHOST_USER_SET_VRING_BASE, 0x00058003),
+		  0, "packed base");
+	ASSERT_EQ(dev.vqs[1].last_avail_idx, 3, "avail index");
+	ASSERT_TRUE(dev.vqs[1].avail_wrap, "avail wrap 1");
+	ASSERT_EQ(dev.vqs[1].used_idx, 5, "used index");
+	ASSERT_FALSE(dev.vqs[1].used_wrap, "used wrap 0");
+	ASSERT_EQ(p_state(&dev, sv[0], VHOST_USER_GET_VRING_BASE, 0),
+		  0x00058003, "GET_VRING_BASE: both halves back");
+	ASSERT_EQ(p_state(&dev, sv[0], VHOST_USER_SET_VRING_BASE, 0x8010), 0,
+		  "avail half only");
+	ASSERT_EQ(p_state(&dev, sv[0], VHOST_USER_GET_VRING_BASE, 0),
+		  0x80108010, "used = avail");
+out:
+	if (sv[0] >= 0)
+		close(sv[0]);
+	if (sv[1] >= 0)
+		close(sv[1]);
+	if (init)
+		vhost_dev_cleanup(&dev);
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(void);
 } tests[] = {
+	{ "packed/protocol", test_protocol },
 	{ "packed/laps_out_of_order", test_laps },
 	{ "packed/rewind", test_rewind },
 	{ "packed/indirect", test_indirect },
