@@ -40,6 +40,7 @@ VHOST_SRCS := $(wildcard user/vhost/*.c)
 VHOST_OBJS := $(VHOST_SRCS:%.c=$(OUT)/%.o)
 LIBVHOST   := $(OUT)/libvhost.a
 SELFTESTS  += $(OUT)/selftests/vhost_unit $(OUT)/selftests/test_vhost_unit
+SELFTESTS  += $(OUT)/selftests/packed_unit $(OUT)/selftests/test_packed_unit
 
 # the userspace virtio-net frontend (plays QEMU + guest driver over
 # vhost-user), built with ASan/UBSan; run.sh runs build/selftests/test_*
@@ -145,6 +146,13 @@ $(OUT)/selftests/vhost_unit: $(wildcard selftests/vhost_unit*.c) selftests/vhost
 
 $(OUT)/selftests/test_vhost_unit: $(OUT)/selftests/vhost_unit
 	ln -sf vhost_unit $@
+
+$(OUT)/selftests/packed_unit: selftests/packed_unit.c selftests/packed_hostile.c selftests/packed_unit.h $(VHOST_SRCS) $(wildcard user/vhost/*.h) selftests/test.h include/vnet/abi.h
+	@mkdir -p $(@D)
+	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -I$(OUT) $(filter %.c,$^) -o $@
+
+$(OUT)/selftests/test_packed_unit: $(OUT)/selftests/packed_unit
+	ln -sf packed_unit $@
 
 $(VUFE): $(VUFE_SRCS) selftests/testpmd.c $(VUFE_HDRS) selftests/testpmd.h selftests/test.h
 	@mkdir -p $(@D)

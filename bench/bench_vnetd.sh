@@ -47,7 +47,9 @@
 # microseconds, for vnetd-bp); VNETD_B, VNETD_B_ARGS, VNETD_B_LABEL: the
 # second vnetd arm's binary (default VNETD), options (default
 # "--busy-poll BUSY_POLL") and name, e.g. another commit's vnetd with no
-# options to compare two builds side by side.  Never gates
+# options to compare two builds side by side; PACKED=1 (vnetd with
+# --packed and the guest with packed_vq=1: packed virtqueues instead of
+# split).  Never gates
 # anything: targets are reported, exit status 1 only when a measurement
 # could not be taken.
 
@@ -126,6 +128,13 @@ BUSY_POLL=${BUSY_POLL:-50}
 VNETD_B=${VNETD_B:-$VNETD}
 VNETD_B_ARGS=${VNETD_B_ARGS-"--busy-poll $BUSY_POLL"}
 VNETD_B_LABEL=${VNETD_B_LABEL:-vnetd --busy-poll $BUSY_POLL}
+PACKED=${PACKED:-0}
+VNETD_PACKED=
+GUEST_PACKED=
+if [ "$PACKED" = 1 ]; then
+	VNETD_PACKED=--packed
+	GUEST_PACKED=,packed_vq=1
+fi
 SOCK_D=/tmp/vnet-bench-$$-peer.sock
 LOGS=$(mktemp -d /tmp/vnet-bench-vnetd.XXXXXX)
 VNETD_PID=
@@ -199,7 +208,7 @@ start_vnetd()
 {
 	rm -f "$SOCK_V"
 	"$VNETD" --socket "$SOCK_V" --tap "$TV" --netns "$NS" \
-		--cpus "$BACKEND_CPU" >>"$LOGS/vnetd.log" 2>&1 &
+		--cpus "$BACKEND_CPU" $VNETD_PACKED >>"$LOGS/vnetd.log" 2>&1 &
 	VNETD_PID=$!
 	if ! wait_sock "$SOCK_V" "$VNETD_PID"; then
 		err "vnetd did not start: $(tail -n 3 "$LOGS/vnetd.log")"
@@ -212,7 +221,7 @@ start_vnetd_bp()
 	rm -f "$SOCK_P"
 	# shellcheck disable=SC2086 # VNETD_B_ARGS: words
 	"$VNETD_B" --socket "$SOCK_P" --tap "$TP" --netns "$NS" \
-		--cpus "$BACKEND_CPU" $VNETD_B_ARGS \
+		--cpus "$BACKEND_CPU" $VNETD_B_ARGS $VNETD_PACKED \
 		>>"$LOGS/vnetd-bp.log" 2>&1 &
 	VNETD_BP_PID=$!
 	if ! wait_sock "$SOCK_P" "$VNETD_BP_PID"; then
@@ -263,7 +272,7 @@ start_guest()
 {
 	"$TESTPMD" --lcores "0@$GUEST_CPU,1@$GUEST_CPU" --no-huge -m 1024 \
 		--no-pci --no-shconf --file-prefix "vbguest$$" \
-		--vdev "net_virtio_user0,path=$1,queues=1" \
+		--vdev "net_virtio_user0,path=$1,queues=1$GUEST_PACKED" \
 		-- --forward-mode="$2" --auto-start --nb-cores=1 \
 		--total-num-mbufs=32768 --disable-link-check --txpkts="$3" \
 		--stats-period 1 </dev/null >"$LOGS/guest.log" 2>&1 &

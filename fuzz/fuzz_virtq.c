@@ -42,7 +42,7 @@ struct setup {
 	uint8_t nregions;  /* 1 + n % 3 */
 	uint8_t layout;	   /* bit 0..1: region 1 adjacent, gap, below; bit 2 region 2 adjacent */
 	uint8_t log2_num;  /* ring size 2^(n % 11) */
-	uint8_t features;  /* bit 0 EVENT_IDX, 1 INDIRECT_DESC, 2 NOTIFY_ON_EMPTY, 3 LOG_ALL, 4 log used */
+	uint8_t features;  /* bit 0 EVENT_IDX, 1 INDIRECT_DESC, 2 NOTIFY_ON_EMPTY, 3 LOG_ALL, 4 log used, 5 RING_PACKED */
 	uint16_t desc_off, avail_off, used_off; /* in region 0 (uva) */
 	uint16_t base;	   /* SET_VRING_BASE */
 } __attribute__((packed));
@@ -225,6 +225,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vq.log_guest_addr = GPA_BASE + s.used_off;
 	vq.addr_set = true;
 	vq.last_avail_idx = vq.shadow_avail_idx = vq.used_idx = s.base;
+	if (s.features & 32) {
+		/* packed: sizes 1..1024, the base's avail half (used = avail) */
+		features |= 1ULL << VIRTIO_F_RING_PACKED;
+		vq.num = (uint16_t)(1 + (s.log2_num * 37u + s.layout) % 1024);
+		vhost_vq_packed_set_base(&vq, (s.base & 0x8000) |
+						      (s.base & 0x7fff) % vq.num);
+	}
 	vq.call_fd = dup(call_fd);
 	/* the guest's memory as it is when the ring starts */
 	while (fuzz_left(&in) && ops < 4) {

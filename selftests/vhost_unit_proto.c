@@ -15,10 +15,9 @@ void test_proto_features(void)
 		goto out;
 	f = fe_get_u64(&t, VHOST_USER_GET_FEATURES);
 	ASSERT_NEQ(f, ~0ULL, "GET_FEATURES reply");
-	/* the device's offer, plus the vhost bits, minus packed rings */
-	ASSERT_EQ(f & T_OFFER & ~BIT(VIRTIO_F_RING_PACKED),
-		  T_OFFER & ~BIT(VIRTIO_F_RING_PACKED), "device features");
-	ASSERT_EQ(f & BIT(VIRTIO_F_RING_PACKED), 0, "packed masked");
+	/* the device's offer (packed rings included), plus the vhost bits */
+	ASSERT_EQ(f & T_OFFER, T_OFFER, "device features");
+	ASSERT_EQ(f & BIT(VIRTIO_F_RING_RESET), 0, "ring reset masked");
 	ASSERT_NEQ(f & BIT(VHOST_USER_F_PROTOCOL_FEATURES), 0,
 		   "PROTOCOL_FEATURES offered");
 	ASSERT_NEQ(f & BIT(VHOST_F_LOG_ALL), 0, "LOG_ALL offered");
@@ -40,7 +39,7 @@ void test_proto_features(void)
 	ASSERT_EQ(t.dev.protocol_features, pf, "protocol features acked");
 
 	ASSERT_EQ(fe_ack_u64(&t, VHOST_USER_SET_FEATURES,
-			     f | BIT(VIRTIO_F_RING_PACKED)),
+			     f | BIT(VIRTIO_F_RING_RESET)),
 		  1, "unoffered feature refused");
 	ASSERT_EQ(t.dev.features, 0, "features unchanged");
 	ASSERT_EQ(fe_ack_u64(&t, VHOST_USER_SET_FEATURES, f), 0,

@@ -209,6 +209,12 @@ static int h_set_log_fd(struct vhost_dev *dev, struct vhost_user_msg *msg)
 	return 0;
 }
 
+/* Packed rings negotiated: sizes, bases and ring layout differ. */
+static bool dev_packed(const struct vhost_dev *dev)
+{
+	return dev->features & (1ULL << VIRTIO_F_RING_PACKED);
+}
+
 static int h_set_vring_num(struct vhost_dev *dev, struct vhost_user_msg *msg)
 {
 	const struct vhost_user_vring_state *s = &msg->payload.state;
@@ -216,9 +222,12 @@ static int h_set_vring_num(struct vhost_dev *dev, struct vhost_user_msg *msg)
 
 	if (!vq)
 		return -EINVAL;
-	if (!s->num || s->num > VHOST_VQ_MAX_SIZE || (s->num & (s->num - 1))) {
-		vhost_err("%s: vq %u: size %u is not a power of 2 up to %u",
-			  vu_dev_name(dev), s->index, s->num, VHOST_VQ_MAX_SIZE);
+	if (!s->num || s->num > VHOST_VQ_MAX_SIZE ||
+	    (!dev_packed(dev) && (s->num & (s->num - 1)))) {
+		vhost_err("%s: vq %u: size %u is not %s up to %u",
+			  vu_dev_name(dev), s->index, s->num,
+			  dev_packed(dev) ? "a size" : "a power of 2",
+			  VHOST_VQ_MAX_SIZE);
 		return -EINVAL;
 	}
 	vu_vq_halt(dev, vq);
@@ -258,6 +267,12 @@ static int h_set_vring_base(struct vhost_dev *dev, struct vhost_user_msg *msg)
 
 	if (!vq)
 		return -EINVAL;
+	if (dev_packed(dev)) {
+		vu_vq_halt(dev, vq);
+		vhost_vq_packed_set_base(vq, s->num);
+		vu_vq_update(dev, vq);
+		return 0;
+	}
 	if (s->num > UINT16_MAX) {
 		/* packed rings put wrap counters in the high bits */
 		vhost_err("%s: vq %u: base 0x%x (packed ring?)", vu_dev_name(dev),
@@ -287,7 +302,8 @@ static int h_get_vring_base(struct vhost_dev *dev, struct vhost_user_msg *msg)
 	if (!vq)
 		return -EINVAL;
 	vu_vq_halt(dev, vq);
-	s->num = vq->last_avail_idx;
+	s->num = dev_packed(dev) ? vhost_vq_packed_base(vq) :
+				   vq->last_avail_idx;
 	msg->hdr.size = sizeof(*s);
 
 	if (vq->kick_fd >= 0)

@@ -26,12 +26,11 @@
 
 /*
  * Ring and transport features this library does not implement, whatever
- * the device offers: packed rings, an IOMMU (IOTLB messages), driver data
- * in notifications, per-ring reset.
+ * the device offers: an IOMMU (IOTLB messages), driver data in
+ * notifications, per-ring reset.  Packed rings are the device's choice.
  */
 #define VHOST_LIB_UNSUPPORTED_FEATURES                 \
-	((1ULL << VIRTIO_F_RING_PACKED) |              \
-	 (1ULL << VIRTIO_F_ACCESS_PLATFORM) |          \
+	((1ULL << VIRTIO_F_ACCESS_PLATFORM) |          \
 	 (1ULL << VIRTIO_F_NOTIFICATION_DATA) |        \
 	 (1ULL << VIRTIO_F_RING_RESET))
 

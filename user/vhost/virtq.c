@@ -11,6 +11,7 @@
 
 #include "log.h"
 #include "virtq.h"
+#include "vq_int.h"
 
 /*
  * Shared-memory accessors.  The guest writes the rings concurrently, so a
@@ -54,35 +55,6 @@ static inline uint16_t avail_idx_load(struct vhost_vq *vq)
 	return le16toh(__atomic_load_n(&vq->avail->idx, __ATOMIC_ACQUIRE));
 }
 
-/*
- * Frontend fds.  Each was made non-blocking when it arrived (a private
- * O_NONBLOCK open file for pipes; the shared flag for eventfds, which
- * cannot be reopened), so these calls return at once.  A frontend can
- * still clear the shared flag of an eventfd and fill (or drain) it: then
- * the call waits in the kernel until the device layer interrupts the
- * thread with a signal (fd_op says where it is; see vhost_vq_fd_busy()).
- */
-static inline void fd_op_mark(struct vhost_vq *vq)
-{
-	__atomic_store_n(&vq->fd_op, vq->fd_op + 1, __ATOMIC_RELAXED);
-}
-
-static ssize_t fe_write(struct vhost_vq *vq, int fd)
-{
-	uint64_t one = 1;
-	ssize_t n;
-
-	fd_op_mark(vq);
-	n = write(fd, &one, sizeof(one));
-	fd_op_mark(vq);
-	return n;
-}
-
-static const char *vq_name(const struct vhost_vq *vq)
-{
-	return vq->name ? vq->name : "vhost";
-}
-
 static void log_used(struct vhost_vq *vq, uint64_t off, uint64_t len)
 {
 	if (!vq->log_used)
@@ -93,32 +65,6 @@ static void log_used(struct vhost_vq *vq, uint64_t off, uint64_t len)
 	 */
 	smp_wmb();
 	vhost_mem_log_write(vq->mem, vq->log_guest_addr + off, len);
-}
-
-void vhost_vq_set_broken(struct vhost_vq *vq, const char *fmt, ...)
-{
-	int expected = 0;
-	va_list ap;
-
-	/* only the first reason is kept and logged */
-	if (!__atomic_compare_exchange_n(&vq->broken, &expected, 1, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-		return;
-	va_start(ap, fmt);
-	vsnprintf(vq->broken_reason, sizeof(vq->broken_reason), fmt, ap);
-	va_end(ap);
-	vhost_err("%s: vq %u broken, stopped: %s", vq->name ? vq->name : "vhost",
-		  vq->index, vq->broken_reason);
-	/* QEMU reports "vhost vring error in virtqueue N" on this eventfd */
-	if (vq->err_fd < 0 || vq->err_stuck || fe_write(vq, vq->err_fd) >= 0)
-		return;
-	if (errno == EINTR) {
-		vq->err_stuck = true;
-		vhost_err("%s: vq %u: the error fd blocked the queue thread (a full eventfd whose O_NONBLOCK the frontend cleared): interrupted, not written again until the frontend sends another",
-			  vq_name(vq), vq->index);
-		return;
-	}
-	vhost_dbg("vq %u: error eventfd: %s", vq->index, strerror(errno));
 }
 
 /*
@@ -197,46 +143,6 @@ static int indirect_open(struct vhost_vq *vq, const struct vring_desc *d,
 	return 0;
 }
 
-/* Append the guest buffer of D to ELEM. */
-static int elem_add(struct vhost_vq *vq, struct vhost_vq_elem *elem,
-		    const struct vring_desc *d, unsigned int *niov)
-{
-	bool write = d->flags & VRING_DESC_F_WRITE;
-	int n;
-
-	if (!write && elem->in_num) {
-		vhost_vq_set_broken(vq, "chain at head %u: readable descriptor after a writable one",
-				    elem->head);
-		return -EINVAL;
-	}
-	if (!d->len)
-		return 0;
-	if (write)
-		elem->in_len += d->len;
-	else
-		elem->out_len += d->len;
-	if (elem->err)
-		return 0; /* already too long: only the structure is walked */
-	n = vhost_mem_gpa_to_iov(vq->mem, d->addr, d->len, &elem->iov[*niov],
-				 &elem->gpa[*niov], VHOST_VQ_MAX_IOV - *niov);
-	if (n == -ENOBUFS) {
-		elem->err = -E2BIG;
-		return 0;
-	}
-	if (n < 0) {
-		vhost_vq_set_broken(vq, "chain at head %u: buffer 0x%llx+%u outside guest memory",
-				    elem->head, (unsigned long long)d->addr,
-				    d->len);
-		return -EFAULT;
-	}
-	*niov += n;
-	if (write)
-		elem->in_num += n;
-	else
-		elem->out_num += n;
-	return 0;
-}
-
 /*
  * Walk the chain at HEAD.  The walk is bounded by the size of the table it
  * is in (the ring's, then at most one indirect table's): a longer walk is
@@ -287,7 +193,8 @@ static int chain_parse(struct vhost_vq *vq, uint16_t head,
 			count = 0;
 			continue;
 		}
-		ret = elem_add(vq, elem, &d, &niov);
+		ret = vhost_vq_elem_add(vq, elem, d.addr, d.len,
+					d.flags & VRING_DESC_F_WRITE, &niov);
 		if (ret)
 			return ret;
 		if (!(d.flags & VRING_DESC_F_NEXT))
@@ -317,6 +224,8 @@ static bool avail_refresh(struct vhost_vq *vq)
 
 unsigned int vhost_vq_avail_count(struct vhost_vq *vq)
 {
+	if (vq->packed)
+		return vhost_vq_packed_avail_count(vq);
 	if (vhost_vq_broken(vq) || !vq->avail || !avail_refresh(vq))
 		return 0;
 	return (uint16_t)(vq->shadow_avail_idx - vq->last_avail_idx);
@@ -327,6 +236,8 @@ int vhost_vq_pop_burst(struct vhost_vq *vq, struct vhost_vq_elem *elems,
 {
 	unsigned int avail, i;
 
+	if (vq->packed)
+		return vhost_vq_packed_pop_burst(vq, elems, n);
 	if (vhost_vq_broken(vq) || !vq->avail)
 		return -EIO;
 	avail = (uint16_t)(vq->shadow_avail_idx - vq->last_avail_idx);
@@ -358,6 +269,8 @@ int vhost_vq_pop_burst(struct vhost_vq *vq, struct vhost_vq_elem *elems,
 
 void vhost_vq_rewind(struct vhost_vq *vq, unsigned int n)
 {
+	if (vq->packed)
+		return vhost_vq_packed_rewind(vq, n);
 	vq->last_avail_idx -= (uint16_t)n;
 }
 
@@ -367,6 +280,8 @@ int vhost_vq_push_burst(struct vhost_vq *vq, const struct vhost_vq_used *used,
 	uint16_t start = vq->used_idx, mask = vq->num - 1;
 	unsigned int i, first;
 
+	if (vq->packed)
+		return vhost_vq_packed_push_burst(vq, used, n);
 	if (vhost_vq_broken(vq) || !vq->used)
 		return -EIO;
 	if (n > vq->num)
@@ -430,6 +345,8 @@ bool vhost_vq_need_notify(struct vhost_vq *vq)
 	uint16_t old, new;
 	bool valid;
 
+	if (vq->packed)
+		return vhost_vq_packed_need_notify(vq);
 	/* a broken ring is left alone, calls included */
 	if (!vq->avail || vhost_vq_broken(vq))
 		return false;
@@ -456,6 +373,8 @@ bool vhost_vq_need_notify(struct vhost_vq *vq)
 
 bool vhost_vq_want_notify(struct vhost_vq *vq)
 {
+	if (vq->packed)
+		return vhost_vq_packed_want_notify(vq);
 	if (!vq->avail || vhost_vq_broken(vq))
 		return false;
 	if (!vq->event_idx || !vq->signalled_used_valid)
@@ -472,7 +391,7 @@ int vhost_vq_signal(struct vhost_vq *vq)
 {
 	if (vq->call_fd < 0 || vq->call_stuck)
 		return 0;
-	if (fe_write(vq, vq->call_fd) < 0) {
+	if (vq_fe_write(vq, vq->call_fd) < 0) {
 		/*
 		 * EAGAIN: an eventfd's counter is saturated (the guest has
 		 * calls pending), or a pipe is full (nobody reads it).
@@ -494,7 +413,8 @@ int vhost_vq_notify(struct vhost_vq *vq)
 {
 	int ret;
 
-	if (!vq->avail || vhost_vq_broken(vq))
+	if (!(vq->packed ? (void *)vq->pdesc : (void *)vq->avail) ||
+	    vhost_vq_broken(vq))
 		return 0;
 	if (!vhost_vq_need_notify(vq)) {
 		vq->stats.calls_suppressed++;
@@ -527,6 +447,8 @@ static void avail_event_set(struct vhost_vq *vq, uint16_t idx)
 
 void vhost_vq_notify_disable(struct vhost_vq *vq)
 {
+	if (vq->packed)
+		return vhost_vq_packed_notify_disable(vq);
 	if (vq->kicks_off || !vq->used || vhost_vq_broken(vq))
 		return;
 	vq->kicks_off = true;
@@ -540,6 +462,8 @@ void vhost_vq_notify_disable(struct vhost_vq *vq)
 
 bool vhost_vq_notify_enable(struct vhost_vq *vq)
 {
+	if (vq->packed)
+		return vhost_vq_packed_notify_enable(vq);
 	if (!vq->used || vhost_vq_broken(vq))
 		return false;
 	vq->kicks_off = false;
@@ -582,6 +506,7 @@ void vhost_vq_init(struct vhost_vq *vq, unsigned int index, const char *name,
 	vq->mem = mem;
 	vq->kick_fd = vq->call_fd = vq->err_fd = -1;
 	vq->sync_used = true;
+	vq->avail_wrap = vq->used_wrap = true; /* packed rings start so */
 }
 
 void vhost_vq_reset(struct vhost_vq *vq)
@@ -598,6 +523,7 @@ void vhost_vq_reset(struct vhost_vq *vq)
 		close(vq->call_fd);
 	if (vq->err_fd >= 0)
 		close(vq->err_fd);
+	vhost_vq_packed_free(vq);
 	vhost_vq_init(vq, index, name, mem);
 	vq->priv = priv;
 	/* the counters outlive connections */
@@ -636,6 +562,11 @@ int vhost_vq_start(struct vhost_vq *vq, uint64_t features)
 
 	if (!vq->num || !vq->addr_set)
 		return -EINVAL;
+	if (features & (1ULL << VIRTIO_F_RING_PACKED))
+		return vhost_vq_packed_start(vq, features);
+	vq->packed = false;
+	if (vq->num & (vq->num - 1))
+		return -EINVAL; /* a packed ring's size, features say split */
 	vq->features = features;
 	vq->event_idx = features & (1ULL << VIRTIO_RING_F_EVENT_IDX);
 	vq->indirect = features & (1ULL << VIRTIO_RING_F_INDIRECT_DESC);
@@ -685,11 +616,4 @@ int vhost_vq_start(struct vhost_vq *vq, uint64_t features)
 	/* ask for kicks: the first one must not be lost */
 	vhost_vq_notify_enable(vq);
 	return 0;
-}
-
-void vhost_vq_stop(struct vhost_vq *vq)
-{
-	vq->desc = NULL;
-	vq->avail = NULL;
-	vq->used = NULL;
 }

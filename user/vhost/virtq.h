@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Split virtqueues (virtio 1.2, 2.7) seen from the device side.
+ * Split virtqueues (virtio 1.2, 2.7) seen from the device side, and packed
+ * virtqueues (2.8, VIRTIO_F_RING_PACKED: packed.c) behind the same API.
  *
  * Two kinds of callers, two kinds of fields:
  *
@@ -51,7 +52,10 @@
 #error "vhost: split rings are handled as little-endian only"
 #endif
 
-/* Split ring sizes are powers of two up to 32768 (virtio 1.2, 2.7). */
+/*
+ * Split ring sizes are powers of two up to 32768 (virtio 1.2, 2.7); packed
+ * ring sizes are any number from 1 to 32768 (2.8).
+ */
 #define VHOST_VQ_MAX_SIZE 32768
 /*
  * Segments per chain an element can hold.  Linux sends at most
@@ -120,6 +124,26 @@ struct vhost_vq {
 	struct vring_desc *desc;
 	struct vring_avail *avail;
 	struct vring_used *used;
+
+	/*
+	 * Packed rings (VIRTIO_F_RING_PACKED), packed.c.  The ring addresses
+	 * are reused: desc_uva is the descriptor ring, avail_uva the driver
+	 * event suppression area, used_uva the device's.  last_avail_idx and
+	 * used_idx are ring positions (< num) with their wrap counters here;
+	 * signalled_used is a position too (packed.c's linear form).
+	 */
+	bool packed;
+	bool avail_wrap, used_wrap;
+	struct vring_packed_desc *pdesc;
+	struct vring_packed_desc_event *driver_event; /* the guest writes it */
+	struct vring_packed_desc_event *device_event; /* we write it */
+	uint64_t pdesc_gpa, device_event_gpa;	/* for the dirty log */
+	uint16_t *chain_len;	/* per buffer id: ring descriptors it took */
+	uint16_t *pop_pos;	/* per pop (mod num): start position, rewind */
+	unsigned int pk_alloc;	/* entries of chain_len and pop_pos */
+	uint16_t pops;		/* pops so far, mod num */
+	uint16_t pk_cnt;	/* chains counted available past last_avail */
+	uint16_t pk_scan;	/* position (idx | wrap << 15) after them */
 
 	/* --- datapath state: the queue thread, ring running --- */
 	uint16_t last_avail_idx;   /* next avail entry to pop */
@@ -281,5 +305,35 @@ bool vhost_vq_ready(const struct vhost_vq *vq);
 int vhost_vq_start(struct vhost_vq *vq, uint64_t features);
 /* Forget the host pointers (the memory table may change). */
 void vhost_vq_stop(struct vhost_vq *vq);
+
+/*
+ * GET/SET_VRING_BASE of a packed ring: the 32-bit form of QEMU's
+ * vhost-user.rst, avail position and wrap counter (bit 15) in the low 16
+ * bits, used position and wrap counter in the high 16 bits.  A zero high
+ * half (a frontend that sends the avail half only, as DPDK's virtio-user
+ * does) means "used = avail": the ring was stopped with nothing in flight.
+ */
+uint32_t vhost_vq_packed_base(const struct vhost_vq *vq);
+void vhost_vq_packed_set_base(struct vhost_vq *vq, uint32_t base);
+
+/* --- packed.c, called by virtq.c's public functions on vq->packed ---- */
+
+int vhost_vq_packed_pop_burst(struct vhost_vq *vq, struct vhost_vq_elem *elems,
+			      unsigned int n);
+unsigned int vhost_vq_packed_avail_count(struct vhost_vq *vq);
+void vhost_vq_packed_rewind(struct vhost_vq *vq, unsigned int n);
+int vhost_vq_packed_push_burst(struct vhost_vq *vq,
+			       const struct vhost_vq_used *used, unsigned int n);
+bool vhost_vq_packed_need_notify(struct vhost_vq *vq);
+bool vhost_vq_packed_want_notify(struct vhost_vq *vq);
+void vhost_vq_packed_notify_disable(struct vhost_vq *vq);
+bool vhost_vq_packed_notify_enable(struct vhost_vq *vq);
+int vhost_vq_packed_start(struct vhost_vq *vq, uint64_t features);
+void vhost_vq_packed_free(struct vhost_vq *vq);
+
+/* virtq.c's chain-building step, shared with packed.c */
+int vhost_vq_elem_add(struct vhost_vq *vq, struct vhost_vq_elem *elem,
+		      uint64_t addr, uint32_t len, bool write,
+		      unsigned int *niov);
 
 #endif /* VNET_VHOST_VIRTQ_H */

@@ -53,6 +53,8 @@ static uint64_t net_get_features(struct vhost_dev *dev)
 	    F(VIRTIO_NET_F_GUEST_ANNOUNCE) | F(VIRTIO_NET_F_MTU);
 	if (p->nr_qp > 1)
 		f |= F(VIRTIO_NET_F_MQ);
+	if (p->opts.packed)
+		f |= F(VIRTIO_F_RING_PACKED);
 	return f;
 }
 

@@ -74,6 +74,7 @@ static const char usage_text[] =
 	"                        their mode, octal (default 0600; 0660 with\n"
 	"                        --socket-group lets that group's QEMU connect)\n"
 	"      --no-uring        plain read/writev instead of io_uring\n"
+	"      --packed          offer packed virtqueues (VIRTIO_F_RING_PACKED)\n"
 	"      --no-sandbox      keep every privilege, no seccomp filter (by\n"
 	"                        default, once set up, vnetd drops capabilities\n"
 	"                        and runs its threads under seccomp allow-lists)\n"
@@ -254,6 +255,13 @@ static int opt_no_uring(struct vnetd_opts *o, const char *arg)
 	return 0;
 }
 
+static int opt_packed(struct vnetd_opts *o, const char *arg)
+{
+	(void)arg;
+	o->port.packed = true;
+	return 0;
+}
+
 static int opt_no_sandbox(struct vnetd_opts *o, const char *arg)
 {
 	(void)o;
@@ -396,6 +404,7 @@ static const struct opt_def {
 	{ "agent-max-rate", 0, true, opt_agent_max_rate },
 	{ "agent-hold", 0, true, opt_agent_hold },
 	{ "no-uring", 0, false, opt_no_uring },
+	{ "packed", 0, false, opt_packed },
 	{ "no-sandbox", 0, false, opt_no_sandbox },
 	{ "user", 0, true, opt_user },
 	{ "socket-group", 0, true, opt_socket_group },

@@ -87,6 +87,7 @@ struct vnetd_port_cfg {
 /* What every port of one vnetd shares (the command line). */
 struct vnetd_port_opts {
 	bool no_uring;		/* --no-uring */
+	bool packed;		/* --packed: offer VIRTIO_F_RING_PACKED */
 	unsigned int busy_poll_us; /* --busy-poll */
 	gid_t socket_gid;	/* --socket-group; (gid_t)-1: vnetd's own */
 	mode_t socket_mode;	/* --socket-mode (server sockets) */

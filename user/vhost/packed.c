@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Packed virtqueues (virtio 1.2, 2.8), device side, behind virtq.h's API.
+ *
+ * One descriptor ring of NUM entries, read and written in order.  The
+ * driver makes a descriptor available by giving it AVAIL = its wrap
+ * counter and USED = the opposite; the device marks a buffer used by
+ * writing one descriptor (the buffer id, the bytes written, AVAIL = USED =
+ * the device's wrap counter) at its used position, which then moves by
+ * the number of ring descriptors the buffer took.  Each side flips its
+ * wrap counter when its position wraps.  Buffers may be used in any order
+ * (VIRTIO_F_IN_ORDER is not offered).
+ *
+ * A position is kept as an index (< num) and a wrap counter; where one
+ * number is handier, "pos" is idx | wrap << 15 (the GET/SET_VRING_BASE
+ * halves) and "lin" is the position on a 2 * num circle (idx, plus num when
+ * the wrap counter is 0), on which event offsets are compared.
+ *
+ * Guest-controlled input is validated as for split rings (virtq.c): every
+ * buffer inside guest memory (vhost_vq_elem_add()), a chain at most NUM
+ * descriptors, buffer ids below NUM, indirect tables inside guest memory,
+ * of 1 to NUM entries, not nested, not chained; anything else breaks the
+ * ring.  Descriptors after the first of a chain are read without looking at
+ * their AVAIL/USED bits (the driver writes the first descriptor's flags
+ * last, so the rest are in place once the first is available).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/vhost_types.h>
+#include <linux/virtio_config.h>
+
+#include "log.h"
+#include "virtq.h"
+
+#define RD(p) __atomic_load_n(&(p), __ATOMIC_RELAXED)
+#define WR(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
+
+#define F_AVAIL (1u << VRING_PACKED_DESC_F_AVAIL)
+#define F_USED (1u << VRING_PACKED_DESC_F_USED)
+#define WRAP_BIT (1u << VRING_PACKED_EVENT_F_WRAP_CTR)
+
+static inline void smp_mb(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void smp_wmb(void)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+static const char *pk_name(const struct vhost_vq *vq)
+{
+	return vq->name ? vq->name : "vhost";
+}
+
+/* Move (IDX, WRAP) forward by N <= num descriptors. */
+static inline void pos_add(const struct vhost_vq *vq, uint16_t *idx,
+			   bool *wrap, unsigned int n)
+{
+	unsigned int i = *idx + n;
+
+	if (i >= vq->num) {
+		i -= vq->num;
+		*wrap = !*wrap;
+	}
+	*idx = (uint16_t)i;
+}
+
+static inline uint16_t pos_pack(uint16_t idx, bool wrap)
+{
+	return idx | (wrap ? WRAP_BIT : 0);
+}
+
+static inline unsigned int lin(const struct vhost_vq *vq, uint16_t idx,
+			       bool wrap)
+{
+	return idx + (wrap ? 0 : vq->num);
+}
+
+/* Is the descriptor with these FLAGS available in the lap WRAP? */
+static inline bool desc_avail(uint16_t flags, bool wrap)
+{
+	return !!(flags & F_AVAIL) == wrap && !!(flags & F_USED) != wrap;
+}
+
+/* The flags of ring entry I; acquire: its other fields are read after. */
+static inline uint16_t flags_load(const struct vhost_vq *vq, unsigned int i)
+{
+	return le16toh(__atomic_load_n(&vq->pdesc[i].flags, __ATOMIC_ACQUIRE));
+}
+
+/* Dirty-log [GPA, GPA + LEN) written in a ring (used descriptors, events). */
+static void log_ring(struct vhost_vq *vq, uint64_t gpa, uint64_t len)
+{
+	if (!vq->log_used)
+		return;
+	smp_wmb(); /* the write before the bit, as in virtq.c */
+	vhost_mem_log_write(vq->mem, gpa, len);
+}
+
+/* Walk an indirect table (descriptor D of the ring) into ELEM. */
+static int indirect_walk(struct vhost_vq *vq, uint64_t addr, uint32_t len,
+			 struct vhost_vq_elem *elem, unsigned int *niov)
+{
+	const struct vring_packed_desc *t;
+	struct vring_packed_desc d;
+	unsigned int i, n;
+	int ret;
+
+	if (!vq->indirect) {
+		vhost_vq_set_broken(vq, "indirect descriptor without VIRTIO_RING_F_INDIRECT_DESC");
+		return -EINVAL;
+	}
+	if (!len || len % sizeof(d) || len / sizeof(d) > vq->num) {
+		vhost_vq_set_broken(vq, "indirect table of %u bytes (ring size %u)",
+				    len, vq->num);
+		return -EINVAL;
+	}
+	n = len / sizeof(d);
+	t = vhost_mem_gpa_to_host(vq->mem, addr, len);
+	if (t && (uintptr_t)t % _Alignof(struct vring_packed_desc))
+		t = NULL;
+	/* not one aligned block: copied entry by entry, checked once here */
+	if (!t && !vhost_mem_range_ok(vq->mem, addr, len)) {
+		vhost_vq_set_broken(vq, "indirect table 0x%llx+%u outside guest memory",
+				    (unsigned long long)addr, len);
+		return -EFAULT;
+	}
+	for (i = 0; i < n; i++) {
+		if (t) {
+			d.addr = RD(t[i].addr);
+			d.len = RD(t[i].len);
+			d.flags = RD(t[i].flags);
+		} else if (vhost_mem_read(vq->mem, addr + (uint64_t)i * sizeof(d),
+					  &d, sizeof(d))) {
+			vhost_vq_set_broken(vq, "indirect table unreadable");
+			return -EFAULT;
+		}
+		d.flags = le16toh(d.flags);
+		/* WRITE is the only flag that counts in an indirect table */
+		if (d.flags & VRING_DESC_F_INDIRECT) {
+			vhost_vq_set_broken(vq, "chain at %u: nested indirect table",
+					    elem->head);
+			return -EINVAL;
+		}
+		ret = vhost_vq_elem_add(vq, elem, le64toh(d.addr),
+					le32toh(d.len),
+					d.flags & VRING_DESC_F_WRITE, niov);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * Take the chain at last_avail into ELEM.  1: taken, 0: nothing available
+ * there, < 0: the ring broke.
+ */
+static int chain_take(struct vhost_vq *vq, struct vhost_vq_elem *elem)
+{
+	uint16_t idx = vq->last_avail_idx, flags, id;
+	bool wrap = vq->avail_wrap;
+	unsigned int count = 0, niov = 0;
+	struct vring_packed_desc *s;
+	int ret;
+
+	flags = flags_load(vq, idx);
+	if (!desc_avail(flags, wrap))
+		return 0;
+	elem->head = idx; /* the ring position, for messages, until the id */
+	elem->out_num = elem->in_num = 0;
+	elem->out_len = elem->in_len = 0;
+	elem->err = 0;
+	for (;;) {
+		s = &vq->pdesc[idx];
+		count++;
+		if (flags & VRING_DESC_F_INDIRECT) {
+			if (count > 1 || (flags & VRING_DESC_F_NEXT)) {
+				vhost_vq_set_broken(vq, "chain at %u: indirect descriptor %s",
+						    elem->head,
+						    count > 1 ? "inside a chain" :
+								"with NEXT");
+				return -EINVAL;
+			}
+			ret = indirect_walk(vq, le64toh(RD(s->addr)),
+					    le32toh(RD(s->len)), elem, &niov);
+		} else {
+			ret = vhost_vq_elem_add(vq, elem, le64toh(RD(s->addr)),
+						le32toh(RD(s->len)),
+						flags & VRING_DESC_F_WRITE, &niov);
+		}
+		if (ret)
+			return ret;
+		if (!(flags & VRING_DESC_F_NEXT))
+			break;
+		if (count == vq->num) {
+			vhost_vq_set_broken(vq, "chain at %u: longer than the ring (%u descriptors)",
+					    elem->head, vq->num);
+			return -ELOOP;
+		}
+		pos_add(vq, &idx, &wrap, 1);
+		flags = le16toh(RD(vq->pdesc[idx].flags));
+	}
+	/* the buffer id is the last descriptor's */
+	id = le16toh(RD(s->id));
+	if (id >= vq->num) {
+		vhost_vq_set_broken(vq, "chain at %u: buffer id %u out of a %u entry ring",
+				    elem->head, id, vq->num);
+		return -EINVAL;
+	}
+	elem->head = id;
+	vq->chain_len[id] = (uint16_t)count;
+	vq->pop_pos[vq->pops] = pos_pack(vq->last_avail_idx, vq->avail_wrap);
+	vq->pops = vq->pops + 1 == vq->num ? 0 : vq->pops + 1;
+	pos_add(vq, &idx, &wrap, 1);
+	vq->last_avail_idx = idx;
+	vq->avail_wrap = wrap;
+	if (vq->pk_cnt)
+		vq->pk_cnt--;
+	else
+		vq->pk_scan = pos_pack(idx, wrap);
+	if (elem->err) {
+		elem->out_num = elem->in_num = 0;
+		vq->stats.bad_chains++;
+	}
+	return 1;
+}
+
+int vhost_vq_packed_pop_burst(struct vhost_vq *vq, struct vhost_vq_elem *elems,
+			      unsigned int n)
+{
+	unsigned int i;
+	int ret = 0;
+
+	if (vhost_vq_broken(vq) || !vq->pdesc)
+		return -EIO;
+	for (i = 0; i < n; i++) {
+		ret = chain_take(vq, &elems[i]);
+		if (ret <= 0)
+			break;
+	}
+	if (ret < 0)
+		vq->stats.bad_chains++;
+	return i || !vhost_vq_broken(vq) ? (int)i : -EIO;
+}
+
+unsigned int vhost_vq_packed_avail_count(struct vhost_vq *vq)
+{
+	uint16_t idx = vq->pk_scan & ~WRAP_BIT, flags;
+	bool wrap = vq->pk_scan & WRAP_BIT;
+	unsigned int walked = 0, cnt = vq->pk_cnt;
+
+	if (vhost_vq_broken(vq) || !vq->pdesc)
+		return 0;
+	/*
+	 * Count on from where the last count stopped; at most NUM
+	 * descriptors per call, and never more chains than the ring holds.
+	 */
+	while (cnt < vq->num && walked < vq->num) {
+		flags = flags_load(vq, idx);
+		if (!desc_avail(flags, wrap))
+			break;
+		while ((flags & VRING_DESC_F_NEXT) && ++walked < vq->num) {
+			pos_add(vq, &idx, &wrap, 1);
+			flags = le16toh(RD(vq->pdesc[idx].flags));
+		}
+		if (walked >= vq->num)
+			break; /* a chain as long as the ring: pop breaks it */
+		walked++;
+		pos_add(vq, &idx, &wrap, 1);
+		cnt++;
+	}
+	vq->pk_cnt = (uint16_t)cnt;
+	vq->pk_scan = pos_pack(idx, wrap);
+	return cnt;
+}
+
+void vhost_vq_packed_rewind(struct vhost_vq *vq, unsigned int n)
+{
+	uint16_t pos;
+
+	if (!n || !vq->num)
+		return;
+	if (n > vq->num)
+		n = vq->num;
+	vq->pops = (uint16_t)((vq->pops + vq->num - n) % vq->num);
+	pos = vq->pop_pos[vq->pops];
+	vq->last_avail_idx = pos & ~WRAP_BIT;
+	vq->avail_wrap = pos & WRAP_BIT;
+	vq->pk_cnt = (uint16_t)(vq->pk_cnt + n > vq->num ? vq->num :
+							    vq->pk_cnt + n);
+}
+
+int vhost_vq_packed_push_burst(struct vhost_vq *vq,
+			       const struct vhost_vq_used *used, unsigned int n)
+{
+	uint16_t idx = vq->used_idx, first_flags = 0;
+	bool wrap = vq->used_wrap;
+	struct vring_packed_desc *first = NULL, *e;
+	unsigned int i;
+
+	if (vhost_vq_broken(vq) || !vq->pdesc)
+		return -EIO;
+	if (n > vq->num)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (used[i].id >= vq->num) {
+			vhost_err("%s: vq %u: push of id %u, ring size %u",
+				  pk_name(vq), vq->index, used[i].id, vq->num);
+			return -EINVAL;
+		}
+	}
+	/*
+	 * Each entry's id and len before its flags, and the first entry's
+	 * flags last: the driver reads in ring order and sees the burst at
+	 * once (release: the buffer contents before the flags, too).
+	 */
+	for (i = 0; i < n; i++) {
+		uint16_t fl = wrap ? F_AVAIL | F_USED : 0;
+		unsigned int c = vq->chain_len[used[i].id];
+
+		e = &vq->pdesc[idx];
+		WR(e->id, htole16((uint16_t)used[i].id));
+		WR(e->len, htole32(used[i].len));
+		if (used[i].len)
+			fl |= VRING_DESC_F_WRITE;
+		if (!first) {
+			first = e;
+			first_flags = fl;
+		} else {
+			__atomic_store_n(&e->flags, htole16(fl),
+					 __ATOMIC_RELEASE);
+		}
+		log_ring(vq, vq->pdesc_gpa + (uint64_t)idx * sizeof(*e),
+			 sizeof(*e));
+		/* an id pushed without a pop took one descriptor */
+		pos_add(vq, &idx, &wrap, c ? c : 1);
+	}
+	if (first) {
+		__atomic_store_n(&first->flags, htole16(first_flags),
+				 __ATOMIC_RELEASE);
+		log_ring(vq, vq->pdesc_gpa + (uint64_t)(first - vq->pdesc) *
+						    sizeof(*first),
+			 sizeof(*first));
+	}
+	vq->used_idx = idx;
+	vq->used_wrap = wrap;
+	return 0;
+}
+
+/*
+ * Did the used position pass the driver's event offset OFF_WRAP between
+ * OLD and the current position (both "lin")?  vring_need_event() on the
+ * 2 * num circle.
+ */
+static bool event_crossed(const struct vhost_vq *vq, uint16_t off_wrap,
+			  unsigned int old)
+{
+	unsigned int m = 2u * vq->num, off = off_wrap & ~WRAP_BIT;
+	unsigned int cur = lin(vq, vq->used_idx, vq->used_wrap), ev;
+
+	if (off >= vq->num)
+		return true; /* nonsense offset: a call is never wrong */
+	ev = lin(vq, (uint16_t)off, off_wrap & WRAP_BIT);
+	return (cur + m - ev - 1) % m < (cur + m - old) % m;
+}
+
+/* The driver's suppression state, both halves at once (it writes them so). */
+static void driver_event_load(const struct vhost_vq *vq, uint16_t *off_wrap,
+			      uint16_t *flags)
+{
+	uint32_t v = __atomic_load_n((const uint32_t *)vq->driver_event,
+				     __ATOMIC_RELAXED);
+	struct vring_packed_desc_event ev;
+
+	memcpy(&ev, &v, sizeof(ev));
+	*off_wrap = le16toh(ev.off_wrap);
+	*flags = le16toh(ev.flags);
+}
+
+bool vhost_vq_packed_need_notify(struct vhost_vq *vq)
+{
+	uint16_t off_wrap, flags;
+	unsigned int old;
+	bool valid;
+
+	if (!vq->pdesc || vhost_vq_broken(vq))
+		return false;
+	/* the used flags before the suppression state: see virtq.c */
+	smp_mb();
+	driver_event_load(vq, &off_wrap, &flags);
+	old = vq->signalled_used;
+	valid = vq->signalled_used_valid;
+	vq->signalled_used = (uint16_t)lin(vq, vq->used_idx, vq->used_wrap);
+	vq->signalled_used_valid = true;
+	if (flags == VRING_PACKED_EVENT_FLAG_DISABLE)
+		return false;
+	if (flags != VRING_PACKED_EVENT_FLAG_DESC || !vq->event_idx || !valid)
+		return true;
+	return event_crossed(vq, off_wrap, old);
+}
+
+bool vhost_vq_packed_want_notify(struct vhost_vq *vq)
+{
+	uint16_t off_wrap, flags;
+
+	if (!vq->pdesc || vhost_vq_broken(vq))
+		return false;
+	if (!vq->event_idx || !vq->signalled_used_valid)
+		return true; /* the flags are read when the decision is taken */
+	smp_mb();
+	driver_event_load(vq, &off_wrap, &flags);
+	if (flags == VRING_PACKED_EVENT_FLAG_DISABLE)
+		return false;
+	if (flags != VRING_PACKED_EVENT_FLAG_DESC)
+		return true;
+	return event_crossed(vq, off_wrap, vq->signalled_used);
+}
+
+/* Our suppression state, both halves in one store (the driver reads so). */
+static void device_event_set(struct vhost_vq *vq, uint16_t off_wrap,
+			     uint16_t flags)
+{
+	struct vring_packed_desc_event ev = { .off_wrap = htole16(off_wrap),
+					      .flags = htole16(flags) };
+	uint32_t v;
+
+	memcpy(&v, &ev, sizeof(v));
+	__atomic_store_n((uint32_t *)vq->device_event, v, __ATOMIC_RELAXED);
+	log_ring(vq, vq->device_event_gpa, sizeof(ev));
+}
+
+void vhost_vq_packed_notify_disable(struct vhost_vq *vq)
+{
+	if (vq->kicks_off || !vq->pdesc || vhost_vq_broken(vq))
+		return;
+	vq->kicks_off = true;
+	device_event_set(vq, 0, VRING_PACKED_EVENT_FLAG_DISABLE);
+}
+
+bool vhost_vq_packed_notify_enable(struct vhost_vq *vq)
+{
+	uint16_t pos = pos_pack(vq->last_avail_idx, vq->avail_wrap);
+
+	if (!vq->pdesc || vhost_vq_broken(vq))
+		return false;
+	vq->kicks_off = false;
+	if (vq->event_idx)
+		/* kick me when the descriptor I take next is made available */
+		device_event_set(vq, pos, VRING_PACKED_EVENT_FLAG_DESC);
+	else
+		device_event_set(vq, 0, VRING_PACKED_EVENT_FLAG_ENABLE);
+	/* publish, then look again (lost wakeup): see virtq.c */
+	smp_mb();
+	return desc_avail(flags_load(vq, vq->last_avail_idx), vq->avail_wrap);
+}
+
+uint32_t vhost_vq_packed_base(const struct vhost_vq *vq)
+{
+	return pos_pack(vq->last_avail_idx, vq->avail_wrap) |
+	       (uint32_t)pos_pack(vq->used_idx, vq->used_wrap) << 16;
+}
+
+void vhost_vq_packed_set_base(struct vhost_vq *vq, uint32_t base)
+{
+	uint16_t lo = base & 0xffff, hi = base >> 16;
+
+	if (!hi)
+		hi = lo;
+	vq->last_avail_idx = lo & ~WRAP_BIT;
+	vq->avail_wrap = lo & WRAP_BIT;
+	vq->used_idx = hi & ~WRAP_BIT;
+	vq->used_wrap = hi & WRAP_BIT;
+	/* the positions are taken as they are: see vhost_vq_packed_start() */
+	vq->sync_used = false;
+}
+
+static void *pk_map(struct vhost_vq *vq, const char *what, uint64_t uva,
+		    uint64_t len, size_t align, uint64_t *gpa)
+{
+	void *p = vhost_mem_uva_to_host(vq->mem, uva, len);
+
+	if (!p || (uintptr_t)p % align || vhost_mem_uva_to_gpa(vq->mem, uva, gpa)) {
+		vhost_err("%s: vq %u: packed %s 0x%llx+%llu is not inside one memory region, %zu-byte aligned",
+			  pk_name(vq), vq->index, what, (unsigned long long)uva,
+			  (unsigned long long)len, align);
+		return NULL;
+	}
+	return p;
+}
+
+int vhost_vq_packed_start(struct vhost_vq *vq, uint64_t features)
+{
+	uint64_t gpa;
+
+	vq->packed = true;
+	vq->features = features;
+	vq->event_idx = features & (1ULL << VIRTIO_RING_F_EVENT_IDX);
+	vq->indirect = features & (1ULL << VIRTIO_RING_F_INDIRECT_DESC);
+	vq->notify_on_empty = false; /* a legacy feature: not with packed */
+	vq->log_all = (features & (1ULL << VHOST_F_LOG_ALL)) &&
+		      vhost_mem_has_log(vq->mem);
+	vq->log_used = vq->log_all &&
+		       (vq->addr_flags & (1u << VHOST_VRING_F_LOG));
+	if (vq->last_avail_idx >= vq->num || vq->used_idx >= vq->num) {
+		vhost_err("%s: vq %u: packed base avail %u used %u, ring size %u",
+			  pk_name(vq), vq->index, vq->last_avail_idx,
+			  vq->used_idx, vq->num);
+		return -EINVAL;
+	}
+	vq->pdesc = pk_map(vq, "descriptor ring", vq->desc_uva,
+			   (uint64_t)vq->num * sizeof(*vq->pdesc), 16,
+			   &vq->pdesc_gpa);
+	vq->driver_event = pk_map(vq, "driver event area", vq->avail_uva,
+				  sizeof(*vq->driver_event), 4, &gpa);
+	vq->device_event = pk_map(vq, "device event area", vq->used_uva,
+				  sizeof(*vq->device_event), 4,
+				  &vq->device_event_gpa);
+	if (!vq->pdesc || !vq->driver_event || !vq->device_event) {
+		vhost_vq_stop(vq);
+		return -EFAULT;
+	}
+	/*
+	 * Per id and per pop.  Kept over a stop and start of the same size:
+	 * chains in flight then are pushed with the counts they were popped
+	 * with.
+	 */
+	if (vq->pk_alloc != vq->num) {
+		vhost_vq_packed_free(vq);
+		vq->chain_len = calloc(vq->num, sizeof(*vq->chain_len));
+		vq->pop_pos = calloc(vq->num, sizeof(*vq->pop_pos));
+		vq->pk_alloc = vq->num;
+	}
+	if (!vq->chain_len || !vq->pop_pos) {
+		vhost_vq_packed_free(vq);
+		vhost_vq_stop(vq);
+		return -ENOMEM;
+	}
+	/*
+	 * The base is trusted (SET_VRING_BASE, or where the last run
+	 * stopped): a packed ring keeps no index in shared memory to check
+	 * it against.  See docs/vhost-user.md, "Packed rings".
+	 */
+	vq->pops = 0;
+	vq->pk_cnt = 0;
+	vq->pk_scan = pos_pack(vq->last_avail_idx, vq->avail_wrap);
+	vq->signalled_used_valid = false;
+	vq->kicks_off = true;
+	vhost_vq_packed_notify_enable(vq);
+	return 0;
+}
+
+void vhost_vq_packed_free(struct vhost_vq *vq)
+{
+	free(vq->chain_len);
+	free(vq->pop_pos);
+	vq->chain_len = NULL;
+	vq->pop_pos = NULL;
+	vq->pk_alloc = 0;
+}
