@@ -27,6 +27,9 @@
 #                   guest transfers; QEMU reconnects, traffic resumes
 #   restart-client  the same with QEMU as the server and vnetd --client,
 #                   killed with SIGKILL
+#   packed          -device virtio-net-pci,packed=on against vnetd --packed:
+#                   VIRTIO_F_RING_PACKED negotiated, ping and iperf3 both
+#                   ways
 #   mtu             host_mtu=9000: vnetd gives the tap the guest's MTU
 #                   (NET_SET_MTU), 8900-byte pings both ways, iperf3 both
 #                   ways; the tap's own MTU back when QEMU goes
@@ -49,7 +52,7 @@ source "$HERE/../lib.sh"
 source "$HERE/vm.sh"
 
 KSFT_PREFIX=e2e
-ALL="ping iperf-tx iperf-rx mq mrg-on mrg-off offloads-off coalesce pause restart restart-client mtu"
+ALL="ping iperf-tx iperf-rx mq mrg-on mrg-off offloads-off coalesce pause restart restart-client mtu packed"
 SECS=${E2E_SECS:-4}
 FLOOR_MBPS=${E2E_FLOOR_MBPS:-10}
 
@@ -392,6 +395,29 @@ s_mrg_on()
 s_mrg_off()
 {
 	mrg mrg-off off
+}
+
+s_packed()
+{
+	local bit
+
+	setup packed --packed || return
+	iperf_servers 5201 5202 || return
+	boot_and_wait "reach:15+ping:5+iperf:r:rx:$SECS:5201+iperf:t:tx:$SECS:5202" packed
+	qemu_ok || { vnetd_ok; return; }
+	guest_done
+	# /sys/.../features: one character per feature bit, bit 0 first;
+	# VIRTIO_F_RING_PACKED is bit 34
+	bit=$(guest_kv dev features)
+	bit=${bit:34:1}
+	need "guest: packed ring not negotiated (features bit 34 = '$bit')" [ "$bit" = 1 ]
+	need "guest -> host: $(guest_kv ping recv) of 5 echo replies" ge "$(guest_kv ping recv)" 5
+	iperf_ok r rx 5201
+	iperf_ok t tx 5202
+	need "datapath: rx bytes $(dp 0 rx bytes) < iperf's $IPERF_BYTES" ge "$(dp 0 rx bytes)" "$IPERF_BYTES"
+	note "packed: rx $(dp 0 rx frames) frames, tx $(dp 0 tx frames) frames, $(dp 0 tx notify_sent) tx signals"
+	drops_ok
+	vnetd_ok
 }
 
 s_offloads_off()
