@@ -13,8 +13,11 @@
  * second in all, spread over its queue pairs and over 8 UDP source ports (so
  * that the tap's steering spreads them over the queues); the test puts
  * the two taps of a pair on a bridge of their own.  Each frontend receives
- * what its peer sent and counts it; a frame that is not one of the peer's
- * is "foreign".
+ * what its peer sent and counts it.  A frame whose source MAC is not a
+ * frontend's came from the host (the bridge's own IGMP report when it comes
+ * up, for instance): it is counted as "host" and otherwise ignored; any other
+ * frame that is not one of the peer's, whole, is "foreign" (misdelivered or
+ * damaged), and the first three of a port are shown on stderr.
  *
  * The first half of the warm-up floods the rings (below).  After WARMUP
  * seconds of traffic, vnetd's open fds (/proc/PID/fd), RSS
@@ -28,6 +31,7 @@
  *                                  (start, periodic, end)
  *   start ... / end ...            the same fields
  *   port I sent=N recv=N foreign=N sent_q0=N sent_q1=N recv_q0=N recv_q1=N
+ *          host=N
  *   done secs=S sent=N recv=N foreign=N
  *
  * Exit status 0 unless a frontend failed (the reason on stderr).
@@ -58,7 +62,7 @@
 
 struct port {
 	struct vufe *fe;
-	__u64 sent[MAX_QP], recv[MAX_QP], foreign;
+	__u64 sent[MAX_QP], recv[MAX_QP], foreign, host;
 	__u64 seq;
 };
 
@@ -166,6 +170,29 @@ static bool frame_ok(unsigned int p, const __u8 *f, size_t n)
 	return true;
 }
 
+/* not sent by any frontend: its source MAC is not one of mac_of()'s */
+static bool from_host(const __u8 *f, size_t n)
+{
+	__u8 mac[ETH_ALEN];
+
+	mac_of(0, mac);
+	return n < ETH_HLEN || memcmp(f + ETH_ALEN, mac, ETH_ALEN - 1) ||
+	       f[2 * ETH_ALEN - 1] >= nr_ports;
+}
+
+/* what a frame that is not the peer's is, on stderr (the test shows it) */
+static void show_foreign(unsigned int p, unsigned int q, const __u8 *f,
+			 size_t n)
+{
+	size_t i;
+
+	fprintf(stderr, "soak: port %u queue %u: foreign frame, %zu bytes:", p,
+		q, n);
+	for (i = 0; i < n && i < 48; i++)
+		fprintf(stderr, "%s%02x", i % 4 ? "" : " ", f[i]);
+	fprintf(stderr, "\n");
+}
+
 struct usage {
 	long fds, rss_kb, anon_kb, shmem_kb, maps;
 };
@@ -269,8 +296,10 @@ static long drain(unsigned int p, int *err)
 			}
 			if (frame_ok(p, buf, n))
 				pt->recv[q]++;
-			else
-				pt->foreign++;
+			else if (from_host(buf, n))
+				pt->host++;
+			else if (pt->foreign++ < 3)
+				show_foreign(p, q, buf, n);
 			got++;
 		}
 	}
@@ -468,7 +497,7 @@ int main(int argc, char **argv)
 		for (q = 0; q < nr_qp; q++)
 			printf(" recv_q%u=%llu", q,
 			       (unsigned long long)pt->recv[q]);
-		printf("\n");
+		printf(" host=%llu\n", (unsigned long long)pt->host);
 		total_sent += s;
 		total_recv += r;
 		total_foreign += pt->foreign;

@@ -12,8 +12,10 @@
 #   soak/accounting  per port and direction, what the frontend sent = what
 #                    vnetd moved (dp_stats frames) + what vnetd dropped, and
 #                    what the peer's frontend received = what vnetd
-#                    delivered; end to end, sent = received + every counted
-#                    drop (vnetd's, the taps'); no foreign or damaged frame
+#                    delivered (with what the host's stack sent: the
+#                    bridge's IGMP report); end to end, sent = received +
+#                    every counted drop (vnetd's, the taps'); no foreign or
+#                    damaged frame
 #   soak/queues      every port's both queue pairs carried frames both ways
 #   soak/vnetd       vnetd ran throughout and stopped cleanly on SIGTERM
 #
@@ -170,9 +172,16 @@ link()	# link I rx|tx packets|dropped: the tap's own counter
 		"$VNET_TMP/link.$1.json" 2>/dev/null
 }
 
+pv()	# pv PORT KEY: KEY=VALUE of the soak's "port PORT" line
+{
+	awk -v p="$1" -v k="$2" '$1 == "port" && $2 == p {
+		for (i = 3; i <= NF; i++) if (index($i, k "=") == 1) { print substr($i, length(k) + 2); exit } }' \
+		"$VNET_TMP/soak.out"
+}
+
 bad=""
 qbad=""
-tot_sent=0 tot_recv=0 tot_drops=0
+tot_sent=0 tot_recv=0 tot_drops=0 tot_host=0
 for ((i = 0; i < PORTS; i++)); do
 	"$VNETCTL" -j stats "${taps[$i]}" >"$VNET_TMP/stats.$i.json" 2>/dev/null ||
 		bad+="vnetctl -j stats ${taps[$i]} failed; "
@@ -181,9 +190,8 @@ done
 if [ "$SOAK_RC" = 0 ]; then
 	for ((i = 0; i < PORTS; i++)); do
 		p=$((i ^ 1))
-		sent=$(awk -v i="$i" '$1 == "port" && $2 == i { sub("sent=", "", $3); print $3 }' "$VNET_TMP/soak.out")
-		recv=$(awk -v i="$p" '$1 == "port" && $2 == i { sub("recv=", "", $4); print $4 }' "$VNET_TMP/soak.out")
-		foreign=$(awk -v i="$p" '$1 == "port" && $2 == i { sub("foreign=", "", $5); print $5 }' "$VNET_TMP/soak.out")
+		sent=$(pv "$i" sent) recv=$(pv "$p" recv)
+		foreign=$(pv "$p" foreign) host=$(pv "$p" host)
 		txf=$(dp "$i" tx frames) txd=$(dp "$i" tx drops)
 		rxf=$(dp "$p" rx frames) rxd=$(dp "$p" rx drops)
 		lrd=$(link "$i" rx dropped) ltd=$(link "$p" tx dropped)
@@ -191,11 +199,12 @@ if [ "$SOAK_RC" = 0 ]; then
 		positive "$sent" || bad+="port $i sent nothing; "
 		[ "$sent" = $((txf + txd)) ] ||
 			bad+="port $i: frontend sent $sent, vnetd moved $txf and dropped $txd; "
-		[ "$recv" = "$rxf" ] ||
-			bad+="port $p: vnetd delivered $rxf, the frontend received $recv; "
+		[ $((recv + host + foreign)) = "$rxf" ] ||
+			bad+="port $p: vnetd delivered $rxf, the frontend received $recv (and $host from the host, $foreign foreign); "
 		[ "$sent" = $((recv + drops)) ] ||
 			bad+="port $i -> $p: sent $sent, received $recv, counted drops $drops (vnetd tx $txd, rx $rxd; taps rx $lrd, tx $ltd); "
-		[ "${foreign:-x}" = 0 ] || bad+="port $p received $foreign foreign or damaged frames; "
+		[ "${foreign:-x}" = 0 ] ||
+			bad+="port $p received $foreign foreign or damaged frames ($(grep -m1 "^soak: port $p " "$VNET_TMP/soak.err")); "
 		for ((q = 0; q < QP; q++)); do
 			positive "$(dpq "$i" "$q" tx)" || qbad+="port $i queue $q: no tx frame; "
 			positive "$(dpq "$i" "$q" rx)" || qbad+="port $i queue $q: no rx frame; "
@@ -203,8 +212,9 @@ if [ "$SOAK_RC" = 0 ]; then
 		tot_sent=$((tot_sent + sent))
 		tot_recv=$((tot_recv + recv))
 		tot_drops=$((tot_drops + drops))
+		tot_host=$((tot_host + ${host:-0}))
 	done
-	echo "# soak: frames sent $tot_sent, received $tot_recv, counted drops $tot_drops ($(kv done secs) s measured)"
+	echo "# soak: frames sent $tot_sent, received $tot_recv, counted drops $tot_drops, from the host $tot_host ($(kv done secs) s measured)"
 else
 	bad+="the frontends failed; "
 fi
