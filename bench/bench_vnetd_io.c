@@ -16,6 +16,7 @@
  *   read    --netns NS --tap TAP [--cpu C] [--seconds S] [--warmup S]
  *           the tap->guest ceiling: one thread reads a queue of TAP with
  *           io_uring (64 reads in flight); prints frames read per second
+ *           as "FRAMES/S FRAMES/CPU-S SHARE" (the reader's CPU)
  *   gen     --netns NS --dev DEV --size N [--cpu C] [--seconds S]
  *           load for tap->guest: UDP frames sent out of DEV with
  *           AF_PACKET sendmmsg (64 per call) until killed or S seconds

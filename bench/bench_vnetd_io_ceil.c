@@ -94,7 +94,7 @@ int do_read(const struct opts *o)
 	struct io_uring ring;
 	struct io_uring_cqe *cqe;
 	uint64_t frames = 0, bytes = 0;
-	double t0 = 0, t1, end;
+	double t0 = 0, t1, end, cpu = 0;
 	bool measuring = false;
 	unsigned int i, head, n;
 	int fd, err;
@@ -118,6 +118,7 @@ int do_read(const struct opts *o)
 				break;
 			measuring = true;
 			t0 = now_s();
+			cpu = thread_cpu();
 			frames = bytes = 0;
 			end = t0 + o->seconds;
 		}
@@ -147,9 +148,10 @@ int do_read(const struct opts *o)
 		io_uring_cq_advance(&ring, n);
 	}
 	t1 = now_s();
+	cpu = thread_cpu() - cpu;
 	fprintf(stderr, "read: %.0f frames/s, %.0f MB/s\n",
 		frames / (t1 - t0), bytes / (t1 - t0) / 1e6);
-	printf("%.0f\n", frames / (t1 - t0));
+	report(frames, t1 - t0, cpu);
 	return 0;
 }
 
