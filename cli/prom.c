@@ -80,6 +80,7 @@ static void print_families(const struct prom_dev *devs, int n, int only_queue)
 		DPF(batches, "Bursts vnetd processed."),
 		DPF(kicks, "Guest kicks (eventfd) vnetd received."),
 		DPF(busy_polls, "Busy-poll windows that found work."),
+		DPF(bounced, "Guest RX frames delivered from a bounce slot (copied twice)."),
 		DPF(notify_sent, "Guest notifications (call eventfd) vnetd sent."),
 		DPF(notify_suppressed, "Notifications not sent: EVENT_IDX said the guest needs none."),
 		DPF(notify_deferred, "Notifications held back by coalescing."),

@@ -59,6 +59,7 @@ static void print_dp(__u32 q, int dir, const struct vnet_dp_stats *d)
 	out_u64("batches", "  batches %llu", d->batches);
 	out_u64("kicks", " kicks %llu", d->kicks);
 	out_u64("busy_polls", " busy-polls %llu", d->busy_polls);
+	out_u64("bounced", " bounced %llu", d->bounced);
 	out_text("\n%-5u %-3s %-10s", q, vnet_dir_name(dir), "notify");
 	out_u64("notify_sent", " sent %llu", d->notify_sent);
 	out_u64("notify_suppressed", " suppressed %llu", d->notify_suppressed);

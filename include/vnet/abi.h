@@ -305,10 +305,11 @@ struct vnet_dp_stats {
 	__u64 busy_polls;        /* busy-poll windows that found work (tx) */
 	__u64 drops[VNET_DROP_MAX];
 	__u64 notify_paired;     /* sent along with the other direction's signal */
+	__u64 bounced;           /* rx: delivered from a bounce slot (two copies) */
 };
 
 #ifndef __BPF__
-_Static_assert(sizeof(struct vnet_dp_stats) == 160, "vnet_dp_stats");
+_Static_assert(sizeof(struct vnet_dp_stats) == 168, "vnet_dp_stats");
 _Static_assert(sizeof(struct vnet_counter) == 16, "vnet_counter");
 _Static_assert(sizeof(struct vnet_class_stats) ==
 		       VNET_CLASS_MAX * sizeof(struct vnet_counter),

@@ -418,6 +418,7 @@ static void qp_free(struct vnetd_qp *qp)
 		munmap(qp->io.slots, (size_t)VNETD_RX_BURST * VNETD_RX_SLOT);
 	free(qp->rx.r.elems);
 	free(qp->tx.r.elems);
+	free(qp->rx.iov);
 	if (qp->rx.r.coal.timer_fd >= 0)
 		close(qp->rx.r.coal.timer_fd);
 	if (qp->tx.r.coal.timer_fd >= 0)
@@ -430,6 +431,7 @@ static void qp_free(struct vnetd_qp *qp)
 	pthread_mutex_destroy(&qp->lock);
 	qp->io.slots = NULL;
 	qp->rx.r.elems = qp->tx.r.elems = NULL;
+	qp->rx.iov = NULL;
 	qp->rx.r.coal.timer_fd = qp->tx.r.coal.timer_fd = -1;
 	qp->wake_fd = qp->epfd = -1;
 }
@@ -475,7 +477,9 @@ static int qp_init(struct vnetd_port *p, unsigned int q)
 	ret = -ENOMEM;
 	qp->tx.r.elems = calloc(VNETD_TX_BURST_MAX, sizeof(*qp->tx.r.elems));
 	qp->rx.r.elems = calloc(VNETD_RX_ELEMS, sizeof(*qp->rx.r.elems));
-	if (!qp->tx.r.elems || !qp->rx.r.elems)
+	qp->rx.iov = calloc((size_t)VNETD_RX_BURST * VNETD_RX_IOV,
+			    sizeof(*qp->rx.iov));
+	if (!qp->tx.r.elems || !qp->rx.r.elems || !qp->rx.iov)
 		goto err;
 	/* the RX slots: touched only as far as frames reach */
 	buf = mmap(NULL, (size_t)VNETD_RX_BURST * VNETD_RX_SLOT,

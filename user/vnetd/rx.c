@@ -2,18 +2,35 @@
 /*
  * Guest RX: the tap queue of the pair -> the guest's receive ring.
  *
- * Frames are read from the tap in bursts (at most as many as the guest has
- * buffers posted) into bounce slots of 64 KiB + header, then copied into
- * guest buffers: with MRG_RXBUF a frame takes as many buffers as it needs
- * and says so in num_buffers; without, one chain must hold it or it is
- * dropped (drops[VNET_DROP_TOO_BIG]).  Buffers popped and not used are
- * rewound.  A frame that finds no buffer stays in its slot, the tap is no
- * longer polled (tun keeps queueing, its own queue limit applies) and the
- * guest is asked to kick when it posts buffers: nothing is dropped for a
- * slow guest here.  Everything of a burst is pushed with one used->idx
- * store, written pages are dirty-logged, and the signal is decided by
- * coal.c with the PSH bypass: a push frame (the classifier counts them
- * before tun queues the frame) signals at once.
+ * One copy, the usual way: a burst pops as many chains as it issues reads
+ * and reads frame i straight into chain i's writable segments (readv), with
+ * the rest of bounce slot i behind them for what does not fit.  A frame
+ * that fits its chain is delivered where it landed: num_buffers (1) is
+ * written into its header, its used entry is the chain.  The first frame
+ * that cannot be (it overflowed its chain, its read found a chain the
+ * library could not map, or a read before it found nothing, so that its
+ * chain is not the next one) turns it and every later frame of the burst
+ * into a bounce frame: what landed in its chain is copied to the front of
+ * its slot, where the tail already is, the chains from the first unused
+ * one on are rewound, and the bounce delivery below takes over.  After a
+ * frame overflowed its chain (GSO frames into mergeable buffers), the next
+ * VNETD_RX_BIG_BURSTS bursts read into the slots: a direct read would then
+ * overflow in every burst and pay for the conversion on top of the copy.
+ *
+ * Bounce delivery: frames are read from the tap in bursts (at most as many
+ * as the guest has buffers posted) into bounce slots of 64 KiB + header,
+ * then copied into guest buffers: with MRG_RXBUF a frame takes as many
+ * buffers as it needs and says so in num_buffers; without, one chain must
+ * hold it or it is dropped (drops[VNET_DROP_TOO_BIG]).  Buffers popped and
+ * not used are rewound.  A frame that finds no buffer stays in its slot,
+ * the tap is no longer polled (tun keeps queueing, its own queue limit
+ * applies) and the guest is asked to kick when it posts buffers: nothing
+ * is dropped for a slow guest here.
+ *
+ * Either way everything of a round is pushed with one used->idx store,
+ * written bytes are dirty-logged, and the signal is decided by coal.c with
+ * the PSH bypass: a push frame (the classifier counts them before tun
+ * queues the frame) signals at once.
  */
 #include <endian.h>
 #include <errno.h>
@@ -46,11 +63,73 @@ static uint32_t copy_to_elem(const struct vhost_vq_elem *e, const uint8_t *src,
 	return done;
 }
 
+/* Copy LEN bytes from E's writable segments, from offset 0, to DST. */
+static void copy_from_elem(const struct vhost_vq_elem *e, uint8_t *dst,
+			   uint32_t len)
+{
+	unsigned int i, end = e->out_num + e->in_num;
+	uint32_t done = 0;
+
+	for (i = e->out_num; i < end && done < len; i++) {
+		size_t chunk = e->iov[i].iov_len;
+
+		if (chunk > len - done)
+			chunk = len - done;
+		memcpy(dst + done, e->iov[i].iov_base, chunk);
+		done += (uint32_t)chunk;
+	}
+}
+
+/* Write num_buffers 1 into the header at the start of E's writable bytes. */
+static void put_num_buffers_1(const struct vhost_vq_elem *e)
+{
+	const uint16_t one = htole16(1);
+	const uint8_t *src = (const uint8_t *)&one;
+	size_t off = offsetof(struct virtio_net_hdr_mrg_rxbuf, num_buffers);
+	unsigned int i, end = e->out_num + e->in_num, k = 0;
+
+	for (i = e->out_num; i < end && k < sizeof(one); i++) {
+		size_t l = e->iov[i].iov_len;
+		uint8_t *b = e->iov[i].iov_base;
+
+		for (; off < l && k < sizeof(one); off++)
+			b[off] = src[k++];
+		off = off >= l ? off - l : 0;
+	}
+}
+
 /* The pending frame at the head is gone (delivered or dropped). */
 static void rx_next(struct vnetd_rx *rx)
 {
 	rx->head++;
 	rx->count--;
+}
+
+/*
+ * Publish NUSED used entries holding *FRAMES frames of BYTES payload, count
+ * them and let coal.c decide the signal.  Nonzero when the ring broke.
+ */
+static int rx_push(struct vnetd_rx *rx, unsigned int nused,
+		   unsigned int *frames, uint64_t bytes)
+{
+	struct vnet_dp_stats *st = rx->r.st;
+	uint64_t p;
+
+	if (!nused)
+		return 0;
+	if (vhost_vq_push_burst(rx->r.vq, rx->used, nused))
+		return -1;
+	st->frames += *frames;
+	st->bytes += bytes;
+	st->batches++;
+	/*
+	 * A push frame counted since the last look was delivered now or is
+	 * about to be: tun queued it after the count.
+	 */
+	p = VNETD_LOAD(rx->r.qs->push);
+	vnetd_coal_pushed(&rx->r, *frames ? *frames : nused, p != rx->push_mark);
+	rx->push_mark = p;
+	return 0;
 }
 
 enum rx_stop {
@@ -204,28 +283,104 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 out:
 	if (npop > cur)
 		vhost_vq_rewind(vq, npop - cur);
-	if (why == RX_BROKEN ||
-	    (nused && vhost_vq_push_burst(vq, rx->used, nused))) {
-		/* copied into buffers of a ring that broke: never pushed */
+	if (why == RX_BROKEN)
+		nused = 0;
+	if (rx_push(rx, nused, frames, bytes) || why == RX_BROKEN) {
 		st->drops[VNET_DROP_BROKEN] += *frames;
 		*frames = 0;
 		return RX_BROKEN;
 	}
-	st->frames += *frames;
-	st->bytes += bytes;
-	if (nused) {
-		uint64_t p = VNETD_LOAD(rx->r.qs->push);
-
-		st->batches++;
-		/*
-		 * A push frame counted since the last look was delivered now
-		 * or is about to be: tun queued it after the count.
-		 */
-		vnetd_coal_pushed(&rx->r, *frames ? *frames : nused,
-				  p != rx->push_mark);
-		rx->push_mark = p;
-	}
+	st->bounced += *frames;
 	return why;
+}
+
+/*
+ * One direct burst of up to N reads (above): pops the chains, reads, and
+ * delivers the frames that fit where they landed; the others are left
+ * pending as bounce frames.  *READ gets how many reads found a frame (0:
+ * the tap is empty) or -errno (the tap failed, nothing popped stays out),
+ * *FRAMES how many frames were delivered.
+ */
+static enum rx_stop rx_direct(struct vnetd_qp *qp, unsigned int n, int *read,
+			      unsigned int *frames)
+{
+	struct vnetd_rx *rx = &qp->rx;
+	struct vhost_vq *vq = rx->r.vq;
+	unsigned int hdr = qp->hdr_len;
+	unsigned int i, got, cur = 0, nused = 0;
+	uint64_t bytes = 0;
+	int r;
+
+	*frames = 0;
+	*read = 0;
+	if (n > VNETD_RX_BURST)
+		n = VNETD_RX_BURST;
+	r = vhost_vq_pop_burst(vq, rx->r.elems, n);
+	if (r <= 0)
+		return r < 0 ? RX_BROKEN : RX_STARVED;
+	got = (unsigned int)r;
+	for (i = 0; i < got; i++) {
+		const struct vhost_vq_elem *e = &rx->r.elems[i];
+		struct iovec *v = rx->iov + (size_t)i * VNETD_RX_IOV;
+		unsigned int c = 0;
+		uint32_t in = 0;
+
+		if (!e->err && e->in_len) {
+			memcpy(v, &e->iov[e->out_num], e->in_num * sizeof(*v));
+			c = e->in_num;
+			in = e->in_len < VNETD_RX_SLOT ? (uint32_t)e->in_len :
+							 VNETD_RX_SLOT;
+		}
+		if (in < VNETD_RX_SLOT) {
+			v[c].iov_base = rx_slot(qp, i) + in;
+			v[c++].iov_len = VNETD_RX_SLOT - in;
+		}
+		rx->in_chain[i] = in;
+		rx->iovcnt[i] = c;
+	}
+	r = vnetd_tapio_readv_burst(&qp->io, rx->iov, rx->iovcnt, got, rx->res);
+	if (r <= 0) {
+		vhost_vq_rewind(vq, got);
+		*read = r;
+		return RX_DONE;
+	}
+	*read = r;
+	rx->head = 0;
+	rx->count = 0;
+	rx->read_hdr = hdr;
+	for (i = 0; i < got; i++) {
+		const struct vhost_vq_elem *e = &rx->r.elems[i];
+		uint32_t len = rx->res[i] > 0 ? (uint32_t)rx->res[i] : 0;
+
+		if (!len)
+			continue;
+		if (cur == i && len <= rx->in_chain[i] && len >= hdr) {
+			if (hdr == sizeof(struct virtio_net_hdr_mrg_rxbuf))
+				put_num_buffers_1(e);
+			vhost_vq_log_write(vq, e, len);
+			rx->used[nused].id = e->head;
+			rx->used[nused++].len = len;
+			bytes += len - hdr;
+			(*frames)++;
+			cur++;
+			continue;
+		}
+		/* from here on bounce frames, each whole in its slot */
+		if (len > rx->in_chain[i] && rx->in_chain[i])
+			rx->bounce = VNETD_RX_BIG_BURSTS;
+		copy_from_elem(e, rx_slot(qp, i),
+			       len < rx->in_chain[i] ? len : rx->in_chain[i]);
+		rx->len[i] = len;
+		rx->order[rx->count++] = (uint8_t)i;
+	}
+	if (got > cur)
+		vhost_vq_rewind(vq, got - cur);
+	if (rx_push(rx, nused, frames, bytes)) {
+		rx->r.st->drops[VNET_DROP_BROKEN] += *frames;
+		*frames = 0;
+		return RX_BROKEN;
+	}
+	return RX_DONE;
 }
 
 /* Move frames from the tap to the guest, up to the budget. */
@@ -241,6 +396,8 @@ enum vnetd_burst vnetd_rx_burst(struct vnetd_qp *qp)
 	vhost_vq_notify_disable(vq);
 	for (;;) {
 		if (!rx->count) {
+			unsigned int k;
+
 			avail = vhost_vq_avail_count(vq);
 			if (!avail)
 				goto starved;
@@ -249,10 +406,24 @@ enum vnetd_burst vnetd_rx_burst(struct vnetd_qp *qp)
 			 * (1 after an empty tap): a read that finds nothing
 			 * costs little, 31 of them per frame would not.
 			 */
-			n = vnetd_tapio_read_burst(&qp->io, avail < rx->want ?
-								    avail :
-								    rx->want,
-						   rx->len, rx->order);
+			k = avail < rx->want ? avail : rx->want;
+			if (!rx->bounce) {
+				why = rx_direct(qp, k, &n, &frames);
+				done += frames;
+				if (why == RX_BROKEN)
+					return VNETD_BURST_BROKEN;
+				if (why == RX_STARVED)
+					goto starved;
+			} else {
+				rx->bounce--;
+				n = vnetd_tapio_read_burst(&qp->io, k, rx->len,
+							   rx->order);
+				if (n > 0) {
+					rx->head = 0;
+					rx->count = (unsigned int)n;
+					rx->read_hdr = qp->hdr_len;
+				}
+			}
 			if (n < 0) {
 				rx->tap_err = n;
 				return VNETD_BURST_TAP_ERROR;
@@ -262,9 +433,11 @@ enum vnetd_burst vnetd_rx_burst(struct vnetd_qp *qp)
 				rx->want = VNETD_RX_BURST;
 			if (!n)
 				return VNETD_BURST_TAP_EMPTY;
-			rx->head = 0;
-			rx->count = (unsigned int)n;
-			rx->read_hdr = qp->hdr_len;
+			if (!rx->count) {
+				if (done >= VNETD_BUDGET)
+					return VNETD_BURST_MORE;
+				continue;
+			}
 		}
 		why = rx_deliver(qp, &frames);
 		done += frames;

@@ -152,6 +152,7 @@ int vnetd_sandbox_uring(struct io_uring *ring)
 	struct io_uring_restriction r[] = {
 		{ .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_READ },
 		{ .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_READ_FIXED },
+		{ .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_READV },
 		{ .opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_WRITEV },
 		{ .opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED,
 		  .sqe_flags = IOSQE_FIXED_FILE },

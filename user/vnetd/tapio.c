@@ -199,6 +199,65 @@ int vnetd_tapio_writev(struct vnetd_tapio *io, const struct iovec *iov,
 }
 
 /*
+ * Read N frames, read i into IOV[i * VNETD_RX_IOV ..] (IOVCNT[i] iovecs):
+ * RES[i] gets its bytes, or -EAGAIN (nothing there), or -errno.  Returns
+ * how many found a frame, or the first read's -errno when none did and it
+ * was not -EAGAIN.  io_uring: N READVs with RWF_NOWAIT, not linked, issued
+ * in order (see vnetd_tapio_read_burst: a frame can follow a read that
+ * found nothing); plain: readv until the first that finds nothing.
+ */
+int vnetd_tapio_readv_burst(struct vnetd_tapio *io, const struct iovec *iov,
+			    const unsigned int *iovcnt, unsigned int n,
+			    int *res)
+{
+	struct io_uring_sqe *sqe;
+	unsigned int i, m = 0;
+	ssize_t r;
+
+	if (n > VNETD_RX_BURST)
+		n = VNETD_RX_BURST;
+	for (i = 0; i < n; i++)
+		res[i] = -EAGAIN;
+	if (!n)
+		return 0;
+	if (!io->uring)
+		goto plain;
+	for (i = 0; i < n; i++) {
+		sqe = io_uring_get_sqe(io->uring);
+		if (!sqe)
+			break;
+		io_uring_prep_readv(sqe, 0, iov + (size_t)i * VNETD_RX_IOV,
+				    iovcnt[i], 0);
+		sqe->rw_flags = RWF_NOWAIT;
+		sqe->flags |= IOSQE_FIXED_FILE;
+		sqe->user_data = i;
+	}
+	n = i;
+	if (uring_run(io, n, res, n)) {
+		for (i = 0; i < n; i++)
+			res[i] = -EAGAIN;
+		goto plain;
+	}
+	for (i = 0; i < n; i++)
+		m += res[i] > 0;
+	if (!m && res[0] < 0 && res[0] != -EAGAIN)
+		return res[0];
+	return (int)m;
+
+plain:
+	for (i = 0; i < n; i++) {
+		r = readv(io->fd, iov + (size_t)i * VNETD_RX_IOV, (int)iovcnt[i]);
+		if (r <= 0) {
+			if (!i && r < 0 && errno != EAGAIN && errno != EINTR)
+				return -errno;
+			break;
+		}
+		res[i] = (int)r;
+	}
+	return (int)i;
+}
+
+/*
  * Read up to N frames into the RX slots: ORDER[0..m) get the slots that
  * hold a frame, in the order tun gave them, LEN[slot] their lengths.
  * Returns m (0: the tap queue is empty), or -errno.

@@ -63,6 +63,10 @@
  * Ethernet header, two VLAN tags) plus the virtio-net header, rounded up.
  */
 #define VNETD_RX_SLOT (66 * 1024)
+/* a direct read: a chain's writable segments and its slot's tail */
+#define VNETD_RX_IOV (VHOST_VQ_MAX_IOV + 1)
+/* bounce bursts after a frame overflowed its buffer (rx.c) */
+#define VNETD_RX_BIG_BURSTS 64
 
 /* log lines: "vnetd: PORT: ..." (main.c installs the writer) */
 #define pr_err(p, fmt, ...) vhost_err("%s: " fmt, (p)->name, ##__VA_ARGS__)
@@ -159,6 +163,11 @@ struct vnetd_rx {
 	unsigned int head, count;	/* pending: order[head..head+count) */
 	unsigned int want;		/* reads to issue next burst */
 	unsigned int read_hdr;		/* header size they were read with */
+	unsigned int bounce;		/* bursts left to read into slots */
+	struct iovec *iov;		/* direct reads: VNETD_RX_IOV each */
+	unsigned int iovcnt[VNETD_RX_BURST];
+	uint32_t in_chain[VNETD_RX_BURST]; /* per read: its chain's bytes */
+	int res[VNETD_RX_BURST];	/* per read: bytes or -errno */
 	uint64_t push_mark;		/* the queues map's push count seen */
 	int tap_err;			/* VNETD_BURST_TAP_ERROR: -errno */
 };
@@ -275,6 +284,9 @@ void vnetd_tapio_exit(struct vnetd_tapio *io);
 void vnetd_tapio_write_burst(struct vnetd_tapio *io,
 			     const struct vhost_vq_elem *elems, unsigned int n,
 			     int *res);
+int vnetd_tapio_readv_burst(struct vnetd_tapio *io, const struct iovec *iov,
+			    const unsigned int *iovcnt, unsigned int n,
+			    int *res);
 int vnetd_tapio_read_burst(struct vnetd_tapio *io, unsigned int n,
 			   uint32_t *len, uint8_t *order);
 int vnetd_tapio_writev(struct vnetd_tapio *io, const struct iovec *iov,
