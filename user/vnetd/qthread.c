@@ -452,6 +452,22 @@ static void ring_init(struct vnetd_qp *qp, struct vnetd_ring *r, int dir)
 	r->coal.timer_fd = -1;
 }
 
+/* VNETD_RX_DIRECT_MIN, or the environment's (a number of bytes) */
+static uint32_t rx_direct_min(void)
+{
+	const char *s = getenv("VNETD_RX_DIRECT_MIN");
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s)
+		return VNETD_RX_DIRECT_MIN;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v > UINT32_MAX)
+		return VNETD_RX_DIRECT_MIN;
+	return (uint32_t)v;
+}
+
 static int qp_init(struct vnetd_port *p, unsigned int q)
 {
 	struct vnetd_qp *qp = &p->qp[q];
@@ -464,6 +480,7 @@ static int qp_init(struct vnetd_port *p, unsigned int q)
 	qp->io.qp = qp;
 	qp->cpu = p->cfg.ncpus ? p->cfg.cpus[q % p->cfg.ncpus] : -1;
 	qp->rx.want = 1;
+	qp->rx.direct_min = rx_direct_min();
 	qp->epfd = qp->wake_fd = -1;
 	ring_init(qp, &qp->tx.r, VNET_DIR_TX);
 	ring_init(qp, &qp->rx.r, VNET_DIR_RX);

@@ -294,6 +294,18 @@ out:
 	return why;
 }
 
+/* The mean length of the N frames ORDER[0..n) of LEN[] just read. */
+static void rx_mean(struct vnetd_rx *rx, const uint32_t *len,
+		    const uint8_t *order, unsigned int n)
+{
+	uint64_t sum = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		sum += len[order[i]];
+	rx->mean = (uint32_t)(sum / n);
+}
+
 /*
  * One direct burst of up to N reads (above): pops the chains, reads, and
  * delivers the frames that fit where they landed; the others are left
@@ -308,7 +320,7 @@ static enum rx_stop rx_direct(struct vnetd_qp *qp, unsigned int n, int *read,
 	struct vhost_vq *vq = rx->r.vq;
 	unsigned int hdr = qp->hdr_len;
 	unsigned int i, got, cur = 0, nused = 0;
-	uint64_t bytes = 0;
+	uint64_t bytes = 0, sum;
 	int r;
 
 	*frames = 0;
@@ -348,12 +360,14 @@ static enum rx_stop rx_direct(struct vnetd_qp *qp, unsigned int n, int *read,
 	rx->head = 0;
 	rx->count = 0;
 	rx->read_hdr = hdr;
+	sum = 0;
 	for (i = 0; i < got; i++) {
 		const struct vhost_vq_elem *e = &rx->r.elems[i];
 		uint32_t len = rx->res[i] > 0 ? (uint32_t)rx->res[i] : 0;
 
 		if (!len)
 			continue;
+		sum += len;
 		if (cur == i && len <= rx->in_chain[i] && len >= hdr) {
 			if (hdr == sizeof(struct virtio_net_hdr_mrg_rxbuf))
 				put_num_buffers_1(e);
@@ -373,6 +387,7 @@ static enum rx_stop rx_direct(struct vnetd_qp *qp, unsigned int n, int *read,
 		rx->len[i] = len;
 		rx->order[rx->count++] = (uint8_t)i;
 	}
+	rx->mean = (uint32_t)(sum / (unsigned int)r);
 	if (got > cur)
 		vhost_vq_rewind(vq, got - cur);
 	if (rx_push(rx, nused, frames, bytes)) {
@@ -407,7 +422,7 @@ enum vnetd_burst vnetd_rx_burst(struct vnetd_qp *qp)
 			 * costs little, 31 of them per frame would not.
 			 */
 			k = avail < rx->want ? avail : rx->want;
-			if (!rx->bounce) {
+			if (!rx->bounce && rx->mean >= rx->direct_min) {
 				why = rx_direct(qp, k, &n, &frames);
 				done += frames;
 				if (why == RX_BROKEN)
@@ -415,13 +430,16 @@ enum vnetd_burst vnetd_rx_burst(struct vnetd_qp *qp)
 				if (why == RX_STARVED)
 					goto starved;
 			} else {
-				rx->bounce--;
+				if (rx->bounce)
+					rx->bounce--;
 				n = vnetd_tapio_read_burst(&qp->io, k, rx->len,
 							   rx->order);
 				if (n > 0) {
 					rx->head = 0;
 					rx->count = (unsigned int)n;
 					rx->read_hdr = qp->hdr_len;
+					rx_mean(rx, rx->len, rx->order,
+						(unsigned int)n);
 				}
 			}
 			if (n < 0) {

@@ -67,6 +67,13 @@
 #define VNETD_RX_IOV (VHOST_VQ_MAX_IOV + 1)
 /* bounce bursts after a frame overflowed its buffer (rx.c) */
 #define VNETD_RX_BIG_BURSTS 64
+/*
+ * Guest RX reads in place when the last burst's frames averaged at least
+ * this many bytes (header included); below, bounce slots are faster
+ * (docs/benchmarks.md).  VNETD_RX_DIRECT_MIN in the environment overrides
+ * it, for measurements.
+ */
+#define VNETD_RX_DIRECT_MIN 512
 
 /* log lines: "vnetd: PORT: ..." (main.c installs the writer) */
 #define pr_err(p, fmt, ...) vhost_err("%s: " fmt, (p)->name, ##__VA_ARGS__)
@@ -164,6 +171,8 @@ struct vnetd_rx {
 	unsigned int want;		/* reads to issue next burst */
 	unsigned int read_hdr;		/* header size they were read with */
 	unsigned int bounce;		/* bursts left to read into slots */
+	uint32_t mean;			/* the last burst's mean frame length */
+	uint32_t direct_min;		/* VNETD_RX_DIRECT_MIN or the env's */
 	struct iovec *iov;		/* direct reads: VNETD_RX_IOV each */
 	unsigned int iovcnt[VNETD_RX_BURST];
 	uint32_t in_chain[VNETD_RX_BURST]; /* per read: its chain's bytes */
