@@ -52,9 +52,10 @@
 # microseconds, for vnetd-bp); VNETD_B, VNETD_B_ARGS, VNETD_B_LABEL: the
 # second vnetd arm's binary (default VNETD), options (default
 # "--busy-poll BUSY_POLL") and name, e.g. another commit's vnetd with no
-# options to compare two builds side by side; PACKED=1 (vnetd with
-# --packed and the guest with packed_vq=1: packed virtqueues instead of
-# split).  Never gates
+# options to compare two builds side by side; VNETD_B_GUEST: what that
+# arm's guest adds to its virtio-user device (",packed_vq=1" with
+# VNETD_B_ARGS=--packed: packed against split rings in one run); PACKED=1
+# (every vnetd with --packed and every guest with packed_vq=1).  Never gates
 # anything: targets are reported, exit status 1 only when a measurement
 # could not be taken.
 
@@ -143,6 +144,8 @@ BUSY_POLL=${BUSY_POLL:-50}
 VNETD_B=${VNETD_B:-$VNETD}
 VNETD_B_ARGS=${VNETD_B_ARGS-"--busy-poll $BUSY_POLL"}
 VNETD_B_LABEL=${VNETD_B_LABEL:-vnetd --busy-poll $BUSY_POLL}
+# ... and what its guest adds to its virtio-user device (",packed_vq=1")
+VNETD_B_GUEST=${VNETD_B_GUEST:-}
 PACKED=${PACKED:-0}
 # tun's queue for tap -> guest (txqueuelen): see t2g_qlen
 T2G_QLEN=${T2G_QLEN:-16384}
@@ -289,7 +292,7 @@ start_guest()
 {
 	"$TESTPMD" --lcores "0@$GUEST_CPU,1@$GUEST_CPU" --no-huge -m 1024 \
 		--no-pci --no-shconf --file-prefix "vbguest$$" \
-		--vdev "net_virtio_user0,path=$1,queues=1$GUEST_PACKED" \
+		--vdev "net_virtio_user0,path=$1,queues=1$GUEST_PACKED$([ "$1" = "$SOCK_P" ] && echo "$VNETD_B_GUEST")" \
 		-- --forward-mode="$2" --auto-start --nb-cores=1 \
 		--total-num-mbufs=32768 --disable-link-check --txpkts="$3" \
 		--stats-period 1 </dev/null >"$LOGS/guest.log" 2>&1 &

@@ -168,7 +168,17 @@ void vnetd_tapio_write_burst(struct vnetd_tapio *io,
 		/* the ring holds a whole burst: get_sqe does not fail */
 		sqe = io->uring ? io_uring_get_sqe(io->uring) : NULL;
 		if (sqe) {
-			io_uring_prep_writev(sqe, 0, e->iov, e->out_num, 0);
+			/*
+			 * one segment (header inline, the usual layout): a
+			 * plain WRITE, no iovec array to copy in and check
+			 */
+			if (e->out_num == 1)
+				io_uring_prep_write(sqe, 0, e->iov[0].iov_base,
+						    (unsigned int)e->iov[0].iov_len,
+						    0);
+			else
+				io_uring_prep_writev(sqe, 0, e->iov, e->out_num,
+						     0);
 			sqe->flags |= IOSQE_FIXED_FILE;
 			sqe->user_data = i;
 			queued++;
