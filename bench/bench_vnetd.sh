@@ -664,6 +664,7 @@ echo
 table "tap -> guest, frames/s (AF_PACKET generator, txqueuelen $T2G_QLEN; testpmd rxonly Rx-pps; the ceiling: its read loop):" R t2g k
 ratio_lines R t2g
 table "tap -> guest, frames per second of the backend's CPU time:" C t2g k
+ratio_lines C t2g
 table "tap -> guest, share of the samples' time the backend was on its CPU:" S t2g 1
 echo
 
