@@ -368,10 +368,14 @@ static void test_base(void)
 	uint16_t id;
 	uint32_t len;
 
-	/* avail 3 wrap 0, used 2 wrap 0: one chain in flight at 2 */
-	if (!env_setup(&e, 8, F_PK, 0x00020003))
+	/*
+	 * avail 3, used 2, first lap: one chain in flight at 2 (a second
+	 * lap on memory never written would look stale: its zeroed
+	 * descriptors read as used ones of that lap)
+	 */
+	if (!env_setup(&e, 8, F_PK, 0x80028003))
 		goto out;
-	ASSERT_EQ(vhost_vq_packed_base(&e.vq), 0x00020003u, "as set");
+	ASSERT_EQ(vhost_vq_packed_base(&e.vq), 0x80028003u, "as set");
 	e.d.used = 2;
 	drv_add(&e.d, 1, &s, 1, 0);
 	ASSERT_EQ(vhost_vq_pop_burst(&e.vq, elems, 8), 1, "pop at 3");
@@ -379,6 +383,39 @@ static void test_base(void)
 	/* used at the used position (2), not at the avail one */
 	ASSERT_EQ(drv_used(&e.d, &id, &len), 1, "used at 2");
 	ASSERT_EQ(id, 1, "id");
+	env_cleanup(&e);
+
+	/*
+	 * A stale base (a frontend that kept the base of an earlier start):
+	 * three chains made available and used from 0 on, then the ring
+	 * restarted at 0 again.  The used entry at 0 gives it away: broken,
+	 * nothing popped, the error eventfd signalled; the right base (3)
+	 * starts and serves the next chain.
+	 */
+	if (!env_setup(&e, 8, F_PK, 0x80008000))
+		goto out;
+	for (id = 0; id < 3; id++) {
+		drv_add(&e.d, id, &s, 1, 0);
+		ASSERT_EQ(vhost_vq_pop_burst(&e.vq, elems, 8), 1, "pop");
+		ASSERT_OK(vhost_vq_push(&e.vq, id, 9), "push");
+		ASSERT_EQ(drv_used(&e.d, &id, &len), 1, "used");
+	}
+	drv_add(&e.d, 3, &s, 1, 0);
+	vhost_vq_stop(&e.vq);
+	efd_read(e.err_fd);
+	broken_lines = 0;
+	vhost_vq_packed_set_base(&e.vq, 0x80008000);
+	ASSERT_OK(vhost_vq_start(&e.vq, F_PK), "started at the stale base");
+	ASSERT_TRUE(vhost_vq_broken(&e.vq), "stale base: broken");
+	ASSERT_EQ(broken_lines, 1, "said once");
+	ASSERT_EQ(efd_read(e.err_fd), 1, "error eventfd");
+	ASSERT_EQ(vhost_vq_pop_burst(&e.vq, elems, 8), -EIO, "nothing popped");
+	vhost_vq_stop(&e.vq);
+	__atomic_store_n(&e.vq.broken, 0, __ATOMIC_RELEASE);
+	vhost_vq_packed_set_base(&e.vq, 0x80038003);
+	ASSERT_OK(vhost_vq_start(&e.vq, F_PK), "started at the right base");
+	ASSERT_FALSE(vhost_vq_broken(&e.vq), "right base: serving");
+	ASSERT_EQ(vhost_vq_pop_burst(&e.vq, elems, 8), 1, "the chain at 3");
 	env_cleanup(&e);
 
 	/* high half 0: used = avail */

@@ -152,6 +152,33 @@ icmp_in_echos()
 	awk '/^Icmp:/ { if (!h) { for (i = 1; i <= NF; i++) if ($i == "InEchos") c = i; h = 1 } else print $c }' /proc/net/snmp
 }
 
+# rebind: the virtio_net driver lets go of the device and takes it again:
+# a device reset (new rings, the backend starts them at their first
+# descriptor), then eth0 set up as at boot
+step_rebind()
+{
+	local dev drv=/sys/bus/virtio/drivers/virtio_net n=0
+
+	dev=$(basename "$(readlink /sys/class/net/eth0/device)")
+	if ! echo "$dev" >"$drv/unbind" || ! echo "$dev" >"$drv/bind"; then
+		err "rebind: $dev did not unbind/bind"
+		return
+	fi
+	while [ ! -e /sys/class/net/eth0 ] && [ $n -lt 100 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	ip link set eth0 up
+	ip addr add "$IP" dev eth0
+	n=0
+	while [ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" != 1 ] &&
+		[ $n -lt 100 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+	say "rebind $dev carrier=$(cat /sys/class/net/eth0/carrier 2>/dev/null)"
+}
+
 step_ping()
 {
 	local out sent recv
@@ -284,6 +311,7 @@ for s in "$@"; do
 		say "ethtool combined=$(ethtool -l eth0 | awk '/^Current/ { c = 1 } c && /^Combined:/ { print $2 }') rx-queues=$(find /sys/class/net/eth0/queues -name 'rx-*' | wc -l) cpus=$(nproc)"
 		;;
 	mark) say "mark $2" ;;
+	rebind) step_rebind ;;
 	sleep) sleep "$2" ;;
 	reach)
 		if reach "${2:-10}"; then

@@ -30,6 +30,10 @@
 #   packed          -device virtio-net-pci,packed=on against vnetd --packed:
 #                   VIRTIO_F_RING_PACKED negotiated, ping and iperf3 both
 #                   ways
+#   restart-packed  vnetd restarted under a packed-ring guest: the stale
+#                   base QEMU sends is refused with the reason; after the
+#                   guest's driver resets the device (rebind), ping and
+#                   iperf3 both ways
 #   mtu             host_mtu=9000: vnetd gives the tap the guest's MTU
 #                   (NET_SET_MTU), 8900-byte pings both ways, iperf3 both
 #                   ways; the tap's own MTU back when QEMU goes
@@ -52,7 +56,7 @@ source "$HERE/../lib.sh"
 source "$HERE/vm.sh"
 
 KSFT_PREFIX=e2e
-ALL="ping iperf-tx iperf-rx mq mrg-on mrg-off offloads-off coalesce pause restart restart-client mtu packed"
+ALL="ping iperf-tx iperf-rx mq mrg-on mrg-off offloads-off coalesce pause restart restart-client mtu packed restart-packed"
 SECS=${E2E_SECS:-4}
 FLOOR_MBPS=${E2E_FLOOR_MBPS:-10}
 
@@ -694,6 +698,42 @@ s_restart()
 s_restart_client()
 {
 	restart restart-client client
+}
+
+# restart-packed: vnetd restarted under a packed-ring guest.  QEMU cannot
+# resync a packed ring from guest memory and hands the new vnetd the base
+# of the rings' last start: vnetd sees that the descriptor there was used
+# already, says so and does not serve the ring; the guest's driver resets
+# the device (rebind) and the network works again, both ways
+s_restart_packed()
+{
+	local steps="reach:15+ping:3+mark:go+sleep:6+rebind+reach:15+ping:3+iperf:r:rx:3:5201+iperf:t:tx:3:5202"
+
+	vm_init restart-packed || { _bad+="cannot create netns; "; return; }
+	vm_tap_persistent || { _bad+="cannot create the tap; "; return; }
+	vm_host_addr || { _bad+="cannot address the tap; "; return; }
+	iperf_servers 5201 5202 || return
+	vnetd_start --packed || { _bad+="vnetd did not start; "; return; }
+	qemu_start "$steps" reconnect packed || { _bad+="QEMU did not start; "; return; }
+	if vm_wait_line '^VNET: mark go' 40; then
+		vnetd_stop TERM
+		sleep 1
+		vnetd_start --packed ||
+			_bad+="vnetd did not come back: $(tail -n 2 "$VNETD_LOG" | tr '\n' ' '); "
+	else
+		_bad+="the guest never got to the restart ($(guest_tail 3)); "
+	fi
+	qemu_wait "$E2E_QEMU_TIMEOUT"
+	vm_stats stats.json
+	qemu_ok || { vnetd_ok; return; }
+	guest_done
+	need "the second vnetd: no 'packed ring base ... is stale' line" grep -q 'packed ring base .* is stale' "$VNETD_LOG"
+	note "$(grep -m 1 'is stale' "$VNETD_LOG" | sed 's/.*broken, stopped: //' | cut -c 1-110)..."
+	need "guest: $(guest_kv rebind carrier) after the rebind" [ "$(guest_kv rebind carrier)" = 1 ]
+	need "guest: ping after the rebind: $(guest_kv ping recv) of 3" ge "$(guest_kv ping recv)" 1
+	iperf_ok r rx 5201
+	iperf_ok t tx 5202
+	vnetd_ok
 }
 
 # --- the MSI-X probe -------------------------------------------------------------

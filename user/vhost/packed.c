@@ -540,10 +540,26 @@ int vhost_vq_packed_start(struct vhost_vq *vq, uint64_t features)
 		return -ENOMEM;
 	}
 	/*
-	 * The base is trusted (SET_VRING_BASE, or where the last run
-	 * stopped): a packed ring keeps no index in shared memory to check
-	 * it against.  See docs/vhost-user.md, "Packed rings".
+	 * The base is taken as it is (SET_VRING_BASE, or where the last run
+	 * stopped): a packed ring keeps no index in shared memory to resync
+	 * from.  One thing is checked: the descriptor at the base must not be
+	 * a used one of the base's own lap.  The device writes used entries
+	 * only behind the chains it popped, so at a right base that slot is
+	 * available or still the previous lap's; a used entry there means the
+	 * device went further (QEMU hands a restarted backend the base of the
+	 * ring's last start).  Serving from there would hand the guest buffers
+	 * it already got back: the ring is broken instead, with the fix.  See
+	 * docs/vhost-user.md, "Packed rings".
 	 */
+	{
+		uint16_t f = flags_load(vq, vq->last_avail_idx);
+		bool w = vq->avail_wrap;
+
+		if (!!(f & F_AVAIL) == w && !!(f & F_USED) == w) {
+			vhost_vq_set_broken(vq, "packed ring base %u (wrap %u) is stale: that descriptor was already used (the frontend kept the base of an earlier start, as QEMU does when the backend restarted under a running guest); the guest's driver must reset the device (e.g. rebind virtio_net, or reboot)",
+					    vq->last_avail_idx, w);
+		}
+	}
 	vq->pops = 0;
 	vq->pk_cnt = 0;
 	vq->pk_scan = pos_pack(vq->last_avail_idx, vq->avail_wrap);
