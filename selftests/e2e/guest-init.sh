@@ -110,6 +110,20 @@ while read -r m; do
 	fi
 done </lib/modules/order
 
+# eth0_up: link up, the address, up to 10 s for the carrier
+eth0_up()
+{
+	local n=0
+
+	ip link set eth0 up
+	ip addr add "$IP" dev eth0
+	while [ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" != 1 ] &&
+		[ $n -lt 100 ]; do
+		sleep 0.1
+		n=$((n + 1))
+	done
+}
+
 ip link set lo up
 n=0
 while [ ! -e /sys/class/net/eth0 ] && [ $n -lt 100 ]; do
@@ -120,14 +134,7 @@ if [ ! -e /sys/class/net/eth0 ]; then
 	err "no eth0 after 10 s"
 	finish
 fi
-ip link set eth0 up
-ip addr add "$IP" dev eth0
-n=0
-while [ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" != 1 ] &&
-	[ $n -lt 100 ]; do
-	sleep 0.1
-	n=$((n + 1))
-done
+eth0_up
 feat=$(cat /sys/class/net/eth0/device/features 2>/dev/null)
 nq=0
 for q in /sys/class/net/eth0/queues/tx-*; do
@@ -168,14 +175,7 @@ step_rebind()
 		sleep 0.1
 		n=$((n + 1))
 	done
-	ip link set eth0 up
-	ip addr add "$IP" dev eth0
-	n=0
-	while [ "$(cat /sys/class/net/eth0/carrier 2>/dev/null)" != 1 ] &&
-		[ $n -lt 100 ]; do
-		sleep 0.1
-		n=$((n + 1))
-	done
+	eth0_up
 	say "rebind $dev carrier=$(cat /sys/class/net/eth0/carrier 2>/dev/null)"
 }
 

@@ -246,6 +246,16 @@ boot_and_wait()
 	vm_stats stats.json || _bad+="vnetctl -j stats $VM_TAP printed nothing; "
 }
 
+# vm_end: QEMU's end, the statistics, the guest's steps; false (vnetd
+# checked) when QEMU could not use vnetd
+vm_end()
+{
+	qemu_wait "$E2E_QEMU_TIMEOUT"
+	vm_stats stats.json
+	qemu_ok || { vnetd_ok; return 1; }
+	guest_done
+}
+
 # setup NAME [VNETD ARGS...]: netns, vnetd (server mode), the host address
 setup()
 {
@@ -478,10 +488,7 @@ s_mtu()
 	else
 		_bad+="the guest never waited for the host's pings ($(guest_tail 3)); "
 	fi
-	qemu_wait "$E2E_QEMU_TIMEOUT"
-	vm_stats stats.json
-	qemu_ok || { vnetd_ok; return; }
-	guest_done
+	vm_end || return
 	gm=$(guest_lines | sed -n 's/^mtu //p')
 	need "guest: eth0 MTU ${gm:-?}, not 9000" [ "${gm:-}" = 9000 ]
 	need "tap MTU ${m1:-?} while the guest ran, not 9000 (vnetd log: $(grep -m1 'MTU' "$VNETD_LOG"))" \
@@ -540,10 +547,7 @@ s_coalesce()
 		_bad+="the guest never reached phase 2 ($(guest_tail 3)); "
 		s1='{"queues":[]}'
 	fi
-	qemu_wait "$E2E_QEMU_TIMEOUT"
-	vm_stats stats.json
-	qemu_ok || { vnetd_ok; return; }
-	guest_done
+	vm_end || return
 	iperf_ok t0 tx 5201
 	iperf_ok r0 rx 5202
 	iperf_ok t1 tx 5203
@@ -601,10 +605,7 @@ s_pause()
 		_bad+="the guest never started the transfer ($(guest_tail 3)); "
 		at=0
 	fi
-	qemu_wait "$E2E_QEMU_TIMEOUT"
-	vm_stats stats.json
-	qemu_ok || { vnetd_ok; return; }
-	guest_done
+	vm_end || return
 	# after cont, each ring starts again where it stopped: not at 0, and
 	# the guest's driver finds its rings consistent (no error, the
 	# transfers go on)
@@ -630,16 +631,22 @@ gets_grew()
 	[ "$(grep -c 'GET_VRING_BASE' "$VNETD_LOG")" -ge $(($1 + $2)) ]
 }
 
+# restart_setup NAME: netns, a persistent tap (it keeps its address across
+# the restart) with the host's address, iperf3 servers on 5201 and 5202
+restart_setup()
+{
+	vm_init "$1" || { _bad+="cannot create netns; "; return 1; }
+	vm_tap_persistent || { _bad+="cannot create the tap; "; return 1; }
+	vm_host_addr || { _bad+="cannot address the tap; "; return 1; }
+	iperf_servers 5201 5202
+}
+
 # restart NAME server|client: vnetd goes away under a transferring guest
 restart()
 {
 	local name=$1 mode=$2 sig avail last
 
-	vm_init "$name" || { _bad+="cannot create netns; "; return; }
-	# a persistent tap keeps its address across the restart
-	vm_tap_persistent || { _bad+="cannot create the tap; "; return; }
-	vm_host_addr || { _bad+="cannot address the tap; "; return; }
-	iperf_servers 5201 5202 || return
+	restart_setup "$name" || return
 	local steps="reach:15+mark:go+iperf:r1:tx:10:5201+ping:3+iperf:r2:tx:3:5202"
 	if [ "$mode" = server ]; then
 		sig=TERM
@@ -666,10 +673,7 @@ restart()
 	else
 		_bad+="the guest never started the transfer ($(guest_tail 3)); "
 	fi
-	qemu_wait "$E2E_QEMU_TIMEOUT"
-	vm_stats stats.json
-	qemu_ok || { vnetd_ok; return; }
-	guest_done
+	vm_end || return
 	need "the second vnetd: no frontend connected" grep -q 'frontend connected' "$VNETD_LOG"
 	# QEMU could not ask the first vnetd for the ring state (GET_VRING_BASE
 	# needs the connection that went away): it restored last_avail from the
@@ -709,10 +713,7 @@ s_restart_packed()
 {
 	local steps="reach:15+ping:3+mark:go+sleep:6+rebind+reach:15+ping:3+iperf:r:rx:3:5201+iperf:t:tx:3:5202"
 
-	vm_init restart-packed || { _bad+="cannot create netns; "; return; }
-	vm_tap_persistent || { _bad+="cannot create the tap; "; return; }
-	vm_host_addr || { _bad+="cannot address the tap; "; return; }
-	iperf_servers 5201 5202 || return
+	restart_setup restart-packed || return
 	vnetd_start --packed || { _bad+="vnetd did not start; "; return; }
 	qemu_start "$steps" reconnect packed || { _bad+="QEMU did not start; "; return; }
 	if vm_wait_line '^VNET: mark go' 40; then
@@ -723,10 +724,7 @@ s_restart_packed()
 	else
 		_bad+="the guest never got to the restart ($(guest_tail 3)); "
 	fi
-	qemu_wait "$E2E_QEMU_TIMEOUT"
-	vm_stats stats.json
-	qemu_ok || { vnetd_ok; return; }
-	guest_done
+	vm_end || return
 	need "the second vnetd: no 'packed ring base ... is stale' line" grep -q 'packed ring base .* is stale' "$VNETD_LOG"
 	note "$(grep -m 1 'is stale' "$VNETD_LOG" | sed 's/.*broken, stopped: //' | cut -c 1-110)..."
 	need "guest: $(guest_kv rebind carrier) after the rebind" [ "$(guest_kv rebind carrier)" = 1 ]

@@ -45,9 +45,12 @@ static inline uint8_t *rx_slot(const struct vnetd_qp *qp, unsigned int i)
 	return qp->io.slots + (size_t)i * VNETD_RX_SLOT;
 }
 
-/* Copy LEN bytes from SRC into E's writable segments; bytes copied. */
-static uint32_t copy_to_elem(const struct vhost_vq_elem *e, const uint8_t *src,
-			     uint32_t len)
+/*
+ * Copy LEN bytes between BUF and E's writable segments, from their start:
+ * into the guest (TO_GUEST) or out of it.  Bytes copied.
+ */
+static uint32_t elem_copy(const struct vhost_vq_elem *e, uint8_t *buf,
+			  uint32_t len, bool to_guest)
 {
 	unsigned int i, end = e->out_num + e->in_num;
 	uint32_t done = 0;
@@ -57,27 +60,13 @@ static uint32_t copy_to_elem(const struct vhost_vq_elem *e, const uint8_t *src,
 
 		if (chunk > len - done)
 			chunk = len - done;
-		memcpy(e->iov[i].iov_base, src + done, chunk);
+		if (to_guest)
+			memcpy(e->iov[i].iov_base, buf + done, chunk);
+		else
+			memcpy(buf + done, e->iov[i].iov_base, chunk);
 		done += (uint32_t)chunk;
 	}
 	return done;
-}
-
-/* Copy LEN bytes from E's writable segments, from offset 0, to DST. */
-static void copy_from_elem(const struct vhost_vq_elem *e, uint8_t *dst,
-			   uint32_t len)
-{
-	unsigned int i, end = e->out_num + e->in_num;
-	uint32_t done = 0;
-
-	for (i = e->out_num; i < end && done < len; i++) {
-		size_t chunk = e->iov[i].iov_len;
-
-		if (chunk > len - done)
-			chunk = len - done;
-		memcpy(dst + done, e->iov[i].iov_base, chunk);
-		done += (uint32_t)chunk;
-	}
 }
 
 /* Write num_buffers 1 into the header at the start of E's writable bytes. */
@@ -270,7 +259,7 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 
 			if (e->err)
 				continue;
-			n = copy_to_elem(e, buf + off, len - off);
+			n = elem_copy(e, buf + off, len - off, true);
 			vhost_vq_log_write(vq, e, n);
 			rx->used[nused].id = e->head;
 			rx->used[nused++].len = n;
@@ -382,8 +371,8 @@ static enum rx_stop rx_direct(struct vnetd_qp *qp, unsigned int n, int *read,
 		/* from here on bounce frames, each whole in its slot */
 		if (len > rx->in_chain[i] && rx->in_chain[i])
 			rx->bounce = VNETD_RX_BIG_BURSTS;
-		copy_from_elem(e, rx_slot(qp, i),
-			       len < rx->in_chain[i] ? len : rx->in_chain[i]);
+		elem_copy(e, rx_slot(qp, i),
+			  len < rx->in_chain[i] ? len : rx->in_chain[i], false);
 		rx->len[i] = len;
 		rx->order[rx->count++] = (uint8_t)i;
 	}
