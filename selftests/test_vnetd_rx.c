@@ -6,7 +6,8 @@
 /* 2. tap -> guest RX                                                  */
 /* ------------------------------------------------------------------ */
 
-static void rx_from_tap(bool mrg)
+/* PACKED: vnetd --packed, the frontend on packed rings */
+static void rx_from_tap(bool mrg, bool packed)
 {
 	static __u8 f[FRAME_MAX], got[FRAME_MAX];
 	static struct gso_flow g;
@@ -22,7 +23,9 @@ static void rx_from_tap(bool mrg)
 	size_t len;
 	int pfd = -1;
 
-	vd_init(&vd, mrg ? "rxmrg" : "rxbig", 1, 1);
+	vd_init(&vd, packed ? "rxpk" : mrg ? "rxmrg" : "rxbig", 1, 1);
+	if (packed)
+		vd.extra = "--packed";
 	if (!vd_up_tap(&vd, &pfd))
 		goto out;
 	o = fe_opts(&vd.port[0]);
@@ -39,9 +42,13 @@ static void rx_from_tap(bool mrg)
 				  (1ULL << VIRTIO_NET_F_HOST_TSO4);
 		o.rx_mode = VUFE_RX_BIG;
 	}
+	if (packed)
+		o.want_features |= 1ULL << VIRTIO_F_RING_PACKED;
 	fe = fe_up(&o);
 	if (!fe)
 		goto out;
+	ASSERT_EQ(vufe_packed(fe), packed,
+		  packed ? "RING_PACKED negotiated" : "split rings");
 	if (mrg) {
 		ASSERT_EQ(vufe_rx_mode(fe), VUFE_RX_MERGEABLE, "MRG_RXBUF");
 		ASSERT_TRUE(vufe_features(fe) &
@@ -137,17 +144,23 @@ out:
 
 static void rx_from_tap_mrg(void)
 {
-	rx_from_tap(true);
+	rx_from_tap(true, false);
 }
 
 static void rx_from_tap_nomrg(void)
 {
-	rx_from_tap(false);
+	rx_from_tap(false, false);
+}
+
+static void rx_from_tap_mrg_packed(void)
+{
+	rx_from_tap(true, true);
 }
 
 static const struct vnetd_case cases[] = {
 	{ rx_from_tap_mrg, "vnetd/rx_from_tap_mrg" },
 	{ rx_from_tap_nomrg, "vnetd/rx_from_tap_nomrg" },
+	{ rx_from_tap_mrg_packed, "vnetd/packed/rx_from_tap_mrg" },
 };
 
 int main(int argc, char **argv)
