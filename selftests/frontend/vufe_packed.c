@@ -87,7 +87,6 @@ static void dev_event_get(const struct vufe_vq *vq, __u16 *off_wrap,
 void pk_init(struct vufe *fe, struct vufe_vq *vq)
 {
 	unsigned int i;
-	__u16 stale;
 
 	vq->packed = true;
 	vq->pdesc = (struct vring_packed_desc *)vq->desc;
@@ -99,15 +98,18 @@ void pk_init(struct vufe *fe, struct vufe_vq *vq)
 	vq->num_added = 0;
 	vq->pk_free = vq->num;
 	/*
-	 * Every descriptor as if used in the lap before the first: neither
-	 * available to the device nor used for the driver, whichever wrap
-	 * counter the ring starts with.
+	 * Every descriptor as if used already, so that it is neither
+	 * available to the device nor used for the driver: from the start
+	 * position on in the lap before, before it in this lap (the driver
+	 * meets those next with the other wrap counter).
 	 */
-	stale = pos_wrap(vq->pk_base) ? 0 : PK_F_AVAIL | PK_F_USED;
-	for (i = 0; i < vq->num; i++)
+	for (i = 0; i < vq->num; i++) {
+		bool lap = pos_wrap(vq->pk_base) ^ (i >= pos_idx(vq->pk_base));
+
 		vq->pdesc[i] = (struct vring_packed_desc){
-			.flags = htole16(stale),
+			.flags = htole16(lap ? PK_F_AVAIL | PK_F_USED : 0),
 		};
+	}
 	/* callbacks on: at the next used descriptor (EVENT_IDX), or each */
 	if (has(fe->features, VIRTIO_RING_F_EVENT_IDX)) {
 		vq->avail_flags = VRING_PACKED_EVENT_FLAG_DESC;
