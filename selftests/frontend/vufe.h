@@ -340,7 +340,7 @@ enum vufe_hostile_ring {
  *   DESC_LOOP      every ring descriptor chained (NEXT), the chain never ends
  *   DESC_NEXT_OOB  an indirect descriptor with NEXT, chained on
  *   HEAD_OOB       a buffer id >= ring size
- *   AVAIL_JUMP     a second chain with the buffer id of one in flight
+ *   AVAIL_JUMP     an indirect descriptor inside a chain (not its first)
  * The others keep their meaning.
  */
 enum vufe_hostile_msg {

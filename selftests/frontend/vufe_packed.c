@@ -580,13 +580,22 @@ int pk_hostile_ring(struct vufe *fe, struct vufe_vq *vq,
 		head = put(vq, good, 64, vq->num + 7, wflag, true, &hflags);
 		publish(vq, head, hflags, vq->num + 7, 1);
 		break;
-	case VUFE_BAD_AVAIL_JUMP:
-		/* two fine buffers, both under one buffer id */
-		head = put(vq, good, 64, id, wflag, true, &hflags);
-		publish(vq, head, hflags, id, 1);
-		head = put(vq, good + 64, 64, id, wflag, true, &hflags);
-		publish(vq, head, hflags, vq->num, 1);
+	case VUFE_BAD_AVAIL_JUMP: {
+		/* a fine buffer, then a fine table, but inside the chain */
+		struct vring_packed_desc *t =
+			(struct vring_packed_desc *)((__u8 *)p + 1024);
+
+		t[0] = (struct vring_packed_desc){
+			.addr = htole64(good + 512), .len = htole32(64),
+			.flags = htole16(wflag),
+		};
+		t[1] = t[0];
+		head = put(vq, good, fe->hdr_len, id, wflag | VRING_DESC_F_NEXT,
+			   true, &hflags);
+		put(vq, good + 1024, 32, id, VRING_DESC_F_INDIRECT, false, NULL);
+		publish(vq, head, hflags, id, 2);
 		break;
+	}
 	default:
 		vq->free[vq->nr_free++] = id;
 		return vufe_err(fe, -EINVAL, "hostile: unknown kind %d", kind);

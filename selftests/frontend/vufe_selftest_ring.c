@@ -720,8 +720,8 @@ void unit_hostile_ring_shapes_packed(void)
 	struct rig g;
 	struct dev d;
 	bool ind;
-	int id, id2;
 	__u16 p;
+	int id;
 
 	if (!rig_up(&g, &o, VUFE_DEFAULT_FEATURES, VUFE_PROTO_ACKED))
 		return;
@@ -789,12 +789,17 @@ void unit_hostile_ring_shapes_packed(void)
 	id = dev_pop(&d);
 	ASSERT_GE(id, d.r.num, "id >= size");
 
-	/* AVAIL_JUMP: one buffer id for two chains */
+	/* AVAIL_JUMP: an indirect table as a chain's second descriptor */
 	vufe_hostile_ring(g.fe, VUFE_TXQ(0), VUFE_BAD_AVAIL_JUMP);
 	id = dev_pop(&d);
-	id2 = dev_pop(&d);
-	ASSERT_GE(id, 0, "first chain");
-	ASSERT_EQ(id2, id, "second chain, same id");
+	ASSERT_EQ(d.cnt[id & (DEV_IDS - 1)], 2, "two ring descriptors");
+	p = d.pos[id & (DEV_IDS - 1)];
+	ASSERT_FALSE(le16toh(pd[p & ~PK_WRAP_BIT].flags) &
+			     VRING_DESC_F_INDIRECT, "first is a buffer");
+	p = pk_pos(p, 1, d.r.num) & ~PK_WRAP_BIT;
+	ASSERT_TRUE(le16toh(pd[p].flags) & VRING_DESC_F_INDIRECT,
+		    "second is an indirect table");
+	ASSERT_EQ(dev_pop(&d), -1, "nothing more available");
 
 	/* DESC_LOOP: all of the rest of the ring, NEXT on every one */
 	ASSERT_EQ(vufe_hostile_ring(g.fe, VUFE_TXQ(0), VUFE_BAD_DESC_LOOP),
