@@ -208,8 +208,10 @@ void vufe_disable_cb(struct vufe *fe, unsigned int idx)
 {
 	struct vufe_vq *vq = get_vq(fe, idx);
 
-	if (vq && vq->packed)
-		return pk_disable_cb(fe, vq);
+	if (vq && vq->packed) {
+		pk_disable_cb(fe, vq);
+		return;
+	}
 	if (!vq || (vq->avail_flags & VRING_AVAIL_F_NO_INTERRUPT))
 		return;
 	vq->avail_flags |= VRING_AVAIL_F_NO_INTERRUPT;

@@ -525,8 +525,10 @@ void dev_set_avail_event(struct dev *d, __u16 v)
 	/* avail_event sits right after the used ring's last entry */
 	__u8 *p = (__u8 *)d->r.used + 4 + 8 * d->r.num;
 
-	if (d->r.packed)
-		return pk_device_event(d, v, VRING_PACKED_EVENT_FLAG_DESC);
+	if (d->r.packed) {
+		pk_device_event(d, v, VRING_PACKED_EVENT_FLAG_DESC);
+		return;
+	}
 	memcpy(p, &(__u16){ htole16(v) }, 2);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
