@@ -159,7 +159,12 @@ void test_hostile(void)
 			drv_add(&e.d, 9, &good, 1, 0);
 		h->prepare(&e);
 		memcpy(before, e.d.desc, sizeof(before));
-		ASSERT_EQ(vhost_vq_avail_count(&e.vq) >= !h->alone, 1, h->name);
+		/*
+		 * The bad chain is counted too: a device that pops only what
+		 * is counted (vnetd's RX) must meet it, or the ring neither
+		 * breaks nor moves while the device looks again and again.
+		 */
+		ASSERT_EQ(vhost_vq_avail_count(&e.vq), 1 + !h->alone, h->name);
 		if (h->alone) {
 			ASSERT_EQ(vhost_vq_pop_burst(&e.vq, elems, 8), -EIO,
 				  h->name);

@@ -11,15 +11,29 @@ struct hostile_env {
 	struct vufe *fe_b;	/* a good guest on port 1 all along */
 	int pfd[2];
 	__u32 id;
+	bool packed;		/* vnetd --packed, guests on packed rings */
 };
 
-static bool hostile_up(struct hostile_env *h, const char *name)
+static struct vufe_opts hostile_opts(struct hostile_env *h, unsigned int port)
+{
+	struct vufe_opts o = fe_opts(&h->vd.port[port]);
+
+	if (h->packed)
+		o.want_features |= 1ULL << VIRTIO_F_RING_PACKED;
+	return o;
+}
+
+static bool hostile_up_mode(struct hostile_env *h, const char *name,
+			    bool packed)
 {
 	struct vufe_opts o;
 
 	memset(h, 0, sizeof(*h));
 	h->pfd[0] = h->pfd[1] = -1;
+	h->packed = packed;
 	vd_init(&h->vd, name, 2, 1);
+	if (packed)
+		h->vd.extra = "--packed";
 	if (!vd_up(&h->vd))
 		return false;
 	h->pfd[0] = pkt_open(h->vd.ns, h->vd.port[0].tap);
@@ -27,13 +41,20 @@ static bool hostile_up(struct hostile_env *h, const char *name)
 	if (!ASSERT_GE(h->pfd[0], 0, "AF_PACKET on tap 0") ||
 	    !ASSERT_GE(h->pfd[1], 0, "AF_PACKET on tap 1"))
 		return false;
-	o = fe_opts(&h->vd.port[1]);
+	o = hostile_opts(h, 1);
 	h->fe_b = fe_up(&o);
-	if (!h->fe_b)
+	if (!h->fe_b || !ASSERT_EQ(vufe_packed(h->fe_b), packed,
+				   packed ? "RING_PACKED negotiated" :
+					    "split rings"))
 		return false;
 	vufe_post_rx(h->fe_b, 0, 0);
 	return ping_both(h->fe_b, &h->vd.port[1], 0, h->pfd[1], h->id++,
 			 "port 1 before");
+}
+
+static bool hostile_up(struct hostile_env *h, const char *name)
+{
+	return hostile_up_mode(h, name, false);
 }
 
 static void hostile_down(struct hostile_env *h)
@@ -48,9 +69,14 @@ static void hostile_down(struct hostile_env *h)
 /* a fresh good guest on port 0 */
 static struct vufe *hostile_guest(struct hostile_env *h)
 {
-	struct vufe_opts o = fe_opts(&h->vd.port[0]);
+	struct vufe_opts o = hostile_opts(h, 0);
+	struct vufe *fe = fe_up(&o);
 
-	return fe_up(&o);
+	if (fe && !ASSERT_EQ(vufe_packed(fe), h->packed, "ring type")) {
+		vufe_destroy(fe);
+		return NULL;
+	}
+	return fe;
 }
 
 /*
@@ -146,14 +172,19 @@ static __u64 bad_drops(const struct vnet_dp_stats *d)
 	return d->drops[VNET_DROP_BAD_DESC] + d->drops[VNET_DROP_BROKEN];
 }
 
-static void hostile_ring(void)
+/*
+ * PACKED: the same on packed rings, where the kinds without a packed form
+ * are their packed counterparts (vufe.h): a chain around the whole ring,
+ * an indirect table with NEXT or inside a chain, a buffer id past the ring.
+ */
+static void hostile_ring_case(bool packed)
 {
 	static __u8 f[256];
 	struct vnet_dp_stats d0, d;
 	struct hostile_env h;
 	unsigned int i, rx;
 
-	if (!hostile_up(&h, "hring"))
+	if (!hostile_up_mode(&h, packed ? "hringp" : "hring", packed))
 		goto out;
 	for (rx = 0; rx < 2; rx++) {
 		for (i = 0; i < sizeof(ring_cases) / sizeof(ring_cases[0]);
@@ -217,6 +248,16 @@ static void hostile_ring(void)
 	}
 out:
 	hostile_down(&h);
+}
+
+static void hostile_ring(void)
+{
+	hostile_ring_case(false);
+}
+
+static void hostile_ring_packed(void)
+{
+	hostile_ring_case(true);
 }
 
 #define BAD_MSG_VRING_ADDR ((enum vufe_hostile_msg)1000)
@@ -642,6 +683,7 @@ static void netns_gone(void)
 
 static const struct vnetd_case cases[] = {
 	{ hostile_ring, "vnetd/hostile_ring" },
+	{ hostile_ring_packed, "vnetd/packed/hostile_ring" },
 	{ hostile_msg, "vnetd/hostile_msg" },
 	{ stuck_fds, "vnetd/stuck_fds" },
 	{ tap_gone, "vnetd/tap_gone" },

@@ -6,7 +6,8 @@
 /* 3. two queue pairs                                                  */
 /* ------------------------------------------------------------------ */
 
-static void two_queue_pairs(void)
+/* PACKED: vnetd --packed, four packed rings */
+static void two_queue_pairs_case(bool packed)
 {
 	static __u8 f[2048], got[FRAME_MAX];
 	unsigned int i, qp, flows = 64, rxq_of[64], per_q[2] = { 0, 0 };
@@ -16,12 +17,17 @@ static void two_queue_pairs(void)
 	struct vd vd;
 	int pfd = -1;
 
-	vd_init(&vd, "mq", 1, 2);
+	vd_init(&vd, packed ? "mqpk" : "mq", 1, 2);
+	if (packed)
+		vd.extra = "--packed";
 	if (!vd_up_tap(&vd, &pfd))
 		goto out;
 	o = fe_opts(&vd.port[0]);
+	if (packed)
+		o.want_features |= 1ULL << VIRTIO_F_RING_PACKED;
 	fe = fe_up(&o);
-	if (!fe)
+	if (!fe || !ASSERT_EQ(vufe_packed(fe), packed,
+			      packed ? "RING_PACKED negotiated" : "split rings"))
 		goto out;
 	if (!ASSERT_EQ(vufe_max_queues(fe) >= 2, 1, "GET_QUEUE_NUM >= 2") ||
 	    !ASSERT_TRUE(vufe_features(fe) & (1ULL << VIRTIO_NET_F_MQ), "MQ"))
@@ -135,6 +141,17 @@ out:
  * counted drop); the dp_stats counters must equal what arrived.
  */
 #define MANY_SEGS	70
+static void two_queue_pairs(void)
+{
+	two_queue_pairs_case(false);
+}
+
+static void two_queue_pairs_packed(void)
+{
+	two_queue_pairs_case(true);
+}
+
+/* split only: it builds its chains on the split ring by hand */
 static void rx_many_segs(void)
 {
 	static __u8 f[1000], got[2048];
@@ -268,6 +285,7 @@ out:
 
 static const struct vnetd_case cases[] = {
 	{ two_queue_pairs, "vnetd/two_queue_pairs" },
+	{ two_queue_pairs_packed, "vnetd/packed/two_queue_pairs" },
 	{ rx_many_segs, "vnetd/rx_many_segs" },
 };
 

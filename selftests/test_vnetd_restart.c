@@ -24,7 +24,8 @@ static bool classifier_live(struct vufe *fe, const struct port *p,
 			 "the classifier runs on the tap");
 }
 
-static void restart(bool clean)
+/* PACKED: vnetd --packed, the frontend on packed rings (32-bit bases) */
+static void restart(bool clean, bool packed)
 {
 	struct vufe_vq_stats rx, tx;
 	struct vufe_opts o;
@@ -33,14 +34,21 @@ static void restart(bool clean)
 	struct vd vd;
 	int pfd = -1;
 
-	vd_init(&vd, clean ? "restart" : "restartk", 1, 1);
+	vd_init(&vd, clean ? packed ? "restartp" : "restart" :
+			     packed ? "restartkp" : "restartk", 1, 1);
+	if (packed)
+		vd.extra = "--packed";
 	if (!vd_up(&vd))
 		goto out;
 	pfd = pkt_open(vd.ns, vd.port[0].tap);
 	o = fe_opts(&vd.port[0]);
 	o.timeout_ms = START_MS;	/* reconnect waits for the new vnetd */
+	if (packed)
+		o.want_features |= 1ULL << VIRTIO_F_RING_PACKED;
 	fe = fe_up(&o);
-	if (!fe || !ASSERT_GE(pfd, 0, "AF_PACKET on the tap"))
+	if (!fe || !ASSERT_GE(pfd, 0, "AF_PACKET on the tap") ||
+	    !ASSERT_EQ(vufe_packed(fe), packed,
+		       packed ? "RING_PACKED negotiated" : "split rings"))
 		goto out;
 	vufe_post_rx(fe, 0, 0);
 	for (i = 0; i < 10; i++)
@@ -65,8 +73,16 @@ static void restart(bool clean)
 			goto out;
 		vufe_vq_stats(fe, VUFE_RXQ(0), &rx);
 		vufe_vq_stats(fe, VUFE_TXQ(0), &tx);
-		ASSERT_EQ(tx.base, tx.avail_idx, "TX base = frames sent");
-		ASSERT_EQ(rx.base, rx.used_idx, "RX base = buffers used");
+		if (packed) {
+			/* avail position low, used position high: all used */
+			ASSERT_EQ(tx.base, tx.avail_idx | (__u32)tx.avail_idx << 16,
+				  "TX base = frames sent, all used");
+			ASSERT_EQ(rx.base, rx.used_idx | (__u32)rx.used_idx << 16,
+				  "RX base = buffers used");
+		} else {
+			ASSERT_EQ(tx.base, tx.avail_idx, "TX base = frames sent");
+			ASSERT_EQ(rx.base, rx.used_idx, "RX base = buffers used");
+		}
 		vd_stop(&vd);
 	} else {
 		vd_kill(&vd, SIGKILL);
@@ -98,12 +114,22 @@ out:
 
 static void restart_clean(void)
 {
-	restart(true);
+	restart(true, false);
 }
 
 static void restart_after_kill(void)
 {
-	restart(false);
+	restart(false, false);
+}
+
+static void restart_clean_packed(void)
+{
+	restart(true, true);
+}
+
+static void restart_after_kill_packed(void)
+{
+	restart(false, true);
 }
 
 /* --client: vnetd dials the frontend, and again when it goes away */
@@ -263,6 +289,8 @@ out:
 static const struct vnetd_case cases[] = {
 	{ restart_clean, "vnetd/restart" },
 	{ restart_after_kill, "vnetd/restart_after_kill" },
+	{ restart_clean_packed, "vnetd/packed/restart" },
+	{ restart_after_kill_packed, "vnetd/packed/restart_after_kill" },
 	{ client_mode, "vnetd/client_mode" },
 	{ existing_tap_no_uring, "vnetd/existing_tap_no_uring" },
 	{ single_queue_tap, "vnetd/single_queue_tap" },

@@ -91,7 +91,8 @@ static void rx_mixed_run(struct vufe *fe, int pfd)
 		  "mixed run: both GSO frames whole");
 }
 
-static void rx_from_tap(bool mrg)
+/* PACKED: vnetd --packed, the frontend on packed rings */
+static void rx_from_tap(bool mrg, bool packed)
 {
 	static __u8 f[FRAME_MAX], got[FRAME_MAX];
 	static struct gso_flow g;
@@ -115,7 +116,9 @@ static void rx_from_tap(bool mrg)
 		unsetenv("VNETD_RX_DIRECT_MIN");
 	else
 		setenv("VNETD_RX_DIRECT_MIN", "0", 1);
-	vd_init(&vd, mrg ? "rxmrg" : "rxbig", 1, 1);
+	vd_init(&vd, packed ? "rxpk" : mrg ? "rxmrg" : "rxbig", 1, 1);
+	if (packed)
+		vd.extra = "--packed";
 	if (!vd_up_tap(&vd, &pfd))
 		goto out;
 	o = fe_opts(&vd.port[0]);
@@ -132,9 +135,13 @@ static void rx_from_tap(bool mrg)
 				  (1ULL << VIRTIO_NET_F_HOST_TSO4);
 		o.rx_mode = VUFE_RX_BIG;
 	}
+	if (packed)
+		o.want_features |= 1ULL << VIRTIO_F_RING_PACKED;
 	fe = fe_up(&o);
 	if (!fe)
 		goto out;
+	ASSERT_EQ(vufe_packed(fe), packed,
+		  packed ? "RING_PACKED negotiated" : "split rings");
 	if (mrg) {
 		ASSERT_EQ(vufe_rx_mode(fe), VUFE_RX_MERGEABLE, "MRG_RXBUF");
 		ASSERT_TRUE(vufe_features(fe) &
@@ -249,17 +256,23 @@ out:
 
 static void rx_from_tap_mrg(void)
 {
-	rx_from_tap(true);
+	rx_from_tap(true, false);
 }
 
 static void rx_from_tap_nomrg(void)
 {
-	rx_from_tap(false);
+	rx_from_tap(false, false);
+}
+
+static void rx_from_tap_mrg_packed(void)
+{
+	rx_from_tap(true, true);
 }
 
 static const struct vnetd_case cases[] = {
 	{ rx_from_tap_mrg, "vnetd/rx_from_tap_mrg" },
 	{ rx_from_tap_nomrg, "vnetd/rx_from_tap_nomrg" },
+	{ rx_from_tap_mrg_packed, "vnetd/packed/rx_from_tap_mrg" },
 };
 
 int main(int argc, char **argv)

@@ -6,7 +6,8 @@
 /* 1. guest TX -> tap                                                  */
 /* ------------------------------------------------------------------ */
 
-static void tx_to_tap(void)
+/* PACKED: vnetd --packed, the frontend on packed rings */
+static void tx_to_tap_case(bool packed)
 {
 	static __u8 f[FRAME_MAX];
 	static struct gso_flow g[3];
@@ -23,12 +24,19 @@ static void tx_to_tap(void)
 	struct vd vd;
 	int pfd = -1;
 
-	vd_init(&vd, "tx", 1, 1);
+	vd_init(&vd, packed ? "txpk" : "tx", 1, 1);
+	if (packed)
+		vd.extra = "--packed";
 	if (!vd_up_tap(&vd, &pfd))
 		goto out;
 	o = fe_opts(&vd.port[0]);
+	if (packed)
+		o.want_features |= 1ULL << VIRTIO_F_RING_PACKED;
 	fe = fe_up(&o);
 	if (!fe)
+		goto out;
+	if (!ASSERT_EQ(vufe_packed(fe), packed,
+		       packed ? "RING_PACKED negotiated" : "split rings"))
 		goto out;
 	ASSERT_EQ(vufe_hdr_len(fe), 12, "12-byte header with VERSION_1");
 	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
@@ -106,8 +114,19 @@ out:
 	vd_cleanup(&vd);
 }
 
+static void tx_to_tap(void)
+{
+	tx_to_tap_case(false);
+}
+
+static void tx_to_tap_packed(void)
+{
+	tx_to_tap_case(true);
+}
+
 static const struct vnetd_case cases[] = {
 	{ tx_to_tap, "vnetd/tx_to_tap" },
+	{ tx_to_tap_packed, "vnetd/packed/tx_to_tap" },
 };
 
 int main(int argc, char **argv)

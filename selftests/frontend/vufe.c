@@ -294,6 +294,7 @@ int vufe_create(const struct vufe_opts *opts, struct vufe **fep)
 		vq->index = i;
 		vq->tx = i & 1;
 		vq->num = n;
+		vq->pk_base = PK_WRAP;	/* position 0, wrap counter 1 */
 		err = vq_alloc_ring(fe, vq);
 		if (err)
 			goto fail;
@@ -376,6 +377,11 @@ __u64 vufe_max_queues(const struct vufe *fe)
 __u64 vufe_max_mem_slots(const struct vufe *fe)
 {
 	return fe->max_mem_slots;
+}
+
+bool vufe_packed(const struct vufe *fe)
+{
+	return has(fe->features, VIRTIO_F_RING_PACKED);
 }
 
 unsigned int vufe_hdr_len(const struct vufe *fe)
@@ -511,8 +517,25 @@ static int send_memory(struct vufe *fe)
 		      fe->nr_regions);
 }
 
-static __u16 start_base(struct vufe_vq *vq)
+static __u32 start_base(struct vufe_vq *vq)
 {
+	__u16 pos;
+
+	if (vq->packed) {
+		if (vq->base_saved)
+			return vq->base;
+		pos = vq->pk_base;
+		/*
+		 * Gone without GET_VRING_BASE: resume where the used
+		 * descriptors the device wrote end, both halves there (as
+		 * split resumes from used->idx).
+		 */
+		if (vq->started) {
+			pos = vq->last_used;
+			pk_used_walk(vq, &pos);
+		}
+		return pos | (__u32)pos << 16;
+	}
 	if (!vq->started || vq->base_saved)
 		return vq->base;
 	/*
@@ -533,7 +556,7 @@ static int start_vq(struct vufe *fe, struct vufe_vq *vq)
 		/* guest-physical, as QEMU fills it even with logging off */
 		.log_guest_addr = vq->used_gpa,
 	};
-	__u16 base = start_base(vq);
+	__u32 base = start_base(vq);
 	int err;
 
 	err = vu_set_state(fe, VUFE_SET_VRING_NUM, vq->index, vq->num, false);
@@ -628,6 +651,19 @@ int vufe_setup(struct vufe *fe)
 	err = rx_prepare(fe);
 	if (err)
 		return err;
+	for (i = 0; i < fe->nr_vq; i++) {
+		struct vufe_vq *vq = &fe->vq[i];
+		bool packed = has(fe->features, VIRTIO_F_RING_PACKED);
+
+		if (vq->started && vq->packed != packed)
+			return vufe_err(fe, -EINVAL,
+					"vring %u: %s ring, the backend now "
+					"negotiates %s", i,
+					vq->packed ? "packed" : "split",
+					packed ? "packed" : "split");
+		if (packed && !vq->started)
+			pk_init(fe, vq);
+	}
 
 	err = send_memory(fe);
 	if (err)
@@ -674,9 +710,10 @@ int vufe_stop(struct vufe *fe)
 			return vufe_err(fe, -EPROTO,
 					"GET_VRING_BASE %u: reply size %u index %u",
 					i, size, s.index);
-		vq->base = s.num;
+		/* split: a 16-bit index; packed: both 16-bit positions */
+		vq->base = vq->packed ? s.num : (__u16)s.num;
 		vq->base_saved = true;
-		vq->st.base = s.num;
+		vq->st.base = vq->base;
 	}
 	return 0;
 }
@@ -702,6 +739,14 @@ int vufe_set_vring_base(struct vufe *fe, unsigned int idx, __u16 base)
 		return vufe_err(fe, -EBUSY,
 				"vring %u: base can only be set before setup",
 				idx);
+	if (has(fe->o.want_features, VIRTIO_F_RING_PACKED)) {
+		if ((base & ~PK_WRAP) >= vq->num)
+			return vufe_err(fe, -EINVAL,
+					"vring %u: packed position 0x%x past "
+					"the ring (%u)", idx, base, vq->num);
+		vq->pk_base = base;
+		return 0;
+	}
 	vq->base = base;
 	vq->avail_idx = base;
 	vq->last_used = base;
@@ -728,6 +773,10 @@ int vufe_ring(struct vufe *fe, unsigned int idx, struct vufe_ring *r)
 		.used_gpa = vq->used_gpa,
 		.kick_fd = vq->kick_fd,
 		.call_fd = vq->call_fd,
+		.packed = vq->packed,
+		.pdesc = (struct vring_packed_desc *)vq->desc,
+		.driver_event = (struct vring_packed_desc_event *)vq->avail,
+		.device_event = (struct vring_packed_desc_event *)vq->used,
 	};
 	return 0;
 }

@@ -10,6 +10,7 @@
  *
  *	o.path = "/run/vnetd.sock";
  *	err = vufe_create(&o, &fe);		memfd guest memory, split rings
+ *						(packed: want VIRTIO_F_RING_PACKED)
  *	err = vufe_connect(fe);			or vufe_listen() + vufe_accept()
  *	err = vufe_setup(fe);			vhost-user handshake, QEMU's order
  *	err = vufe_post_rx(fe, 0, 0);		fill RX queue 0
@@ -143,6 +144,9 @@ struct vufe_opts {
 	 * Feature bits the driver wants; the frontend acks those the backend
 	 * offers.  Default: VERSION_1, EVENT_IDX, INDIRECT_DESC, MRG_RXBUF,
 	 * and PROTOCOL_FEATURES (not a virtio bit: vhost-user's bit 30).
+	 * Adding VIRTIO_F_RING_PACKED asks for packed virtqueues: used when
+	 * the backend offers it (vufe_packed() says which), split rings
+	 * otherwise.  Without it, everything is split, as before.
 	 */
 	__u64 want_features;
 	__u64 want_protocol;		/* ANDed with VUFE_PROTO_ACKED */
@@ -202,10 +206,21 @@ struct vufe_vq_stats {
 	__u64 avail;		/* buffers (chains) made available */
 	__u64 used;		/* used entries consumed */
 	__u64 frames;		/* frames sent (TX) or received (RX) */
+	/*
+	 * Split: ring indices.  Packed: ring positions, idx | wrap << 15
+	 * (avail_idx the next descriptor the driver makes available,
+	 * last_used the next it reads used, used_idx where the used
+	 * descriptors the device wrote end).
+	 */
 	__u16 avail_idx;	/* the driver's avail->idx */
 	__u16 last_used;	/* next used entry the driver will read */
 	__u16 used_idx;		/* the device's used->idx, now */
-	__u16 base;		/* last GET_VRING_BASE answer */
+	__u16 used_pending;	/* used entries not consumed yet */
+	/*
+	 * Last GET_VRING_BASE answer.  Packed: avail position in the low
+	 * 16 bits, used position in the high 16 (0: the same as avail).
+	 */
+	__u32 base;
 };
 
 /* vufe_send() flags */
@@ -235,6 +250,7 @@ __u64 vufe_protocol_features(const struct vufe *fe);
 __u64 vufe_backend_protocol_features(const struct vufe *fe);
 __u64 vufe_max_queues(const struct vufe *fe);
 __u64 vufe_max_mem_slots(const struct vufe *fe);
+bool vufe_packed(const struct vufe *fe);	/* RING_PACKED negotiated */
 unsigned int vufe_hdr_len(const struct vufe *fe);
 enum vufe_rx_mode vufe_rx_mode(const struct vufe *fe);
 int vufe_sock_fd(const struct vufe *fe);
@@ -272,7 +288,12 @@ int vufe_wait(struct vufe *fe, vufe_cond_t cond, void *arg, int timeout_ms);
 int vufe_wait_signals(struct vufe *fe, unsigned int vq, __u64 n,
 		      int timeout_ms);
 
-/* ring access, for tests that play the device or check the layout */
+/*
+ * Ring access, for tests that play the device or check the layout.  A
+ * packed ring uses the same three areas: pdesc = desc (the descriptor
+ * ring), driver_event = avail, device_event = used (the event suppression
+ * areas); its positions are idx | wrap counter << 15.
+ */
 struct vufe_ring {
 	unsigned int num;
 	struct vring_desc *desc;
@@ -281,8 +302,16 @@ struct vufe_ring {
 	__u64 desc_gpa, avail_gpa, used_gpa;
 	int kick_fd;		/* the driver writes it */
 	int call_fd;		/* the device writes it */
+	bool packed;
+	struct vring_packed_desc *pdesc;
+	struct vring_packed_desc_event *driver_event, *device_event;
 };
 int vufe_ring(struct vufe *fe, unsigned int vq, struct vufe_ring *r);
+/*
+ * Before setup: start the ring at IDX (split: avail and used index; with
+ * VIRTIO_F_RING_PACKED wanted: the packed position idx | wrap << 15 of
+ * both halves, used if packed is negotiated).
+ */
 int vufe_set_vring_base(struct vufe *fe, unsigned int vq, __u16 idx);
 
 /* raw vhost-user messages */
@@ -306,6 +335,14 @@ enum vufe_hostile_ring {
 	VUFE_BAD_HEAD_OOB,	  /* avail ring entry >= ring size */
 	VUFE_BAD_AVAIL_JUMP,	  /* avail->idx moved by more than the size */
 };
+/*
+ * On a packed ring the split-only kinds have packed counterparts:
+ *   DESC_LOOP      every ring descriptor chained (NEXT), the chain never ends
+ *   DESC_NEXT_OOB  an indirect descriptor with NEXT, chained on
+ *   HEAD_OOB       a buffer id >= ring size
+ *   AVAIL_JUMP     an indirect descriptor inside a chain (not its first)
+ * The others keep their meaning.
+ */
 enum vufe_hostile_msg {
 	VUFE_BAD_MSG_TRUNCATED,	  /* size field shorter than the request */
 	VUFE_BAD_MSG_CLOSE_SHORT, /* header, half a payload, then shutdown */

@@ -7,6 +7,9 @@
  *   vufe_ring.c   split virtqueues: descriptors, avail, kicks, callbacks,
  *                 signals and bounded waits, hostile rings
  *   vufe_net.c    the net device: TX and RX
+ *   vufe_packed.c packed virtqueues (VIRTIO_F_RING_PACKED): descriptors,
+ *                 used descriptors, kicks, callbacks, TX reap, RX, hostile
+ *                 rings
  */
 #ifndef VUFE_INT_H
 #define VUFE_INT_H
@@ -30,6 +33,7 @@
 #define VUFE_SPLIT_GPA		(1ULL << 32)
 
 _Static_assert(sizeof(struct vring_desc) == 16, "vring_desc");
+_Static_assert(sizeof(struct vring_packed_desc) == 16, "vring_packed_desc");
 _Static_assert(sizeof(struct vhost_vring_state) == 8, "vhost_vring_state");
 _Static_assert(sizeof(struct vhost_vring_addr) == 40, "vhost_vring_addr");
 _Static_assert(VUFE_BIG_PIECES == 18, "big packets chain: hdr + 17 pages");
@@ -110,7 +114,20 @@ struct vufe_vq {
 	size_t slot_size;
 	unsigned int inflight;	/* chains made available, not yet used */
 	bool base_saved;	/* GET_VRING_BASE answered since setup */
-	__u16 base;		/* the answer, or the base to start from */
+	__u32 base;		/* the answer, or the base to start from */
+	/*
+	 * Packed rings (vufe_packed.c): the same three areas hold the
+	 * descriptor ring (desc), the driver event suppression area (avail)
+	 * and the device's (used).  avail_idx and last_used are positions
+	 * (idx | wrap counter << 15), num_added counts descriptors, and
+	 * avail_flags shadows the driver event flags.  free[] holds free
+	 * buffer ids; pk_free counts free ring descriptors.
+	 */
+	bool packed;
+	struct vring_packed_desc *pdesc;
+	struct vring_packed_desc_event *drv_ev, *dev_ev;
+	unsigned int pk_free;
+	__u16 pk_base;		/* start position, before the first setup */
 	struct vufe_vq_stats st;
 };
 
@@ -251,6 +268,35 @@ int vu_set_vring_fd(struct vufe *fe, __u32 request, unsigned int index,
 		    int fd);
 int vu_get_u64(struct vufe *fe, __u32 request, __u64 *v);
 int vu_set_u64(struct vufe *fe, __u32 request, __u64 v);
+
+/* vufe_net.c */
+void vq_rx_copy(const struct vufe *fe, const struct vufe_vq *vq,
+		const struct vufe_slot *s, size_t skip, size_t want, __u8 *out);
+bool vq_rx_guards_ok(const struct vufe *fe, const struct vufe_vq *vq,
+		     const struct vufe_slot *s);
+
+/* vufe_packed.c */
+#define PK_WRAP		(1u << VRING_PACKED_EVENT_F_WRAP_CTR)
+#define PK_F_AVAIL	(1u << VRING_PACKED_DESC_F_AVAIL)
+#define PK_F_USED	(1u << VRING_PACKED_DESC_F_USED)
+
+void pk_init(struct vufe *fe, struct vufe_vq *vq);
+__u16 pk_pos_add(const struct vufe_vq *vq, __u16 pos, unsigned int n);
+int pk_reserve(struct vufe_vq *vq, unsigned int ndescs);
+void pk_add(struct vufe_vq *vq, struct vufe_slot *s, bool indirect,
+	    unsigned int n, const __u64 *addr, const __u32 *len, __u16 flags,
+	    struct vufe_head h);
+unsigned int pk_used_walk(struct vufe_vq *vq, __u16 *pos);
+int pk_kick(struct vufe *fe, struct vufe_vq *vq);
+bool pk_enable_cb(struct vufe *fe, struct vufe_vq *vq);
+bool pk_enable_cb_delayed(struct vufe *fe, struct vufe_vq *vq);
+void pk_disable_cb(struct vufe *fe, struct vufe_vq *vq);
+int pk_tx_reap(struct vufe *fe, struct vufe_vq *vq);
+ssize_t pk_recv(struct vufe *fe, struct vufe_vq *vq, unsigned int qp,
+		void *buf, size_t cap, struct virtio_net_hdr_mrg_rxbuf *hdr,
+		unsigned int *nbufs);
+int pk_hostile_ring(struct vufe *fe, struct vufe_vq *vq,
+		    enum vufe_hostile_ring kind);
 
 /* vufe_ring.c */
 int vq_desc_get(struct vufe_vq *vq, unsigned int n, __u16 *ids);

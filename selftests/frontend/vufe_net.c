@@ -57,7 +57,8 @@ int vufe_send(struct vufe *fe, unsigned int qp,
 				vq->slot_size);
 	pieces = segs + !inl;
 	ndescs = indirect ? 1 : pieces;
-	if (!vq->nr_free_slots || vq_desc_get(vq, ndescs, ids))
+	if (!vq->nr_free_slots ||
+	    (vq->packed ? pk_reserve(vq, ndescs) : vq_desc_get(vq, ndescs, ids)))
 		return -ENOSPC;	/* ring full: reap, then send again */
 	slot = vq->free_slots[--vq->nr_free_slots];
 	s = &vq->slots[slot];
@@ -84,14 +85,21 @@ int vufe_send(struct vufe *fe, unsigned int qp,
 		poison(s->buf + off, VUFE_GUARD);
 		off += VUFE_GUARD;
 	}
-	if (indirect)
-		vq_indirect_write(vq, s, ids[0], pieces, addr, lens, 0);
-	else
-		vq_desc_write(vq, ids, pieces, addr, lens, 0);
-	vq->heads[ids[0]] = (struct vufe_head){
-		.state = HEAD_TX, .ndescs = ndescs, .slot = slot,
-	};
-	vq_publish(vq, ids[0]);
+	if (vq->packed) {
+		pk_add(vq, s, indirect, pieces, addr, lens, 0,
+		       (struct vufe_head){
+			       .state = HEAD_TX, .ndescs = ndescs, .slot = slot,
+		       });
+	} else {
+		if (indirect)
+			vq_indirect_write(vq, s, ids[0], pieces, addr, lens, 0);
+		else
+			vq_desc_write(vq, ids, pieces, addr, lens, 0);
+		vq->heads[ids[0]] = (struct vufe_head){
+			.state = HEAD_TX, .ndescs = ndescs, .slot = slot,
+		};
+		vq_publish(vq, ids[0]);
+	}
 	vq->st.frames++;
 	if (flags & VUFE_TX_NO_KICK)
 		return 0;
@@ -122,6 +130,8 @@ int vufe_tx_reap(struct vufe *fe, unsigned int qp)
 
 	if (!vq)
 		return vufe_err(fe, -EINVAL, "no TX queue %u", qp);
+	if (vq->packed)
+		return pk_tx_reap(fe, vq);
 	do {
 		used_idx = ld16(&vq->used->idx, __ATOMIC_ACQUIRE);
 		if ((__u16)(used_idx - vq->last_used) > vq->inflight)
@@ -176,11 +186,19 @@ static int post_one_rx(struct vufe *fe, struct vufe_vq *vq)
 	n = vq_rx_pieces(fe, vq, s, p, addr, len);
 	indirect = n > 1 && has(fe->features, VIRTIO_RING_F_INDIRECT_DESC);
 	ndescs = indirect ? 1 : n;
-	if (vq_desc_get(vq, ndescs, ids))
+	if (vq->packed ? pk_reserve(vq, ndescs) : vq_desc_get(vq, ndescs, ids))
 		return -ENOSPC;
 	slot = vq->free_slots[--vq->nr_free_slots];
 	for (i = 0; i < n; i++)
 		cap += len[i];
+	if (vq->packed) {
+		pk_add(vq, s, indirect, n, addr, len, VRING_DESC_F_WRITE,
+		       (struct vufe_head){
+			       .state = HEAD_RX, .ndescs = ndescs, .slot = slot,
+			       .cap = cap,
+		       });
+		return 0;
+	}
 	if (indirect)
 		vq_indirect_write(vq, s, ids[0], n, addr, len,
 				  VRING_DESC_F_WRITE);
@@ -217,9 +235,8 @@ int vufe_post_rx(struct vufe *fe, unsigned int qp, unsigned int n)
 }
 
 /* copies the stream bytes [skip, skip + want) of a slot's pieces to out */
-static void rx_copy(const struct vufe *fe, const struct vufe_vq *vq,
-		    const struct vufe_slot *s, size_t skip, size_t want,
-		    __u8 *out)
+void vq_rx_copy(const struct vufe *fe, const struct vufe_vq *vq,
+		const struct vufe_slot *s, size_t skip, size_t want, __u8 *out)
 {
 	__u8 *p[VUFE_BIG_PIECES];
 	__u64 gpa[VUFE_BIG_PIECES];
@@ -244,8 +261,8 @@ static void rx_copy(const struct vufe *fe, const struct vufe_vq *vq,
 }
 
 /* the guards after every piece are intact; restores them either way */
-static bool rx_guards_ok(const struct vufe *fe, const struct vufe_vq *vq,
-			 const struct vufe_slot *s)
+bool vq_rx_guards_ok(const struct vufe *fe, const struct vufe_vq *vq,
+		     const struct vufe_slot *s)
 {
 	__u8 *p[VUFE_BIG_PIECES];
 	__u64 gpa[VUFE_BIG_PIECES];
@@ -277,6 +294,8 @@ ssize_t vufe_recv(struct vufe *fe, unsigned int qp, void *buf, size_t cap,
 		return vufe_err(fe, -EINVAL, "no RX queue %u", qp);
 	if (!fe->rx_ready)
 		return vufe_err(fe, -ENOTCONN, "recv before setup");
+	if (vq->packed)
+		return pk_recv(fe, vq, qp, buf, cap, hdr, nbufs);
 	used_idx = ld16(&vq->used->idx, __ATOMIC_ACQUIRE);
 	pending = used_idx - vq->last_used;
 	if (!pending)
@@ -302,7 +321,7 @@ ssize_t vufe_recv(struct vufe *fe, unsigned int qp, void *buf, size_t cap,
 				"[%u, %u]", vq->index, len, id, fe->hdr_len,
 				vq->heads[id].cap);
 	memset(&h, 0, sizeof(h));
-	rx_copy(fe, vq, &vq->slots[vq->heads[id].slot], 0, fe->hdr_len,
+	vq_rx_copy(fe, vq, &vq->slots[vq->heads[id].slot], 0, fe->hdr_len,
 		(__u8 *)&h);
 	nb = 1;
 	if (fe->rx_mode == VUFE_RX_MERGEABLE) {
@@ -340,13 +359,13 @@ ssize_t vufe_recv(struct vufe *fe, unsigned int qp, void *buf, size_t cap,
 		skip = j ? 0 : fe->hdr_len;
 		c = len - skip;
 		if (frame + c <= cap)
-			rx_copy(fe, vq, s, skip, c, (__u8 *)buf + frame);
+			vq_rx_copy(fe, vq, s, skip, c, (__u8 *)buf + frame);
 		else if (!err)
 			err = vufe_err(fe, -EMSGSIZE,
 				       "RX vring %u: frame larger than %zu",
 				       vq->index, cap);
 		frame += c;
-		if (!rx_guards_ok(fe, vq, s) && err != -EPROTO)
+		if (!vq_rx_guards_ok(fe, vq, s) && err != -EPROTO)
 			err = vufe_err(fe, -EPROTO,
 				       "RX vring %u: the device wrote past the "
 				       "end of buffer id %u", vq->index, id);

@@ -132,6 +132,8 @@ int vufe_kick(struct vufe *fe, unsigned int idx)
 
 	if (!vq)
 		return vufe_err(fe, -EINVAL, "no vring %u", idx);
+	if (vq->packed)
+		return pk_kick(fe, vq);
 	if (!vq->num_added)
 		return 0;
 	mb();
@@ -158,6 +160,8 @@ bool vufe_enable_cb(struct vufe *fe, unsigned int idx)
 
 	if (!vq)
 		return false;
+	if (vq->packed)
+		return pk_enable_cb(fe, vq);
 	if (vq->avail_flags & VRING_AVAIL_F_NO_INTERRUPT) {
 		vq->avail_flags &= ~VRING_AVAIL_F_NO_INTERRUPT;
 		if (!has(fe->features, VIRTIO_RING_F_EVENT_IDX))
@@ -180,6 +184,8 @@ bool vufe_enable_cb_delayed(struct vufe *fe, unsigned int idx)
 
 	if (!vq)
 		return false;
+	if (vq->packed)
+		return pk_enable_cb_delayed(fe, vq);
 	if (vq->avail_flags & VRING_AVAIL_F_NO_INTERRUPT) {
 		vq->avail_flags &= ~VRING_AVAIL_F_NO_INTERRUPT;
 		if (!has(fe->features, VIRTIO_RING_F_EVENT_IDX))
@@ -202,6 +208,10 @@ void vufe_disable_cb(struct vufe *fe, unsigned int idx)
 {
 	struct vufe_vq *vq = get_vq(fe, idx);
 
+	if (vq && vq->packed) {
+		pk_disable_cb(fe, vq);
+		return;
+	}
 	if (!vq || (vq->avail_flags & VRING_AVAIL_F_NO_INTERRUPT))
 		return;
 	vq->avail_flags |= VRING_AVAIL_F_NO_INTERRUPT;
@@ -244,8 +254,15 @@ int vufe_vq_stats(struct vufe *fe, unsigned int idx, struct vufe_vq_stats *st)
 	*st = vq->st;
 	st->avail_idx = vq->avail_idx;
 	st->last_used = vq->last_used;
-	st->used_idx = ld16(&vq->used->idx, __ATOMIC_ACQUIRE);
 	st->base = vq->base;
+	if (vq->packed) {
+		/* no used index in memory: where the used descriptors end */
+		st->used_idx = vq->last_used;
+		st->used_pending = pk_used_walk(vq, &st->used_idx);
+		return 0;
+	}
+	st->used_idx = ld16(&vq->used->idx, __ATOMIC_ACQUIRE);
+	st->used_pending = (__u16)(st->used_idx - vq->last_used);
 	return 0;
 }
 
@@ -353,6 +370,8 @@ int vufe_hostile_ring(struct vufe *fe, unsigned int idx,
 
 	if (!vq)
 		return vufe_err(fe, -EINVAL, "no vring %u", idx);
+	if (vq->packed)
+		return pk_hostile_ring(fe, vq, kind);
 	wflag = vq->tx ? 0 : VRING_DESC_F_WRITE;
 	r0 = &fe->reg[0];
 	/* a good 2 KiB buffer, for the parts that are not the fault */

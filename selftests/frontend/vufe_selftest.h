@@ -29,6 +29,34 @@
 
 extern const char *filter;
 extern bool verbose;
+/*
+ * The case runs with packed virtqueues: rig_up(), kick_case() and the
+ * DPDK cases want (and the scripted peer offers) VIRTIO_F_RING_PACKED,
+ * and assert it was negotiated.
+ */
+extern bool packed;
+
+#define PK_BIT		(1ULL << VIRTIO_F_RING_PACKED)
+#define PK_WRAP_BIT	(1u << VRING_PACKED_EVENT_F_WRAP_CTR)
+
+/* the features with RING_PACKED added when the case runs packed */
+static inline __u64 pkf(__u64 f)
+{
+	return packed ? f | PK_BIT : f;
+}
+
+/* packed ring position POS (idx | wrap << 15) moved on by N of NUM */
+static inline __u16 pk_pos(__u16 pos, unsigned int n, unsigned int num)
+{
+	unsigned int i = (pos & ~PK_WRAP_BIT) + n;
+	__u16 w = pos & PK_WRAP_BIT;
+
+	while (i >= num) {
+		i -= num;
+		w ^= PK_WRAP_BIT;
+	}
+	return i | w;
+}
 
 bool want(const char *name);
 
@@ -39,6 +67,14 @@ bool want(const char *name);
 			fn();                   \
 			test_end();             \
 		}                               \
+	} while (0)
+
+/* the same case on packed rings, as .../packed/<scenario> */
+#define RUN_PK(fn, name)                        \
+	do {                                    \
+		packed = true;                  \
+		RUN(fn, name);                  \
+		packed = false;                 \
 	} while (0)
 
 #define PEER_MAX 256
@@ -61,6 +97,7 @@ struct peer {
 	pthread_t th;
 	__u64 features, proto, queue_num, max_slots;
 	__u32 nack_req;		/* nack this request's NEED_REPLY */
+	bool packed_base;	/* GET_VRING_BASE answers both packed halves */
 	unsigned int n;		/* messages logged (atomic) */
 	struct peer_msg log[PEER_MAX];
 	unsigned int nmaps;
@@ -110,18 +147,35 @@ void rig_down(struct rig *g);
 /* every message the frontend sent so far has been read by the peer */
 bool rig_sync(struct rig *g);
 
+#define DEV_IDS 1024
+
+/*
+ * The test playing the device on one ring.  Split: last_avail and
+ * used_idx are ring indices.  Packed: they are positions (idx | wrap <<
+ * 15); dev_pop() returns buffer ids and remembers where each chain was,
+ * dev_used() queues used descriptors that dev_publish() makes visible
+ * (the first one's flags last).
+ */
 struct dev {
 	struct vufe *fe;
 	struct vufe_ring r;
 	__u16 last_avail;
 	__u16 used_idx;
+	__u16 pos[DEV_IDS];	/* packed: per id, the chain's first position */
+	__u16 cnt[DEV_IDS];	/* ... and its ring descriptors */
+	unsigned int npend;
+	__u16 pend_pos[DEV_IDS], pend_flags[DEV_IDS];
 };
 
 void dev_init(struct dev *d, struct vufe *fe, unsigned int vq);
 
 __u16 dev_avail_idx(struct dev *d);
 
-/* the next available head, or -1 */
+/* the device resumes from its used position (nothing popped, unused) */
+void dev_rewind(struct dev *d);
+
+/* the next available head (packed: buffer id), or -1; packed: -2 for a
+ * chain that never ends (NEXT on all of the ring's descriptors) */
 int dev_pop(struct dev *d);
 
 /* the chain of head flattened: descriptors (indirect expanded) */
@@ -142,6 +196,12 @@ void dev_publish(struct dev *d);
 __u16 dev_used_event(struct dev *d);
 
 void dev_set_avail_event(struct dev *d, __u16 v);
+
+/* packed: the device event area's flags (ENABLE, DISABLE, DESC) */
+void dev_set_event_flags(struct dev *d, __u16 flags);
+
+/* packed: the driver event area */
+__u16 dev_driver_flags(struct dev *d);
 
 __u64 efd_read(int fd);
 
@@ -174,6 +234,7 @@ void unit_rx_large(void);
 void unit_signals(void);
 void unit_hostile_ring_shapes(void);
 void unit_hostile_msg_shapes(void);
+void unit_hostile_ring_shapes_packed(void);
 
 /* ---- vufe_selftest_dpdk.c ---- */
 

@@ -91,6 +91,7 @@ static struct vufe_opts dpdk_opts(void)
 
 	o.path = srv.sock;
 	o.timeout_ms = 10000;
+	o.want_features = pkf(o.want_features);
 	return o;
 }
 
@@ -100,7 +101,9 @@ static bool dpdk_up(struct vufe_opts *o, struct vufe **fe)
 	if (!ASSERT_OK(vufe_create(o, fe), vufe_strerror(NULL)))
 		return false;
 	if (!ASSERT_OK(vufe_connect(*fe), vufe_strerror(*fe)) ||
-	    !ASSERT_OK(vufe_setup(*fe), vufe_strerror(*fe))) {
+	    !ASSERT_OK(vufe_setup(*fe), vufe_strerror(*fe)) ||
+	    !ASSERT_EQ(vufe_packed(*fe), packed,
+		       packed ? "RING_PACKED negotiated" : "split rings")) {
 		vufe_destroy(*fe);
 		*fe = NULL;
 		return false;
@@ -426,13 +429,14 @@ struct used_arg {
 	__u16 want;
 };
 
+/* the device has used WANT entries the driver has not consumed */
 static bool used_reached(struct vufe *fe, void *arg)
 {
 	struct used_arg *a = arg;
 	struct vufe_vq_stats st;
 
 	vufe_vq_stats(fe, a->vq, &st);
-	return st.used_idx == a->want;
+	return st.used_pending == a->want;
 }
 
 void dpdk_signals(void)
@@ -458,7 +462,7 @@ void dpdk_signals(void)
 	/* RX callbacks off: 20 frames arrive, no signal */
 	vufe_disable_cb(fe, VUFE_RXQ(0));
 	vufe_vq_stats(fe, VUFE_RXQ(0), &st);
-	ua.want = st.used_idx + 20;
+	ua.want = st.used_pending + 20;
 	make_frame(f, sizeof(f), 0);
 	for (i = 0; i < 20; i++)
 		vufe_send(fe, 0, NULL, f, sizeof(f), 0);
@@ -505,8 +509,22 @@ void dpdk_stop_reconnect(void)
 		goto out;
 	vufe_vq_stats(fe, VUFE_RXQ(0), &rx);
 	vufe_vq_stats(fe, VUFE_TXQ(0), &tx);
-	ASSERT_EQ(rx.base, rx.used_idx, "RX base = buffers used");
-	ASSERT_EQ(tx.base, tx.avail_idx, "TX base = frames sent");
+	if (packed) {
+		/*
+		 * Positions: the avail half where the device stopped, the
+		 * used half 0 (DPDK sends the avail half only: used = avail)
+		 * or the same.
+		 */
+		ASSERT_EQ(rx.base & 0xffff, rx.used_idx, "RX base = buffers used");
+		ASSERT_EQ(tx.base & 0xffff, tx.avail_idx, "TX base = frames sent");
+		ASSERT_TRUE(!(rx.base >> 16) || rx.base >> 16 == rx.used_idx,
+			    "RX used half");
+		ASSERT_TRUE(!(tx.base >> 16) || tx.base >> 16 == tx.avail_idx,
+			    "TX used half");
+	} else {
+		ASSERT_EQ(rx.base, rx.used_idx, "RX base = buffers used");
+		ASSERT_EQ(tx.base, tx.avail_idx, "TX base = frames sent");
+	}
 	if (!ASSERT_OK(vufe_reconnect(fe), vufe_strerror(fe)))
 		goto out;
 	for (i = 5; i < 10; i++)
@@ -541,6 +559,7 @@ void dpdk_client_mode(void)
 		 getpid());
 	o.path = cl.sock;
 	o.timeout_ms = 20000;
+	o.want_features = pkf(o.want_features);
 	if (!ASSERT_OK(vufe_create(&o, &fe), vufe_strerror(NULL)))
 		return;
 	if (!ASSERT_OK(vufe_listen(fe), vufe_strerror(fe)))
@@ -550,7 +569,8 @@ void dpdk_client_mode(void)
 		goto out;
 	}
 	if (!ASSERT_OK(vufe_accept(fe), vufe_strerror(fe)) ||
-	    !ASSERT_OK(vufe_setup(fe), vufe_strerror(fe)))
+	    !ASSERT_OK(vufe_setup(fe), vufe_strerror(fe)) ||
+	    !ASSERT_EQ(vufe_packed(fe), packed, "ring type negotiated"))
 		goto out;
 	vufe_post_rx(fe, 0, 0);
 	for (i = 0; i < 5; i++)

@@ -4,6 +4,7 @@
 
 const char *filter;
 bool verbose;
+bool packed;
 
 bool want(const char *name)
 {
@@ -147,6 +148,9 @@ void *peer_main(void *arg)
 
 			memcpy(&s, m->p, sizeof(s));
 			s.num = 0x1230 + s.index;
+			if (pr->packed_base)	/* avail 0x30+i, used 0x20+i */
+				s.num = (0x8030 + s.index) |
+					(0x8020 + s.index) << 16;
 			peer_reply(pr, m->req, &s, sizeof(s));
 			break;
 		}
@@ -211,10 +215,11 @@ bool rig_up(struct rig *g, struct vufe_opts *o, __u64 features,
 	int fd;
 
 	memset(g, 0, sizeof(*g));
-	g->pr.features = features;
+	g->pr.features = pkf(features);
 	g->pr.proto = proto;
 	g->pr.queue_num = 4;
 	g->pr.max_slots = 32;
+	o->want_features = pkf(o->want_features);
 	if (!ASSERT_OK(vufe_create(o, &g->fe), "vufe_create"))
 		return false;
 	if (!ASSERT_OK(peer_start(&g->pr, &fd), "peer_start"))
@@ -222,6 +227,9 @@ bool rig_up(struct rig *g, struct vufe_opts *o, __u64 features,
 	if (!ASSERT_OK(vufe_attach_fd(g->fe, fd), "attach"))
 		goto fail_peer;
 	if (!ASSERT_OK(vufe_setup(g->fe), vufe_strerror(g->fe)))
+		goto fail_conn;
+	if (!ASSERT_EQ(vufe_packed(g->fe), packed,
+		       packed ? "RING_PACKED negotiated" : "split rings"))
 		goto fail_conn;
 	return true;
 fail_conn:
@@ -255,11 +263,24 @@ bool rig_sync(struct rig *g)
 
 void dev_init(struct dev *d, struct vufe *fe, unsigned int vq)
 {
+	struct vufe_vq_stats st;
+
 	memset(d, 0, sizeof(*d));
 	d->fe = fe;
 	vufe_ring(fe, vq, &d->r);
+	if (d->r.packed) {
+		vufe_vq_stats(fe, vq, &st);
+		d->last_avail = st.avail_idx;
+		d->used_idx = st.last_used;
+		return;
+	}
 	d->last_avail = le16toh(d->r.avail->idx);
 	d->used_idx = le16toh(d->r.used->idx);
+}
+
+void dev_rewind(struct dev *d)
+{
+	d->last_avail = d->used_idx;
 }
 
 __u16 dev_avail_idx(struct dev *d)
@@ -267,11 +288,91 @@ __u16 dev_avail_idx(struct dev *d)
 	return le16toh(__atomic_load_n(&d->r.avail->idx, __ATOMIC_ACQUIRE));
 }
 
+static bool pk_is_avail(__u16 flags, __u16 pos)
+{
+	bool w = pos & PK_WRAP_BIT;
+
+	return !!(flags & (1u << VRING_PACKED_DESC_F_AVAIL)) == w &&
+	       !!(flags & (1u << VRING_PACKED_DESC_F_USED)) != w;
+}
+
+static int pk_pop(struct dev *d)
+{
+	__u16 p = d->last_avail, head = p, f, id;
+	unsigned int n = 0;
+
+	f = le16toh(__atomic_load_n(&d->r.pdesc[p & ~PK_WRAP_BIT].flags,
+				    __ATOMIC_ACQUIRE));
+	if (!pk_is_avail(f, p))
+		return -1;
+	for (;;) {
+		n++;
+		f = le16toh(d->r.pdesc[p & ~PK_WRAP_BIT].flags);
+		if (!(f & VRING_DESC_F_NEXT))
+			break;
+		if (n == d->r.num) {
+			d->last_avail = pk_pos(p, 1, d->r.num);
+			return -2;
+		}
+		p = pk_pos(p, 1, d->r.num);
+	}
+	id = le16toh(d->r.pdesc[p & ~PK_WRAP_BIT].id);
+	d->last_avail = pk_pos(p, 1, d->r.num);
+	if (id < DEV_IDS) {
+		d->pos[id] = head;
+		d->cnt[id] = n;
+	}
+	return id;
+}
+
 int dev_pop(struct dev *d)
 {
+	if (d->r.packed)
+		return pk_pop(d);
 	if (d->last_avail == dev_avail_idx(d))
 		return -1;
 	return le16toh(d->r.avail->ring[d->last_avail++ % d->r.num]);
+}
+
+/* a packed chain (indirect expanded) in split descriptors' form */
+static int pk_chain(struct dev *d, unsigned int id, struct vring_desc *out,
+		    unsigned int max, bool *indirect)
+{
+	const __u16 keep = VRING_DESC_F_NEXT | VRING_DESC_F_WRITE |
+			   VRING_DESC_F_INDIRECT;
+	struct vring_packed_desc *t;
+	unsigned int n, i;
+	__u16 p;
+
+	*indirect = false;
+	if (id >= DEV_IDS || !d->cnt[id])
+		return -1;
+	p = d->pos[id];
+	t = &d->r.pdesc[p & ~PK_WRAP_BIT];
+	if (le16toh(t->flags) & VRING_DESC_F_INDIRECT) {
+		*indirect = true;
+		n = le32toh(t->len) / 16;
+		t = vufe_gpa_to_ptr(d->fe, le64toh(t->addr), le32toh(t->len));
+		if (!t || n > max)
+			return -1;
+		for (i = 0; i < n; i++)
+			out[i] = (struct vring_desc){
+				.addr = t[i].addr, .len = t[i].len,
+				.flags = htole16(le16toh(t[i].flags) & keep),
+			};
+		return n;
+	}
+	if (d->cnt[id] > max)
+		return -1;
+	for (i = 0; i < d->cnt[id]; i++) {
+		t = &d->r.pdesc[p & ~PK_WRAP_BIT];
+		out[i] = (struct vring_desc){
+			.addr = t->addr, .len = t->len,
+			.flags = htole16(le16toh(t->flags) & keep),
+		};
+		p = pk_pos(p, 1, d->r.num);
+	}
+	return i;
 }
 
 int dev_chain(struct dev *d, unsigned int head, struct vring_desc *out,
@@ -280,6 +381,8 @@ int dev_chain(struct dev *d, unsigned int head, struct vring_desc *out,
 	struct vring_desc *t = d->r.desc;
 	unsigned int n = 0, i = head, tn = d->r.num;
 
+	if (d->r.packed)
+		return pk_chain(d, head, out, max, indirect);
 	*indirect = false;
 	if (le16toh(t[head].flags) & VRING_DESC_F_INDIRECT) {
 		*indirect = true;
@@ -345,8 +448,29 @@ int dev_write(struct dev *d, unsigned int head, const __u8 *in,
 
 void dev_used(struct dev *d, __u32 id, __u32 len)
 {
-	struct vring_used_elem *e = &d->r.used->ring[d->used_idx % d->r.num];
+	struct vring_used_elem *e;
+	struct vring_packed_desc *x;
+	__u16 p = d->used_idx;
 
+	if (d->r.packed) {
+		/* id and len now, the flags at dev_publish() */
+		x = &d->r.pdesc[p & ~PK_WRAP_BIT];
+		x->id = htole16(id);
+		x->len = htole32(len);
+		if (d->npend < DEV_IDS) {
+			d->pend_pos[d->npend] = p;
+			d->pend_flags[d->npend++] =
+				(p & PK_WRAP_BIT ?
+					 (1u << VRING_PACKED_DESC_F_AVAIL) |
+						 (1u << VRING_PACKED_DESC_F_USED) :
+					 0) |
+				(len ? VRING_DESC_F_WRITE : 0);
+		}
+		d->used_idx = pk_pos(p, id < DEV_IDS && d->cnt[id] ?
+						d->cnt[id] : 1, d->r.num);
+		return;
+	}
+	e = &d->r.used->ring[d->used_idx % d->r.num];
 	e->id = htole32(id);
 	e->len = htole32(len);
 	d->used_idx++;
@@ -354,13 +478,46 @@ void dev_used(struct dev *d, __u32 id, __u32 len)
 
 void dev_publish(struct dev *d)
 {
+	unsigned int i;
+
+	if (d->r.packed) {
+		/* the first used descriptor's flags last, as a device does */
+		for (i = d->npend; i-- > 0;)
+			__atomic_store_n(&d->r.pdesc[d->pend_pos[i] &
+						     ~PK_WRAP_BIT].flags,
+					 htole16(d->pend_flags[i]),
+					 __ATOMIC_RELEASE);
+		d->npend = 0;
+		return;
+	}
 	__atomic_store_n(&d->r.used->idx, htole16(d->used_idx),
 			 __ATOMIC_RELEASE);
 }
 
 __u16 dev_used_event(struct dev *d)
 {
+	if (d->r.packed)
+		return le16toh(__atomic_load_n(&d->r.driver_event->off_wrap,
+					       __ATOMIC_RELAXED));
 	return le16toh(d->r.avail->ring[d->r.num]);
+}
+
+__u16 dev_driver_flags(struct dev *d)
+{
+	return le16toh(__atomic_load_n(&d->r.driver_event->flags,
+				       __ATOMIC_RELAXED));
+}
+
+static void pk_device_event(struct dev *d, __u16 off_wrap, __u16 flags)
+{
+	struct vring_packed_desc_event ev = {
+		.off_wrap = htole16(off_wrap), .flags = htole16(flags),
+	};
+	__u32 v;
+
+	memcpy(&v, &ev, sizeof(v));
+	__atomic_store_n((__u32 *)d->r.device_event, v, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
 void dev_set_avail_event(struct dev *d, __u16 v)
@@ -368,8 +525,17 @@ void dev_set_avail_event(struct dev *d, __u16 v)
 	/* avail_event sits right after the used ring's last entry */
 	__u8 *p = (__u8 *)d->r.used + 4 + 8 * d->r.num;
 
+	if (d->r.packed) {
+		pk_device_event(d, v, VRING_PACKED_EVENT_FLAG_DESC);
+		return;
+	}
 	memcpy(p, &(__u16){ htole16(v) }, 2);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+void dev_set_event_flags(struct dev *d, __u16 flags)
+{
+	pk_device_event(d, le16toh(d->r.device_event->off_wrap), flags);
 }
 
 __u64 efd_read(int fd)

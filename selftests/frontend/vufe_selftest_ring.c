@@ -136,8 +136,12 @@ void unit_tx_reap(void)
 			  "room again");
 	vufe_vq_stats(g.fe, VUFE_TXQ(0), &st);
 	ASSERT_EQ(st.frames, 11, "frames counted");
-	/* the second descriptor of a chain heads nothing: a device bug */
-	dev_used(&d, le16toh(d.r.desc[heads[0]].next), 0);
+	/*
+	 * The second descriptor of a chain heads nothing: a device bug.
+	 * Packed: no next links; an id that is not in flight (ids 8..15
+	 * are free) is the same bug.
+	 */
+	dev_used(&d, packed ? 15 : le16toh(d.r.desc[heads[0]].next), 0);
 	dev_publish(&d);
 	ASSERT_EQ(vufe_tx_reap(g.fe, 0), -EPROTO, "used id not in flight");
 	if (verbose)
@@ -148,6 +152,9 @@ void unit_tx_reap(void)
 /* ------------------------------------------------------------------ */
 /* unit: kicks and callbacks                                           */
 /* ------------------------------------------------------------------ */
+
+/* where frame K starts: split entry base + k, packed descriptor 2k on */
+#define KEV(k) (packed ? pk_pos(base, 2 * (k), 256) : (__u16)(base + (k)))
 
 static void kick_case(__u16 base)
 {
@@ -160,14 +167,19 @@ static void kick_case(__u16 base)
 	__u16 ev;
 	int i;
 
-	/* set the base before the handshake: a ring that starts near 65535 */
+	/*
+	 * Set the base before the handshake: a ring that starts near 65535.
+	 * Packed: BASE is a position, and the kick decisions are made on
+	 * descriptors (2 per frame here): ev(k) is where frame k starts.
+	 */
 	memset(&g, 0, sizeof(g));
 	o.tx_slots = 256;
+	o.want_features = pkf(o.want_features);
 	if (!ASSERT_OK(vufe_create(&o, &fe), "create"))
 		return;
 	vufe_set_vring_base(fe, VUFE_TXQ(0), base);
 	g.fe = fe;
-	g.pr.features = VUFE_DEFAULT_FEATURES;
+	g.pr.features = pkf(VUFE_DEFAULT_FEATURES);
 	g.pr.proto = VUFE_PROTO_ACKED;
 	g.pr.queue_num = 1;
 	g.pr.max_slots = 8;
@@ -186,11 +198,12 @@ static void kick_case(__u16 base)
 			return;
 		}
 	}
+	ASSERT_EQ(vufe_packed(fe), packed, "ring type negotiated");
 	dev_init(&d, fe, VUFE_TXQ(0));
 	ASSERT_EQ(d.last_avail, base, "avail idx starts at the base");
 
 	/* the device wants a kick when entry base+3 becomes available */
-	ev = base + 3;
+	ev = KEV(3);
 	dev_set_avail_event(&d, ev);
 	for (i = 0; i < 3; i++)
 		vufe_send(fe, 0, NULL, frame, 60, 0);
@@ -201,31 +214,57 @@ static void kick_case(__u16 base)
 	ASSERT_EQ(efd_read(d.r.kick_fd), 0, "no kick after, event unchanged");
 
 	/* a batch that crosses avail_event kicks once */
-	dev_set_avail_event(&d, base + 7);
+	dev_set_avail_event(&d, KEV(7));
 	for (i = 0; i < 5; i++)
 		vufe_send(fe, 0, NULL, frame, 60, VUFE_TX_NO_KICK);
 	ASSERT_EQ(vufe_kick(fe, VUFE_TXQ(0)), 1, "batch [5,10) covers 7");
 	ASSERT_EQ(efd_read(d.r.kick_fd), 1, "one kick for the batch");
 	/* a batch that does not cross it does not */
-	dev_set_avail_event(&d, base + 100);
+	dev_set_avail_event(&d, KEV(100));
 	for (i = 0; i < 5; i++)
 		vufe_send(fe, 0, NULL, frame, 60, VUFE_TX_NO_KICK);
 	ASSERT_EQ(vufe_kick(fe, VUFE_TXQ(0)), 0, "batch [10,15) misses 100");
 	vufe_vq_stats(fe, VUFE_TXQ(0), &st);
 	ASSERT_EQ(st.kicks, 2, "kicks counted");
 	ASSERT_EQ(st.kicks_suppressed, 5, "suppressed counted");
-	ASSERT_EQ(st.avail_idx, (__u16)(base + 15), "avail idx wrapped");
+	ASSERT_EQ(st.avail_idx, KEV(15), "avail idx wrapped");
+	if (packed) {
+		/* every frame whole: what the device reads is what was sent */
+		static __u8 got[128];
+		int head, n = 0, ids[16];
+
+		while (n < 16 && (head = dev_pop(&d)) >= 0) {
+			if (dev_read(&d, head, got, sizeof(got)) != 12 + 60)
+				break;
+			ids[n++] = head;
+		}
+		ASSERT_EQ(n, 15, "15 frames of 2 descriptors each");
+		ASSERT_EQ(d.last_avail, KEV(15), "device at the driver's avail");
+		/*
+		 * All used and reaped: the driver's next used position
+		 * holds a descriptor of the start, which must not look used
+		 */
+		for (i = 0; i < n; i++)
+			dev_used(&d, ids[i], 0);
+		dev_publish(&d);
+		ASSERT_EQ(vufe_tx_reap(fe, 0), 15, vufe_strerror(fe));
+		ASSERT_EQ(vufe_tx_reap(fe, 0), 0, "nothing more used");
+	}
 	rig_down(&g);
 }
 
 void unit_kick_event_idx(void)
 {
-	kick_case(0);
+	kick_case(packed ? PK_WRAP_BIT : 0);
 }
 
 void unit_kick_event_idx_wrap(void)
 {
-	kick_case(65530);	/* entries 65530..65535, 0..8 */
+	/*
+	 * split: entries 65530..65535, 0..8; packed: position 250 with wrap
+	 * counter 0, the ring wraps at frame 3
+	 */
+	kick_case(packed ? 250 : 65530);
 }
 
 void unit_kick_no_notify(void)
@@ -242,11 +281,18 @@ void unit_kick_no_notify(void)
 	dev_init(&d, g.fe, VUFE_TXQ(0));
 	vufe_send(g.fe, 0, NULL, frame, 60, 0);
 	ASSERT_EQ(efd_read(d.r.kick_fd), 1, "kick while NO_NOTIFY clear");
-	d.r.used->flags = htole16(VRING_USED_F_NO_NOTIFY);
+	/* packed: the device event area's DISABLE and ENABLE */
+	if (packed)
+		dev_set_event_flags(&d, VRING_PACKED_EVENT_FLAG_DISABLE);
+	else
+		d.r.used->flags = htole16(VRING_USED_F_NO_NOTIFY);
 	vufe_send(g.fe, 0, NULL, frame, 60, 0);
 	vufe_send(g.fe, 0, NULL, frame, 60, 0);
 	ASSERT_EQ(efd_read(d.r.kick_fd), 0, "no kick under NO_NOTIFY");
-	d.r.used->flags = 0;
+	if (packed)
+		dev_set_event_flags(&d, VRING_PACKED_EVENT_FLAG_ENABLE);
+	else
+		d.r.used->flags = 0;
 	vufe_send(g.fe, 0, NULL, frame, 60, 0);
 	ASSERT_EQ(efd_read(d.r.kick_fd), 1, "kick again");
 	rig_down(&g);
@@ -266,13 +312,28 @@ void unit_callbacks(void)
 	dev_init(&d, g.fe, VUFE_TXQ(0));
 	for (i = 0; i < 8; i++)
 		vufe_send(g.fe, 0, NULL, frame, 60, 0);
+	/*
+	 * Packed: off_wrap is a position (wrap counter 1 at the start) and
+	 * counts descriptors, 16 for the 8 frames; the flags say DESC,
+	 * DISABLE or ENABLE.
+	 */
 	ASSERT_TRUE(vufe_enable_cb(g.fe, VUFE_TXQ(0)), "nothing pending");
-	ASSERT_EQ(dev_used_event(&d), 0, "used_event = last used");
+	ASSERT_EQ(dev_used_event(&d), packed ? PK_WRAP_BIT : 0,
+		  "used_event = last used");
+	if (packed)
+		ASSERT_EQ(dev_driver_flags(&d), VRING_PACKED_EVENT_FLAG_DESC,
+			  "driver event flags DESC");
 	/* 8 outstanding: delayed asks for a signal after 6 */
 	ASSERT_TRUE(vufe_enable_cb_delayed(g.fe, VUFE_TXQ(0)), "delayed");
-	ASSERT_EQ(dev_used_event(&d), 6, "used_event = last + 3/4 of 8");
+	ASSERT_EQ(dev_used_event(&d), packed ? PK_WRAP_BIT | 12 : 6,
+		  "used_event = last + 3/4 of 8");
 	vufe_disable_cb(g.fe, VUFE_TXQ(0));
-	ASSERT_EQ(dev_used_event(&d), 0, "disable: used_event 0, as Linux");
+	if (packed)
+		ASSERT_EQ(dev_driver_flags(&d), VRING_PACKED_EVENT_FLAG_DISABLE,
+			  "disable: DISABLE");
+	else
+		ASSERT_EQ(dev_used_event(&d), 0,
+			  "disable: used_event 0, as Linux");
 	/* pending work: enable_cb says so */
 	dev_used(&d, dev_pop(&d), 0);
 	dev_publish(&d);
@@ -286,10 +347,18 @@ void unit_callbacks(void)
 		return;
 	dev_init(&d, g.fe, VUFE_RXQ(0));
 	vufe_disable_cb(g.fe, VUFE_RXQ(0));
-	ASSERT_EQ(le16toh(d.r.avail->flags), VRING_AVAIL_F_NO_INTERRUPT,
-		  "NO_INTERRUPT set");
+	if (packed)
+		ASSERT_EQ(dev_driver_flags(&d), VRING_PACKED_EVENT_FLAG_DISABLE,
+			  "DISABLE set");
+	else
+		ASSERT_EQ(le16toh(d.r.avail->flags), VRING_AVAIL_F_NO_INTERRUPT,
+			  "NO_INTERRUPT set");
 	vufe_enable_cb(g.fe, VUFE_RXQ(0));
-	ASSERT_EQ(le16toh(d.r.avail->flags), 0, "NO_INTERRUPT cleared");
+	if (packed)
+		ASSERT_EQ(dev_driver_flags(&d), VRING_PACKED_EVENT_FLAG_ENABLE,
+			  "ENABLE without EVENT_IDX");
+	else
+		ASSERT_EQ(le16toh(d.r.avail->flags), 0, "NO_INTERRUPT cleared");
 	rig_down(&g);
 }
 
@@ -330,7 +399,7 @@ void unit_rx_mergeable(void)
 	posted = vufe_post_rx(g.fe, 0, 0);
 	ASSERT_EQ(posted, 256, "a page-sized buffer per descriptor");
 	dev_init(&d, g.fe, VUFE_RXQ(0));
-	d.last_avail = 0;
+	dev_rewind(&d);
 	heads[0] = dev_pop(&d);
 	ASSERT_EQ(dev_chain(&d, heads[0], ch, 4, &ind), 1, "one descriptor");
 	ASSERT_EQ(le32toh(ch[0].len), 4096, "page-sized");
@@ -361,8 +430,10 @@ void unit_rx_mergeable(void)
 	want.num_buffers = htole16(3);
 	ASSERT_MEMEQ(&h, &want, 12, "header returned");
 	vufe_vq_stats(g.fe, VUFE_RXQ(0), &st);
-	ASSERT_EQ(st.avail_idx, 256 + 3, "3 buffers reposted");
-	ASSERT_EQ(dev_used_event(&d), 3, "rearmed at the next used entry");
+	/* packed: positions, the avail one a lap on (wrap counter 0) */
+	ASSERT_EQ(st.avail_idx, packed ? 3 : 256 + 3, "3 buffers reposted");
+	ASSERT_EQ(dev_used_event(&d), packed ? PK_WRAP_BIT | 3 : 3,
+		  "rearmed at the next used entry");
 
 	/* a frame that fits one buffer exactly */
 	len = rx_stream(stream, frame, 4096 - 12, 1);
@@ -402,16 +473,24 @@ void unit_rx_mergeable_bad(void)
 			return;
 		vufe_post_rx(g.fe, 0, 8);
 		dev_init(&d, g.fe, VUFE_RXQ(0));
-		d.last_avail = 0;
+		dev_rewind(&d);
 		head = dev_pop(&d);
 		rx_stream(stream, frame, 100, i == 0 ? 0 : 1);
 		dev_write(&d, head, stream, 112);
 		if (i == 1)
 			head = 200;
 		if (i == 3) {
-			__u8 *p = vufe_gpa_to_ptr(g.fe,
-						  le64toh(d.r.desc[head].addr),
-						  4097);
+			struct vring_desc ch;
+			bool ind;
+			__u8 *p = NULL;
+
+			if (dev_chain(&d, head, &ch, 1, &ind) == 1)
+				p = vufe_gpa_to_ptr(g.fe, le64toh(ch.addr),
+						    4097);
+			if (!ASSERT_OK_PTR(p, "the buffer")) {
+				rig_down(&g);
+				return;
+			}
 			p[4096] = 0;	/* one byte past */
 		}
 		dev_used(&d, head, i == 2 ? 5000 : 112);
@@ -447,7 +526,7 @@ static void rx_big_case(bool indirect)
 	posted = vufe_post_rx(g.fe, 0, 0);
 	ASSERT_EQ(posted, indirect ? 64 : 256 / 18, "chains posted");
 	dev_init(&d, g.fe, VUFE_RXQ(0));
-	d.last_avail = 0;
+	dev_rewind(&d);
 	head = dev_pop(&d);
 	n = dev_chain(&d, head, ch, 40, &ind);
 	ASSERT_EQ(n, 18, "header + 17 pages");
@@ -497,7 +576,7 @@ void unit_rx_large(void)
 		return;
 	ASSERT_EQ(vufe_post_rx(g.fe, 0, 0), 64, "64 large buffers");
 	dev_init(&d, g.fe, VUFE_RXQ(0));
-	d.last_avail = 0;
+	dev_rewind(&d);
 	head = dev_pop(&d);
 	ASSERT_EQ(dev_chain(&d, head, ch, 2, &ind), 1, "one descriptor");
 	ASSERT_EQ(le32toh(ch[0].len), 65562, "of 65562 bytes");
@@ -624,6 +703,115 @@ void unit_hostile_ring_shapes(void)
 	ASSERT_EQ((__u16)(dev_avail_idx(&d) - a), d.r.num + 1,
 		  "avail idx jumps by size + 1");
 	ASSERT_EQ(efd_read(d.r.kick_fd), 9, "every one kicked");
+	rig_down(&g);
+}
+
+/*
+ * The packed forms of vufe_hostile_ring() (vufe.h): the faults that exist
+ * on both ring types look the same; next links, avail ring heads and
+ * avail->idx do not exist on a packed ring, and their kinds put the packed
+ * faults in their place.  DESC_LOOP takes the whole ring, so it goes last.
+ */
+void unit_hostile_ring_shapes_packed(void)
+{
+	struct vufe_opts o = VUFE_OPTS_DEFAULT;
+	struct vring_packed_desc *pd, *t;
+	struct vring_desc ch[4];
+	struct rig g;
+	struct dev d;
+	bool ind;
+	__u16 p;
+	int id;
+
+	if (!rig_up(&g, &o, VUFE_DEFAULT_FEATURES, VUFE_PROTO_ACKED))
+		return;
+	dev_init(&d, g.fe, VUFE_TXQ(0));
+	pd = d.r.pdesc;
+
+	ASSERT_EQ(vufe_hostile_ring(g.fe, VUFE_TXQ(0), VUFE_BAD_DESC_OOB), 1,
+		  "kicked");
+	id = dev_pop(&d);
+	if (ASSERT_EQ(dev_chain(&d, id, ch, 4, &ind), 2, "two descriptors"))
+		ASSERT_NULL(vufe_gpa_to_ptr(g.fe, le64toh(ch[1].addr), 1),
+			    "data outside guest memory");
+
+	vufe_hostile_ring(g.fe, VUFE_TXQ(0), VUFE_BAD_DESC_STRADDLE);
+	id = dev_pop(&d);
+	if (ASSERT_EQ(dev_chain(&d, id, ch, 4, &ind), 2, "two descriptors")) {
+		ASSERT_OK_PTR(vufe_gpa_to_ptr(g.fe, le64toh(ch[1].addr), 1),
+			      "starts inside");
+		ASSERT_NULL(vufe_gpa_to_ptr(g.fe, le64toh(ch[1].addr),
+					    le32toh(ch[1].len)),
+			    "ends outside");
+	}
+
+	vufe_hostile_ring(g.fe, VUFE_TXQ(0), VUFE_BAD_INDIRECT_OOB);
+	id = dev_pop(&d);
+	ASSERT_GE(id, 0, "available");
+	p = d.pos[id & (DEV_IDS - 1)] & ~PK_WRAP_BIT;
+	ASSERT_TRUE(le16toh(pd[p].flags) & VRING_DESC_F_INDIRECT, "indirect");
+	ASSERT_NULL(vufe_gpa_to_ptr(g.fe, le64toh(pd[p].addr), 32),
+		    "table outside");
+
+	vufe_hostile_ring(g.fe, VUFE_TXQ(0), VUFE_BAD_INDIRECT_ENTRY);
+	id = dev_pop(&d);
+	p = d.pos[id & (DEV_IDS - 1)] & ~PK_WRAP_BIT;
+	t = vufe_gpa_to_ptr(g.fe, le64toh(pd[p].addr), 32);
+	if (ASSERT_OK_PTR(t, "table inside"))
+		ASSERT_NULL(vufe_gpa_to_ptr(g.fe, le64toh(t[1].addr), 1),
+			    "entry outside");
+
+	vufe_hostile_ring(g.fe, VUFE_TXQ(0), VUFE_BAD_INDIRECT_LEN);
+	id = dev_pop(&d);
+	p = d.pos[id & (DEV_IDS - 1)] & ~PK_WRAP_BIT;
+	ASSERT_EQ(le32toh(pd[p].len) % 16, 1, "len not 16k");
+
+	vufe_hostile_ring(g.fe, VUFE_TXQ(0), VUFE_BAD_INDIRECT_NESTED);
+	id = dev_pop(&d);
+	p = d.pos[id & (DEV_IDS - 1)] & ~PK_WRAP_BIT;
+	t = vufe_gpa_to_ptr(g.fe, le64toh(pd[p].addr), 32);
+	if (ASSERT_OK_PTR(t, "table inside"))
+		ASSERT_TRUE(le16toh(t[1].flags) & VRING_DESC_F_INDIRECT,
+			    "entry is indirect itself");
+
+	/* NEXT_OOB: an indirect descriptor that chains on */
+	vufe_hostile_ring(g.fe, VUFE_TXQ(0), VUFE_BAD_DESC_NEXT_OOB);
+	id = dev_pop(&d);
+	ASSERT_EQ(d.cnt[id & (DEV_IDS - 1)], 2, "two ring descriptors");
+	p = d.pos[id & (DEV_IDS - 1)] & ~PK_WRAP_BIT;
+	ASSERT_EQ(le16toh(pd[p].flags) &
+			  (VRING_DESC_F_INDIRECT | VRING_DESC_F_NEXT),
+		  VRING_DESC_F_INDIRECT | VRING_DESC_F_NEXT,
+		  "INDIRECT with NEXT");
+
+	/* HEAD_OOB: a buffer id past the ring */
+	vufe_hostile_ring(g.fe, VUFE_TXQ(0), VUFE_BAD_HEAD_OOB);
+	id = dev_pop(&d);
+	ASSERT_GE(id, d.r.num, "id >= size");
+
+	/* AVAIL_JUMP: an indirect table as a chain's second descriptor */
+	vufe_hostile_ring(g.fe, VUFE_TXQ(0), VUFE_BAD_AVAIL_JUMP);
+	id = dev_pop(&d);
+	ASSERT_EQ(d.cnt[id & (DEV_IDS - 1)], 2, "two ring descriptors");
+	p = d.pos[id & (DEV_IDS - 1)];
+	ASSERT_FALSE(le16toh(pd[p & ~PK_WRAP_BIT].flags) &
+			     VRING_DESC_F_INDIRECT, "first is a buffer");
+	p = pk_pos(p, 1, d.r.num) & ~PK_WRAP_BIT;
+	ASSERT_TRUE(le16toh(pd[p].flags) & VRING_DESC_F_INDIRECT,
+		    "second is an indirect table");
+	ASSERT_EQ(dev_pop(&d), -1, "nothing more available");
+
+	/* DESC_LOOP: all of the rest of the ring, NEXT on every one */
+	ASSERT_EQ(vufe_hostile_ring(g.fe, VUFE_TXQ(0), VUFE_BAD_DESC_LOOP),
+		  -ENOSPC, "needs the whole ring");
+	rig_down(&g);
+	if (!rig_up(&g, &o, VUFE_DEFAULT_FEATURES, VUFE_PROTO_ACKED))
+		return;
+	dev_init(&d, g.fe, VUFE_TXQ(0));
+	ASSERT_EQ(vufe_hostile_ring(g.fe, VUFE_TXQ(0), VUFE_BAD_DESC_LOOP), 1,
+		  "kicked");
+	ASSERT_EQ(dev_pop(&d), -2, "a chain that never ends");
+	ASSERT_EQ(efd_read(d.r.kick_fd), 1, "kicked once");
 	rig_down(&g);
 }
 

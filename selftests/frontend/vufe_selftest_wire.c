@@ -150,7 +150,7 @@ void unit_handshake_mem_slots(void)
 	ASSERT_EQ(msg_u64(&g.pr.log[2]), VUFE_PROTO_ACKED,
 		  "acked protocol features = offered & {MQ,REPLY_ACK,"
 		  "CONFIGURE_MEM_SLOTS,LOG_SHMFD,RARP}");
-	ASSERT_EQ(msg_u64(&g.pr.log[7]), VUFE_DEFAULT_FEATURES,
+	ASSERT_EQ(msg_u64(&g.pr.log[7]), pkf(VUFE_DEFAULT_FEATURES),
 		  "SET_FEATURES = offered & wanted, bit 30 included");
 	ASSERT_EQ(vufe_max_queues(g.fe), 4, "GET_QUEUE_NUM answer kept");
 	ASSERT_EQ(vufe_max_mem_slots(g.fe), 32, "GET_MAX_MEM_SLOTS kept");
@@ -177,6 +177,30 @@ void unit_handshake_mem_slots(void)
 	ASSERT_EQ(a.used_user_addr, (__u64)(unsigned long)r.used, "used");
 	ASSERT_EQ(a.avail_user_addr, (__u64)(unsigned long)r.avail, "avail");
 	ASSERT_EQ(a.log_guest_addr, r.used_gpa, "log_guest_addr = used gpa");
+	if (packed) {
+		struct vhost_vring_state st;
+
+		/* the same areas: descriptor ring, driver and device events */
+		ASSERT_TRUE(r.packed, "packed ring");
+		ASSERT_EQ(a.desc_user_addr, (__u64)(unsigned long)r.pdesc,
+			  "descriptor ring");
+		ASSERT_EQ(a.avail_user_addr,
+			  (__u64)(unsigned long)r.driver_event,
+			  "driver event area");
+		ASSERT_EQ(a.used_user_addr,
+			  (__u64)(unsigned long)r.device_event,
+			  "device event area");
+		memcpy(&st, g.pr.log[11].p, sizeof(st));
+		ASSERT_EQ(st.num, 0x80008000,
+			  "SET_VRING_BASE: avail and used at 0, wrap counters 1");
+		/* EVENT_IDX: a signal at the first used descriptor */
+		ASSERT_EQ(le16toh(r.driver_event->flags),
+			  VRING_PACKED_EVENT_FLAG_DESC, "driver event DESC");
+		ASSERT_EQ(le16toh(r.driver_event->off_wrap), 0x8000,
+			  "driver event at position 0, wrap 1");
+		ASSERT_EQ(le16toh(r.pdesc[0].flags), 0,
+			  "no descriptor available yet");
+	}
 	peer_desc = peer_hva(&g.pr, a.desc_user_addr);
 	if (ASSERT_OK_PTR(peer_desc, "peer translates desc_user_addr")) {
 		r.desc[3].addr = htole64(0x1122334455667788ULL);
@@ -221,6 +245,13 @@ void unit_handshake_mem_table(void)
 	ASSERT_EQ(g.pr.log[17].req, VUFE_SET_VRING_ENABLE, "enable");
 	ASSERT_TRUE(g.pr.log[17].flags & VUFE_MSG_NEED_REPLY,
 		    "enable_need_reply");
+	if (packed) {
+		struct vhost_vring_state st;
+
+		memcpy(&st, g.pr.log[8].p, sizeof(st));
+		ASSERT_EQ(g.pr.log[8].req, VUFE_SET_VRING_BASE, "base");
+		ASSERT_EQ(st.num, 0x80008000, "packed base, both halves");
+	}
 out:
 	rig_down(&g);
 }
@@ -328,7 +359,8 @@ void unit_stop_reconnect(void)
 	snprintf(l.path, sizeof(l.path), "/tmp/vufe-unit-%d.sock", getpid());
 	strcpy(sa.sun_path, l.path);
 	for (i = 0; i < 2; i++) {
-		l.pr[i].features = VUFE_DEFAULT_FEATURES;
+		l.pr[i].features = pkf(VUFE_DEFAULT_FEATURES);
+		l.pr[i].packed_base = packed;
 		l.pr[i].proto = VUFE_PROTO_ACKED;
 		l.pr[i].queue_num = 1;
 		l.pr[i].max_slots = 8;
@@ -343,6 +375,7 @@ void unit_stop_reconnect(void)
 	started = true;
 	o.path = l.path;
 	o.timeout_ms = 2000;
+	o.want_features = pkf(o.want_features);
 	if (!ASSERT_OK(vufe_create(&o, &fe), "create") ||
 	    !ASSERT_OK(vufe_connect(fe), vufe_strerror(fe)))
 		goto out;
@@ -351,8 +384,11 @@ void unit_stop_reconnect(void)
 		goto out;
 	if (!ASSERT_OK(vufe_stop(fe), vufe_strerror(fe)))
 		goto out;
+	ASSERT_EQ(vufe_packed(fe), packed, "ring type negotiated");
 	vufe_vq_stats(fe, 1, &st);
-	ASSERT_EQ(st.base, 0x1231, "GET_VRING_BASE answer kept");
+	/* packed: the 32-bit answer, both positions with their wraps */
+	ASSERT_EQ(st.base, packed ? 0x80218031 : 0x1231,
+		  "GET_VRING_BASE answer kept");
 	if (!ASSERT_OK(vufe_reconnect(fe), vufe_strerror(fe))) {
 		if (vufe_sock_fd(fe) >= 0)
 			conns++;
@@ -367,7 +403,9 @@ void unit_stop_reconnect(void)
 		if (p2->log[i].req != VUFE_SET_VRING_BASE)
 			continue;
 		memcpy(&s, p2->log[i].p, sizeof(s));
-		ASSERT_EQ(s.num, 0x1230 + s.index,
+		ASSERT_EQ(s.num, packed ? (0x8030 + s.index) |
+						  (0x8020 + s.index) << 16 :
+					  0x1230 + s.index,
 			  "SET_VRING_BASE after reconnect = saved base");
 	}
 	ASSERT_EQ(p2->log[0].req, VUFE_GET_FEATURES,

@@ -267,8 +267,17 @@ unsigned int vhost_vq_packed_avail_count(struct vhost_vq *vq)
 			pos_add(vq, &idx, &wrap, 1);
 			flags = le16toh(RD(vq->pdesc[idx].flags));
 		}
-		if (walked >= vq->num)
-			break; /* a chain as long as the ring: pop breaks it */
+		if (walked >= vq->num) {
+			/*
+			 * A chain longer than the ring: counted, so that the
+			 * caller pops it and the pop breaks the ring (not
+			 * counted, a device that pops only what is counted
+			 * would look again and again, the ring neither moving
+			 * nor broken).
+			 */
+			cnt++;
+			break;
+		}
 		walked++;
 		pos_add(vq, &idx, &wrap, 1);
 		cnt++;
