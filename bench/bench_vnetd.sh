@@ -13,6 +13,8 @@
 #            watched that long before vnetd sleeps
 #   vnetd-nosb the same as vnetd with --no-sandbox: no seccomp filter, no
 #            capability dropped (vnetd/vnetd-nosb is the sandbox's cost)
+#   vnetd-pk the same as vnetd with --packed, its guest with packed_vq=1:
+#            packed virtqueues (vnetd-pk/vnetd is packed against split)
 #   peer     dpdk-testpmd --vdev net_vhost0,iface=S --vdev net_tap0,iface=T
 #            in io forwarding mode (its tap driver: a syscall per frame)
 #   ceiling  no backend: bench_vnetd_io writes the same frames into a tap
@@ -41,7 +43,7 @@
 # loop stop by themselves after 60 s if this script is killed.
 #
 #   bench/bench_vnetd.sh [-r REPS] [-d SECONDS] [-s "64 1500"]
-#                        [-a "peer vnetd vnetd_nosb vnetd_bp ceiling"]
+#                        [-a "peer vnetd vnetd_nosb vnetd_bp vnetd_pk ceiling"]
 #                        [-t "g2t t2g"]
 #
 # -a: the arms to measure (default all), -t: the directions (default both);
@@ -76,7 +78,7 @@ TESTPMD=${VNET_TESTPMD:-dpdk-testpmd}
 REPS=3
 SECS=1
 SIZES="64 1500"
-ARMS="peer vnetd vnetd_nosb vnetd_bp ceiling"
+ARMS="peer vnetd vnetd_nosb vnetd_bp vnetd_pk ceiling"
 DIRS="g2t t2g"
 while getopts "r:d:s:a:t:h" opt; do
 	case $opt in
@@ -86,7 +88,7 @@ while getopts "r:d:s:a:t:h" opt; do
 	a) ARMS=$OPTARG ;;
 	t) DIRS=$OPTARG ;;
 	*)
-		sed -n '4,40p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '4,50p' "$0" | sed 's/^# \{0,1\}//'
 		exit 2
 		;;
 	esac
@@ -138,6 +140,9 @@ SOCK_P=/tmp/vnet-bench-$$-vnetd-bp.sock
 TN=vbn$id	# vnetd-nosb's tap
 SOCK_N=/tmp/vnet-bench-$$-vnetd-nosb.sock
 VNETD_NOSB_PID=
+TK=vbk$id	# vnetd-pk's tap
+SOCK_K=/tmp/vnet-bench-$$-vnetd-pk.sock
+VNETD_PK_PID=
 BUSY_POLL=${BUSY_POLL:-50}
 # the second vnetd arm: --busy-poll, unless told otherwise (e.g. another
 # build of vnetd, to compare two commits in one interleaved run)
@@ -212,9 +217,10 @@ cleanup()
 	stop_pid "$VNETD_PID" TERM
 	stop_pid "$VNETD_BP_PID" TERM
 	stop_pid "$VNETD_NOSB_PID" TERM
+	stop_pid "$VNETD_PK_PID" TERM
 	"$VNETCTL" -n "$NS" detach "$TC" >/dev/null 2>&1
 	ip netns del "$NS" 2>/dev/null
-	rm -f "$SOCK_V" "$SOCK_P" "$SOCK_N" "$SOCK_D"
+	rm -f "$SOCK_V" "$SOCK_P" "$SOCK_N" "$SOCK_K" "$SOCK_D"
 	if [ "$failed" -eq 0 ]; then
 		rm -rf "$LOGS"
 	else
@@ -262,6 +268,18 @@ start_vnetd_nosb()
 	fi
 }
 
+start_vnetd_pk()
+{
+	rm -f "$SOCK_K"
+	"$VNETD" --socket "$SOCK_K" --tap "$TK" --netns "$NS" \
+		--cpus "$BACKEND_CPU" --packed >>"$LOGS/vnetd-pk.log" 2>&1 &
+	VNETD_PK_PID=$!
+	if ! wait_sock "$SOCK_K" "$VNETD_PK_PID"; then
+		err "vnetd --packed did not start: $(tail -n 3 "$LOGS/vnetd-pk.log")"
+		return 1
+	fi
+}
+
 start_peer()
 {
 	rm -f "$SOCK_D"
@@ -292,7 +310,7 @@ start_guest()
 {
 	"$TESTPMD" --lcores "0@$GUEST_CPU,1@$GUEST_CPU" --no-huge -m 1024 \
 		--no-pci --no-shconf --file-prefix "vbguest$$" \
-		--vdev "net_virtio_user0,path=$1,queues=1$GUEST_PACKED$([ "$1" = "$SOCK_P" ] && echo "$VNETD_B_GUEST")" \
+		--vdev "net_virtio_user0,path=$1,queues=1$GUEST_PACKED$([ "$1" = "$SOCK_P" ] && echo "$VNETD_B_GUEST")$([ "$1" = "$SOCK_K" ] && [ -z "$GUEST_PACKED" ] && echo ",packed_vq=1")" \
 		-- --forward-mode="$2" --auto-start --nb-cores=1 \
 		--total-num-mbufs=32768 --disable-link-check --txpkts="$3" \
 		--stats-period 1 </dev/null >"$LOGS/guest.log" 2>&1 &
@@ -488,7 +506,7 @@ if ! "$VNETCTL" -n "$NS" attach "$TC" >"$LOGS/attach.log" 2>&1; then
 	failed=1
 	exit 1
 fi
-if ! start_vnetd || ! start_vnetd_bp || ! start_vnetd_nosb; then
+if ! start_vnetd || ! start_vnetd_bp || ! start_vnetd_nosb || ! start_vnetd_pk; then
 	failed=1
 	exit 1
 fi
@@ -496,7 +514,7 @@ fi
 # R: frames/s; C: frames per second of the backend's CPU time; S: the
 # share of the window the backend had its CPU (guest->tap only)
 declare -A R C S
-CONFIGS="vnetd vnetd_nosb vnetd_bp peer ceil_vnet ceil_bare floor refused"
+CONFIGS="vnetd vnetd_nosb vnetd_bp vnetd_pk peer ceil_vnet ceil_bare floor refused"
 # record CONFIG DIR SIZE "FRAMES/S [FRAMES/CPU-S SHARE]"
 record()
 {
@@ -516,8 +534,8 @@ echo "bench_vnetd: $REPS repetitions, ${SECS} s windows, guest on CPU $GUEST_CPU
 t_start=$(date +%s)
 for rep in $(seq "$REPS"); do
 	echo "repetition $rep/$REPS" >&2
-	blocks="peer vnetd vnetd_nosb vnetd_bp ceiling"
-	[ $((rep % 2)) -eq 0 ] && blocks="ceiling vnetd_bp vnetd_nosb vnetd peer"
+	blocks="peer vnetd vnetd_nosb vnetd_bp vnetd_pk ceiling"
+	[ $((rep % 2)) -eq 0 ] && blocks="ceiling vnetd_pk vnetd_bp vnetd_nosb vnetd peer"
 	for blk in $blocks; do
 		has "$ARMS" "$blk" || continue
 		case $blk in
@@ -531,6 +549,12 @@ for rep in $(seq "$REPS"); do
 			for s in $SIZES; do
 				has "$DIRS" g2t && record vnetd_nosb g2t "$s" "$(g2t_backend "$SOCK_N" "$TN" "$s" "$VNETD_NOSB_PID")"
 				has "$DIRS" t2g && record vnetd_nosb t2g "$s" "$(t2g_backend "$SOCK_N" "$TN" "$s" "$VNETD_NOSB_PID")"
+			done
+			;;
+		vnetd_pk)
+			for s in $SIZES; do
+				has "$DIRS" g2t && record vnetd_pk g2t "$s" "$(g2t_backend "$SOCK_K" "$TK" "$s" "$VNETD_PK_PID")"
+				has "$DIRS" t2g && record vnetd_pk t2g "$s" "$(t2g_backend "$SOCK_K" "$TK" "$s" "$VNETD_PK_PID")"
 			done
 			;;
 		vnetd_bp)
@@ -608,7 +632,7 @@ fmt()
 		BEGIN { printf "%s / %s / %s", k(a), k(b), k(c) }'
 }
 
-declare -A LABEL=([vnetd]="vnetd" [vnetd_nosb]="vnetd --no-sandbox" [vnetd_bp]="$VNETD_B_LABEL" [peer]="DPDK vhost+tap peer"
+declare -A LABEL=([vnetd]="vnetd" [vnetd_nosb]="vnetd --no-sandbox" [vnetd_bp]="$VNETD_B_LABEL" [vnetd_pk]="vnetd --packed (packed rings)" [peer]="DPDK vhost+tap peer"
 	[ceil_vnet]="tap ceiling, vnet attached" [ceil_bare]="tap ceiling, bare tap"
 	[floor]="io_uring floor (link down)"
 	[refused]="refused writes (8 B, EINVAL)")
@@ -648,6 +672,8 @@ ratio_lines()
 			"$(ratios "${a[vnetd_bp,$2,$s]:-}" "${a[vnetd,$2,$s]:-}" | sed 's# # / #g')"
 		echo "  $s B, the sandbox: vnetd / vnetd --no-sandbox per repetition (min / median / max):" \
 			"$(ratios "${a[vnetd,$2,$s]:-}" "${a[vnetd_nosb,$2,$s]:-}" | sed 's# # / #g')"
+		echo "  $s B, packed rings: vnetd --packed / vnetd (split) per repetition (min / median / max):" \
+			"$(ratios "${a[vnetd_pk,$2,$s]:-}" "${a[vnetd,$2,$s]:-}" | sed 's# # / #g')"
 	done
 }
 
