@@ -25,6 +25,10 @@
 #            builds the skb, then drops it with EIO instead of handing it
 #            to the stack: a write path with no receive behind it, a
 #            bound above any tap writer (guest->tap)
+#   cold     the vnet ceiling's loop taking its frames in turn from 256
+#            slots that a thread on GUEST_CPU keeps rewriting, as a guest
+#            writes its frames on its CPU: the ceiling when the data comes
+#            from another CPU's cache (guest->tap)
 #   refused  the same loop writing 8 bytes, which tun refuses at once
 #            (EINVAL): io_uring and tun's entry, no frame (64 B row)
 # Directions and meters:
@@ -88,7 +92,7 @@ while getopts "r:d:s:a:t:h" opt; do
 	a) ARMS=$OPTARG ;;
 	t) DIRS=$OPTARG ;;
 	*)
-		sed -n '4,50p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '4,54p' "$0" | sed 's/^# \{0,1\}//'
 		exit 2
 		;;
 	esac
@@ -456,6 +460,17 @@ g2t_refused()
 	echo "${r:-nan nan nan}"
 }
 
+# g2t_cold TAP SIZE: "frames/s frames/CPU-s share", frames from GUEST_CPU
+g2t_cold()
+{
+	local r
+
+	r=$("$IO" cold --netns "$NS" --tap "$1" --size "$2" \
+		--cpu "$BACKEND_CPU" --touch-cpu "$GUEST_CPU" --seconds "$SECS" \
+		--warmup 0.3 2>>"$LOGS/io.log")
+	echo "${r:-nan nan nan}"
+}
+
 # g2t_ceiling TAP SIZE: "frames/s frames/CPU-s share"
 g2t_ceiling()
 {
@@ -514,7 +529,7 @@ fi
 # R: frames/s; C: frames per second of the backend's CPU time; S: the
 # share of the window the backend had its CPU (guest->tap only)
 declare -A R C S
-CONFIGS="vnetd vnetd_nosb vnetd_bp vnetd_pk peer ceil_vnet ceil_bare floor refused"
+CONFIGS="vnetd vnetd_nosb vnetd_bp vnetd_pk peer ceil_vnet ceil_bare ceil_cold floor refused"
 # record CONFIG DIR SIZE "FRAMES/S [FRAMES/CPU-S SHARE]"
 record()
 {
@@ -581,6 +596,7 @@ for rep in $(seq "$REPS"); do
 			for s in $SIZES; do
 				has "$DIRS" g2t && record ceil_vnet g2t "$s" "$(g2t_ceiling "$TC" "$s")"
 				has "$DIRS" g2t && record ceil_bare g2t "$s" "$(g2t_ceiling "$TB" "$s")"
+				has "$DIRS" g2t && record ceil_cold g2t "$s" "$(g2t_cold "$TC" "$s")"
 				has "$DIRS" g2t && record floor g2t "$s" "$(g2t_floor "$TB" "$s")"
 				has "$DIRS" g2t && [ "$s" = 64 ] &&
 					record refused g2t "$s" "$(g2t_refused "$TB")"
@@ -634,6 +650,7 @@ fmt()
 
 declare -A LABEL=([vnetd]="vnetd" [vnetd_nosb]="vnetd --no-sandbox" [vnetd_bp]="$VNETD_B_LABEL" [vnetd_pk]="vnetd --packed (packed rings)" [peer]="DPDK vhost+tap peer"
 	[ceil_vnet]="tap ceiling, vnet attached" [ceil_bare]="tap ceiling, bare tap"
+	[ceil_cold]="tap ceiling, frames from CPU $GUEST_CPU"
 	[floor]="io_uring floor (link down)"
 	[refused]="refused writes (8 B, EINVAL)")
 
@@ -666,7 +683,7 @@ ratio_lines()
 			echo "  $s B, per-repetition ratios (min / median / max), ${LABEL[$v]}:" \
 				"/peer $(ratios "${a[$v,$2,$s]:-}" "${a[peer,$2,$s]:-}" | sed 's# # / #g');" \
 				"/ceiling(vnet) $(ratios "${a[$v,$2,$s]:-}" "${a[ceil_vnet,$2,$s]:-}" | sed 's# # / #g');" \
-				"/ceiling(bare) $(ratios "${a[$v,$2,$s]:-}" "${a[ceil_bare,$2,$s]:-}" | sed 's# # / #g')"
+				"/ceiling(bare) $(ratios "${a[$v,$2,$s]:-}" "${a[ceil_bare,$2,$s]:-}" | sed 's# # / #g')$([ "$2" = g2t ] && echo "; /ceiling(cold) $(ratios "${a[$v,$2,$s]:-}" "${a[ceil_cold,$2,$s]:-}" | sed 's# # / #g')")"
 		done
 		echo "  $s B, ${LABEL[vnetd_bp]} / vnetd, per repetition (min / median / max):" \
 			"$(ratios "${a[vnetd_bp,$2,$s]:-}" "${a[vnetd,$2,$s]:-}" | sed 's# # / #g')"

@@ -25,6 +25,10 @@
  *           running XDP and the stack; completions per second bound any
  *           tap writer whose frames go on into the host (perf: io_uring
  *           ~20%, tun_get_user/tun_build_skb/flow dissection the rest)
+ *   cold    the write loop with the frames taken in turn from 256 slots
+ *           (a virtio ring's worth) that a thread on --touch-cpu C keeps
+ *           rewriting, as a guest writes its frames on its own CPU: what
+ *           the ceiling costs when the data comes from another CPU's cache
  *   refused the same loop writing 8 bytes, less than the virtio-net
  *           header: tun refuses each write at once (EINVAL); what
  *           io_uring and tun's entry cost, with no frame at all
@@ -42,7 +46,7 @@
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: bench_vnetd_io rate|write|floor|refused|read|gen|spin|signals [options]\n"
+		"usage: bench_vnetd_io rate|write|floor|refused|cold|read|gen|spin|signals [options]\n"
 		"  --netns NS --dev|--tap NAME --size N --cpu C --seconds S\n"
 		"  --warmup S --wait S --batch N --counter rx_packets|tx_packets\n"
 		"  --socket PATH --frames N --pid PID\n");
@@ -65,10 +69,11 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 'S' },
 		{ "frames", required_argument, NULL, 'f' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "touch-cpu", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .size = 64, .batch = 128, .frames = 4000,
-			  .cpu = -1, .seconds = 1, .warmup = 0.3, .wait = 15,
+			  .cpu = -1, .touch_cpu = -1, .seconds = 1, .warmup = 0.3, .wait = 15,
 			  .counter = "rx_packets" };
 	const char *mode;
 	int ch;
@@ -91,6 +96,7 @@ int main(int argc, char **argv)
 		case 'S': o.sock = optarg; break;
 		case 'f': o.frames = atoi(optarg); break;
 		case 'p': o.pid = atoi(optarg); break;
+		case 'T': o.touch_cpu = atoi(optarg); break;
 		default: usage();
 		}
 	}
@@ -111,6 +117,8 @@ int main(int argc, char **argv)
 		return do_write(&o, W_FLOOR);
 	if (!strcmp(mode, "refused"))
 		return do_write(&o, W_REFUSED);
+	if (!strcmp(mode, "cold"))
+		return do_write(&o, W_COLD);
 	if (!strcmp(mode, "read"))
 		return do_read(&o);
 	if (!strcmp(mode, "gen"))

@@ -9,6 +9,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -42,7 +43,7 @@
 struct opts {
 	const char *netns, *dev, *counter, *sock;
 	unsigned int size, batch, frames;
-	int cpu, pid;
+	int cpu, pid, touch_cpu;
 	double seconds, warmup, wait;
 };
 
@@ -89,6 +90,7 @@ enum write_kind {
 	W_FRAMES,	/* frames the tap takes: count rx_packets */
 	W_FLOOR,	/* link down: tun builds the skb, drops it (EIO) */
 	W_REFUSED,	/* 8 bytes, less than the virtio-net header: EINVAL */
+	W_COLD,		/* frames from a ring of slots another CPU rewrites */
 };
 
 int do_write(const struct opts *o, enum write_kind kind);

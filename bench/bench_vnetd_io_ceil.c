@@ -4,13 +4,41 @@
 
 /* ---- write: the guest->tap ceiling ---- */
 
+#define COLD_SLOTS 256
+#define COLD_SLOT 2048
+
+struct toucher {
+	unsigned char *slots;
+	const unsigned char *frame;
+	unsigned int len;
+	int cpu;
+};
+
+/* cold: rewrite every slot in turn, as a guest writes its frames */
+static void *touch(void *arg)
+{
+	struct toucher *t = arg;
+	unsigned int i = 0;
+
+	pin(t->cpu);
+	while (!stop) {
+		memcpy(t->slots + (size_t)i * COLD_SLOT, t->frame, t->len);
+		i = (i + 1) % COLD_SLOTS;
+	}
+	return NULL;
+}
+
 int do_write(const struct opts *o, enum write_kind kind)
 {
-	bool floor = kind != W_FRAMES;
+	bool floor = kind == W_FLOOR || kind == W_REFUSED;
 	int fail = kind == W_FLOOR ? -EIO : -EINVAL;
 	static const unsigned char dst[ETH_ALEN] = { 2, 0, 0, 0, 0, 0 };
 	static unsigned char buf[VNET_HDR_LEN + MAX_FRAME];
-	unsigned int len, i, head, n;
+	static unsigned char slots[COLD_SLOTS * COLD_SLOT]
+		__attribute__((aligned(4096)));
+	struct toucher t = { slots, buf, 0, o->touch_cpu };
+	pthread_t th;
+	unsigned int len, i, head, n, slot = 0;
 	uint64_t c0 = 0, c1, written = 0;
 	double t0 = 0, t1, end, cpu0 = 0;
 	struct io_uring ring;
@@ -27,6 +55,16 @@ int do_write(const struct opts *o, enum write_kind kind)
 	fd = tap_queue(o->dev, true);
 	ring_init(&ring, o->batch);
 	iov = (struct iovec){ buf, sizeof(buf) };
+	if (kind == W_COLD) {
+		if (len > COLD_SLOT)
+			die("cold: frames up to %d bytes", COLD_SLOT);
+		for (i = 0; i < COLD_SLOTS; i++)
+			memcpy(slots + (size_t)i * COLD_SLOT, buf, len);
+		t.len = len;
+		if (pthread_create(&th, NULL, touch, &t))
+			die("cold: no thread");
+		iov = (struct iovec){ slots, sizeof(slots) };
+	}
 	err = io_uring_register_buffers(&ring, &iov, 1);
 	if (err)
 		die("io_uring_register_buffers: %s", strerror(-err));
@@ -49,7 +87,14 @@ int do_write(const struct opts *o, enum write_kind kind)
 		for (i = 0; i < o->batch; i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 
-			io_uring_prep_write_fixed(sqe, 0, buf, len, 0, 0);
+			if (kind == W_COLD) {
+				io_uring_prep_write_fixed(sqe, 0,
+							  slots + (size_t)slot * COLD_SLOT,
+							  len, 0, 0);
+				slot = (slot + 1) % COLD_SLOTS;
+			} else {
+				io_uring_prep_write_fixed(sqe, 0, buf, len, 0, 0);
+			}
 			sqe->flags |= IOSQE_FIXED_FILE;
 		}
 		err = io_uring_submit_and_wait(&ring, o->batch);
@@ -76,8 +121,13 @@ int do_write(const struct opts *o, enum write_kind kind)
 	t1 = now_s();
 	cpu0 = thread_cpu() - cpu0;
 	c1 = link_counter(o->dev, "rx_packets");
+	if (kind == W_COLD) {
+		stop = 1;
+		pthread_join(th, NULL);
+	}
 	fprintf(stderr, "%s: %.0f completions/s, %.0f rx_packets/s\n",
-		kind == W_FLOOR ? "floor" : kind == W_REFUSED ? "refused" : "write",
+		kind == W_FLOOR ? "floor" : kind == W_REFUSED ? "refused" :
+		kind == W_COLD ? "cold" : "write",
 		written / (t1 - t0),
 		(c1 - c0) / (t1 - t0));
 	report(floor ? written : c1 - c0, t1 - t0, cpu0);
