@@ -61,8 +61,9 @@ source "$HERE/guests.sh"
 
 KSFT_PREFIX=e2e-faults
 ALL="kill-vnetd kill-vnetd-client kill-qemu tap-gone migrate migrate-rounds"
-# by name only: the guest hangs in some reboots under load; the guest that
-# migrates without the log crashes, and that takes long (docs/robustness.md)
+# by name only: the guest hangs in some reboots under load; the migration
+# without the dirty log shows what the log is for, and vnetd/dirty_log_stop
+# (test_vnetd_rx) checks the log itself (docs/robustness.md)
 MORE="reboot migrate-rounds-nolog"
 H=$E2E_HOST_IP
 FLOOR=1000000
