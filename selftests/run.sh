@@ -74,8 +74,9 @@ run_one()
 	# the real-guest scenarios boot QEMU (TCG) eleven times: ~3 min here,
 	# plus the guest build on a fresh machine
 	[ "$name" = test_e2e ] && limit=$((TIMEOUT * 3))
-	# five more guests (kill -9 of vnetd and of QEMU, a deleted tap)
-	[ "$name" = test_e2e_faults ] && limit=$((TIMEOUT * 3))
+	# ten guests (kill -9 of vnetd and of QEMU, a deleted tap, and two
+	# migrations of two QEMUs each)
+	[ "$name" = test_e2e_faults ] && limit=$((TIMEOUT * 4))
 	# builds the Debian package from a copy of the tree (BPF objects,
 	# both binaries with the distribution's hardening flags)
 	[ "$name" = test_deb ] && limit=$((TIMEOUT * 2))

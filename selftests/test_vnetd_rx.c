@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* vnetd datapath tests: tap -> guest RX (see vnetd_test.h) */
+#include <sys/mman.h>
+
 #include "vnetd_test.h"
 
 /* ------------------------------------------------------------------ */
@@ -269,10 +271,251 @@ static void rx_from_tap_mrg_packed(void)
 	rx_from_tap(true, true);
 }
 
+/*
+ * Live migration's dirty log, as QEMU drives it: SET_LOG_BASE, then
+ * VHOST_F_LOG_ALL and the rings' log flag on running rings.  Frames go
+ * both ways while the driver does not reap them (RX completions wait for
+ * the coalescing timer, TX completions are not reaped), then both rings
+ * are stopped with GET_VRING_BASE, as QEMU does at the switchover.  The
+ * answer must be the used index published in guest memory (nothing in
+ * flight, nothing taken and not completed), and every page vnetd wrote
+ * since the log was cleared (the used entries, used->idx, and each RX
+ * buffer as far as its used length) must have its bit in the log.
+ */
+static bool log_bit(const __u8 *bm, size_t size, __u64 gpa)
+{
+	__u64 page = gpa / VUFE_PAGE;
+
+	return page / 8 < size && (bm[page / 8] & (1u << (page % 8)));
+}
+
+/* every page of [GPA, GPA + LEN) is logged; the first one that is not */
+static bool log_range(const __u8 *bm, size_t size, __u64 gpa, __u64 len,
+		      __u64 *miss)
+{
+	__u64 p;
+
+	for (p = gpa & ~(__u64)(VUFE_PAGE - 1); len && p < gpa + len;
+	     p += VUFE_PAGE) {
+		if (!log_bit(bm, size, p)) {
+			*miss = p;
+			return false;
+		}
+	}
+	return true;
+}
+
+static __u16 used_idx(const struct vufe_ring *r)
+{
+	return le16toh(__atomic_load_n(&r->used->idx, __ATOMIC_ACQUIRE));
+}
+
+/* wait until R's used index is AT least N past FROM */
+static bool used_wait(const struct vufe_ring *r, __u16 from, unsigned int n,
+		      int timeout_ms)
+{
+	long long end = now_ms() + timeout_ms;
+
+	while ((__u16)(used_idx(r) - from) < n) {
+		if (now_ms() > end)
+			return false;
+		nap_ms(1);
+	}
+	return true;
+}
+
+static int log_msg(struct vufe *fe, __u32 req, const void *p, size_t len,
+		   const int *fds, unsigned int nfds)
+{
+	return vufe_send_msg(fe, req, VUFE_MSG_VERSION, p, (__u32)len, len,
+			     fds, nfds);
+}
+
+static void dirty_log_stop(void)
+{
+	static __u8 f[FRAME_MAX];
+	struct { __u64 size, offset; } lb;
+	struct vufe_ring rr, tr;
+	struct vufe_opts o;
+	struct vufe *fe = NULL;
+	__u64 gpa, size, hva, u, miss = 0, feat;
+	unsigned int i, vq, nrx = 24, ntx = 24, bad;
+	__u16 rx0, tx0, rx1, tx1, k;
+	size_t logsize = 0;
+	__u8 *bm = NULL;
+	struct vd vd;
+	int pfd = -1, logfd = -1;
+	__u32 sz;
+
+	vd_init(&vd, "dlog", 1, 1);
+	if (!vd_up_tap(&vd, &pfd))
+		goto out;
+	/* RX completions held: the driver is not told until 100 ms later */
+	if (!cfg_set(&vd.port[0], 0,
+		     &(struct coal){ .rx_frames = 64, .rx_usecs = 100000,
+				     .tx_frames = 64, .tx_usecs = 100000 }))
+		goto out;
+	o = fe_opts(&vd.port[0]);
+	fe = fe_up(&o);
+	if (!fe)
+		goto out;
+	feat = vufe_backend_features(fe);
+	if (!ASSERT_TRUE(feat & (1ULL << VHOST_F_LOG_ALL), "VHOST_F_LOG_ALL offered") ||
+	    !ASSERT_TRUE(vufe_protocol_features(fe) & (1ULL << VUFE_PROTO_LOG_SHMFD),
+			 "LOG_SHMFD negotiated") ||
+	    !ASSERT_EQ(vufe_rx_mode(fe), VUFE_RX_MERGEABLE, "MRG_RXBUF") ||
+	    !ASSERT_OK(vufe_region(fe, 0, &gpa, &size, &hva), "region 0") ||
+	    !ASSERT_OK(vufe_ring(fe, VUFE_RXQ(0), &rr), "RX ring") ||
+	    !ASSERT_OK(vufe_ring(fe, VUFE_TXQ(0), &tr), "TX ring") ||
+	    !ASSERT_GT(vufe_post_rx(fe, 0, 0), nrx, "post RX buffers"))
+		goto out;
+
+	/* the log, one bit per 4 KiB page of guest memory, in a memfd */
+	for (i = 0; !vufe_region(fe, i, &gpa, &size, &hva); i++)
+		if ((gpa + size) / VUFE_PAGE / 8 > logsize)
+			logsize = (size_t)((gpa + size) / VUFE_PAGE / 8);
+	logfd = memfd_create("dirty-log", MFD_CLOEXEC);
+	if (!ASSERT_GE(logfd, 0, "memfd") ||
+	    !ASSERT_OK(ftruncate(logfd, (off_t)logsize), "log size"))
+		goto out;
+	bm = mmap(NULL, logsize, PROT_READ | PROT_WRITE, MAP_SHARED, logfd, 0);
+	if (!ASSERT_TRUE(bm != MAP_FAILED, "mmap log")) {
+		bm = NULL;
+		goto out;
+	}
+	lb.size = logsize;
+	lb.offset = 0;
+	if (!ASSERT_OK(log_msg(fe, VUFE_SET_LOG_BASE, &lb, sizeof(lb), &logfd, 1),
+		       "SET_LOG_BASE") ||
+	    !ASSERT_OK(vufe_recv_reply(fe, VUFE_SET_LOG_BASE, &u, sizeof(u), &sz),
+		       "SET_LOG_BASE reply"))
+		goto out;
+	u = vufe_features(fe) | (1ULL << VHOST_F_LOG_ALL);
+	if (!ASSERT_OK(log_msg(fe, VUFE_SET_FEATURES, &u, sizeof(u), NULL, 0),
+		       "SET_FEATURES with LOG_ALL"))
+		goto out;
+	for (vq = 0; vq < 2; vq++) {
+		const struct vufe_ring *r = vq ? &tr : &rr;
+		struct vhost_vring_addr a = {
+			.index = vq,
+			.flags = 1u << VHOST_VRING_F_LOG,
+			.desc_user_addr = (__u64)(unsigned long)r->desc,
+			.used_user_addr = (__u64)(unsigned long)r->used,
+			.avail_user_addr = (__u64)(unsigned long)r->avail,
+			.log_guest_addr = r->used_gpa,
+		};
+
+		if (!ASSERT_OK(log_msg(fe, VUFE_SET_VRING_ADDR, &a, sizeof(a),
+				       NULL, 0), "SET_VRING_ADDR with the log flag"))
+			goto out;
+	}
+	/* a round trip: everything above is applied */
+	if (!ASSERT_OK(log_msg(fe, VUFE_GET_FEATURES, NULL, 0, NULL, 0),
+		       "GET_FEATURES") ||
+	    !ASSERT_OK(vufe_recv_reply(fe, VUFE_GET_FEATURES, &u, sizeof(u), &sz),
+		       "GET_FEATURES reply"))
+		goto out;
+
+	memset(bm, 0, logsize);
+	rx0 = used_idx(&rr);
+	tx0 = used_idx(&tr);
+	for (i = 0; i < nrx; i++) {
+		unsigned int l = 60 + 61 * i; /* 60 .. 1463 bytes */
+
+		test_frame(f, l, guest_mac, host_mac, 0x30000 + i);
+		if (!ASSERT_OK(pkt_send(pfd, NULL, f, l), "AF_PACKET send"))
+			goto out;
+	}
+	for (i = 0; i < ntx; i++) {
+		unsigned int l = sizes[i % NSIZES];
+
+		test_frame(f, l, nobody_mac, guest_mac, 0x40000 + i);
+		if (tx_send(fe, 0, NULL, f, l, layouts[i % NLAYOUTS])) {
+			test_fail("send frame %u: %s", i, vufe_strerror(fe));
+			goto out;
+		}
+	}
+	if (!ASSERT_TRUE(used_wait(&rr, rx0, nrx, WAIT_MS), "RX frames used") ||
+	    !ASSERT_TRUE(used_wait(&tr, tx0, ntx, WAIT_MS), "TX frames used"))
+		goto out;
+
+	/* the switchover: both rings stopped, RX first, as QEMU does */
+	for (vq = 0; vq < 2; vq++) {
+		const struct vufe_ring *r = vq ? &tr : &rr;
+		struct vhost_vring_state st = { .index = vq };
+
+		if (!ASSERT_OK(log_msg(fe, VUFE_GET_VRING_BASE, &st, sizeof(st),
+				       NULL, 0), "GET_VRING_BASE") ||
+		    !ASSERT_OK(vufe_recv_reply(fe, VUFE_GET_VRING_BASE, &st,
+					       sizeof(st), &sz),
+			       "GET_VRING_BASE reply"))
+			goto out;
+		dbg("vq %u: base %u, used->idx %u\n", vq, st.num, used_idx(r));
+		ASSERT_EQ(st.num, used_idx(r),
+			  vq ? "TX base = used->idx in guest memory" :
+			       "RX base = used->idx in guest memory");
+	}
+	rx1 = used_idx(&rr);
+	tx1 = used_idx(&tr);
+
+	/* what vnetd wrote is in the log */
+	for (vq = 0; vq < 2; vq++) {
+		const struct vufe_ring *r = vq ? &tr : &rr;
+		__u16 from = vq ? tx0 : rx0, to = vq ? tx1 : rx1;
+
+		ASSERT_TRUE(log_bit(bm, logsize, r->used_gpa +
+				    offsetof(struct vring_used, idx)),
+			    vq ? "TX used->idx logged" : "RX used->idx logged");
+		bad = 0;
+		for (k = from; k != to; k++) {
+			__u64 e = r->used_gpa + offsetof(struct vring_used, ring) +
+				  (__u64)(k % r->num) * sizeof(struct vring_used_elem);
+
+			if (!log_bit(bm, logsize, e) ||
+			    !log_bit(bm, logsize, e + sizeof(struct vring_used_elem) - 1))
+				bad++;
+		}
+		ASSERT_EQ(bad, 0, vq ? "TX used entries logged" :
+				       "RX used entries logged");
+	}
+	bad = 0;
+	for (k = rx0; k != rx1; k++) {
+		const struct vring_used_elem *e = &rr.used->ring[k % rr.num];
+		__u32 left = le32toh(e->len);
+		__u16 d = (__u16)le32toh(e->id);
+
+		/* mergeable buffers: one writable page-sized descriptor each */
+		while (left) {
+			const struct vring_desc *de = &rr.desc[d % rr.num];
+			__u32 n = le32toh(de->len) < left ? le32toh(de->len) : left;
+
+			if (!log_range(bm, logsize, le64toh(de->addr), n, &miss)) {
+				if (!bad++)
+					test_fail("RX buffer page 0x%llx (id %u) written, not logged",
+						  (unsigned long long)miss, d);
+			}
+			left -= n;
+			if (!(le16toh(de->flags) & VRING_DESC_F_NEXT))
+				break;
+			d = le16toh(de->next);
+		}
+	}
+	ASSERT_EQ(bad, 0, "RX buffers logged");
+out:
+	if (bm)
+		munmap(bm, logsize);
+	close_fd(&logfd);
+	if (fe)
+		vufe_destroy(fe);
+	close_fd(&pfd);
+	vd_cleanup(&vd);
+}
+
 static const struct vnetd_case cases[] = {
 	{ rx_from_tap_mrg, "vnetd/rx_from_tap_mrg" },
 	{ rx_from_tap_nomrg, "vnetd/rx_from_tap_nomrg" },
 	{ rx_from_tap_mrg_packed, "vnetd/packed/rx_from_tap_mrg" },
+	{ dirty_log_stop, "vnetd/dirty_log_stop" },
 };
 
 int main(int argc, char **argv)

@@ -14,7 +14,9 @@
 #     ip=A/L host=H  the guest's address and the host end
 #     reboot         a guest reboot resets the machine (no -no-reboot)
 #     incoming=URI   a migration destination (-incoming URI)
-#     mem=MB         guest RAM (default E2E_MEM)
+#     paused         -S: the guest runs only after the monitor's "cont"
+#                    (a migration destination stays paused once loaded)
+#     mem=SIZE       guest RAM: MB, or a size with a K suffix (default E2E_MEM)
 #   g_cmd NAME SECS CMD       run CMD in the guest (serve:ttyS1), its output
 #                             on stdout; 1 if it failed or took over SECS
 #   g_send NAME CMD           send CMD, do not wait (a reboot, say)
@@ -42,6 +44,7 @@ g_start()
 {
 	local name=$1 sock=$2 o steps="reach:15+serve:ttyS1" chr="" ip="" host=""
 	local reboot=no incoming="" mem=$E2E_MEM dir append mac=$E2E_GUEST_MAC
+	local paused=no
 
 	shift 2
 	for o in "$@"; do
@@ -52,6 +55,7 @@ g_start()
 		host=*) host=${o#host=} ;;
 		mac=*) mac=${o#mac=} ;;
 		reboot) reboot=yes ;;
+		paused) paused=yes ;;
 		incoming=*) incoming=${o#incoming=} ;;
 		mem=*) mem=${o#mem=} ;;
 		*) echo "g_start: unknown option $o" >&2; return 1 ;;
@@ -66,11 +70,12 @@ g_start()
 	[ -n "$ip" ] && append+=" vnet.ip=$ip"
 	[ -n "$host" ] && append+=" vnet.host=$host"
 	mkfifo "$dir/ctl.in" "$dir/ctl.out" "$dir/mon.in" "$dir/mon.out" || return 1
+	case $mem in *K) ;; *) mem=${mem}M ;; esac
 	# the e2e guest's device (vectors=0: see vm.sh's e2e_msix_ok)
 	# shellcheck disable=SC2054 # the commas are QEMU's
 	local args=(-accel tcg -cpu max -smp 1 -m "$mem"
 		-machine pc,memory-backend=mem
-		-object "memory-backend-memfd,id=mem,size=${mem}M,share=on"
+		-object "memory-backend-memfd,id=mem,size=$mem,share=on"
 		-nodefaults -no-user-config -display none
 		-kernel "$E2E_VMLINUX" -initrd "$E2E_INITRD"
 		-append "$append"
@@ -82,6 +87,7 @@ g_start()
 		-chardev "pipe,id=mon,path=$dir/mon" -mon chardev=mon,mode=readline)
 	[ $reboot = no ] && args+=(-no-reboot)
 	[ -n "$incoming" ] && args+=(-incoming "$incoming")
+	[ $paused = yes ] && args+=(-S)
 	printf '%s\n' "$QEMU ${args[*]}" >"$dir/qemu.cmdline"
 	: >"$dir/console.log"
 	"$QEMU" "${args[@]}" </dev/null >"$dir/qemu.err" 2>&1 &
