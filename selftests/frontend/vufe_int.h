@@ -274,6 +274,16 @@ void vq_rx_copy(const struct vufe *fe, const struct vufe_vq *vq,
 		const struct vufe_slot *s, size_t skip, size_t want, __u8 *out);
 bool vq_rx_guards_ok(const struct vufe *fe, const struct vufe_vq *vq,
 		     const struct vufe_slot *s);
+int vq_rx_head(struct vufe *fe, const struct vufe_vq *vq, unsigned int id,
+	       __u32 len, unsigned int max,
+	       struct virtio_net_hdr_mrg_rxbuf *h, __u16 *nb);
+void vq_rx_take(struct vufe *fe, const struct vufe_vq *vq,
+		const struct vufe_slot *s, size_t skip, size_t c, void *buf,
+		size_t cap, size_t *frame, int *err, unsigned int id);
+ssize_t vq_rx_done(struct vufe *fe, struct vufe_vq *vq, unsigned int qp,
+		   const struct virtio_net_hdr_mrg_rxbuf *h,
+		   struct virtio_net_hdr_mrg_rxbuf *hdr, unsigned int nb,
+		   unsigned int *nbufs, int err, size_t frame);
 
 /* vufe_packed.c */
 #define PK_WRAP		(1u << VRING_PACKED_EVENT_F_WRAP_CTR)

@@ -234,6 +234,76 @@ int vufe_post_rx(struct vufe *fe, unsigned int qp, unsigned int n)
 	return count;
 }
 
+/*
+ * One buffer of a frame: its bytes [SKIP, SKIP + C) to BUF + *FRAME when
+ * they fit CAP (else *ERR says so, once), its guard bytes checked.
+ */
+void vq_rx_take(struct vufe *fe, const struct vufe_vq *vq,
+		const struct vufe_slot *s, size_t skip, size_t c, void *buf,
+		size_t cap, size_t *frame, int *err, unsigned int id)
+{
+	if (*frame + c <= cap)
+		vq_rx_copy(fe, vq, s, skip, c, (__u8 *)buf + *frame);
+	else if (!*err)
+		*err = vufe_err(fe, -EMSGSIZE,
+				"RX vring %u: frame larger than %zu",
+				vq->index, cap);
+	*frame += c;
+	if (!vq_rx_guards_ok(fe, vq, s) && *err != -EPROTO)
+		*err = vufe_err(fe, -EPROTO,
+				"RX vring %u: the device wrote past the "
+				"end of buffer id %u", vq->index, id);
+}
+
+/*
+ * The first buffer ID (LEN bytes) of a frame: LEN in range, its header to
+ * *H, the frame's buffer count to *NB (1 without MRG_RXBUF; at most MAX).
+ */
+int vq_rx_head(struct vufe *fe, const struct vufe_vq *vq, unsigned int id,
+	       __u32 len, unsigned int max,
+	       struct virtio_net_hdr_mrg_rxbuf *h, __u16 *nb)
+{
+	if (len < fe->hdr_len || len > vq->heads[id].cap)
+		return vufe_err(fe, -EPROTO,
+				"RX vring %u: used len %u of id %u outside "
+				"[%u, %u]", vq->index, len, id, fe->hdr_len,
+				vq->heads[id].cap);
+	memset(h, 0, sizeof(*h));
+	vq_rx_copy(fe, vq, &vq->slots[vq->heads[id].slot], 0, fe->hdr_len,
+		   (__u8 *)h);
+	*nb = 1;
+	if (fe->rx_mode != VUFE_RX_MERGEABLE)
+		return 0;
+	*nb = le16toh(h->num_buffers);
+	if (!*nb || *nb > max)
+		return vufe_err(fe, -EPROTO,
+				"RX vring %u: num_buffers %u with %u buffers "
+				"posted", vq->index, *nb, vq->inflight);
+	return 0;
+}
+
+/* A frame taken: counted, its header out, refill and re-arm as asked. */
+ssize_t vq_rx_done(struct vufe *fe, struct vufe_vq *vq, unsigned int qp,
+		   const struct virtio_net_hdr_mrg_rxbuf *h,
+		   struct virtio_net_hdr_mrg_rxbuf *hdr, unsigned int nb,
+		   unsigned int *nbufs, int err, size_t frame)
+{
+	vq->st.frames++;
+	if (hdr)
+		*hdr = *h;
+	if (nbufs)
+		*nbufs = nb;
+	if (fe->o.rx_auto_refill) {
+		int n = vufe_post_rx(fe, qp, 0);
+
+		if (n < 0 && !err)
+			err = n;
+	}
+	if (fe->o.auto_rearm)
+		vufe_enable_cb(fe, vq->index);
+	return err ? err : (ssize_t)frame;
+}
+
 /* copies the stream bytes [skip, skip + want) of a slot's pieces to out */
 void vq_rx_copy(const struct vufe *fe, const struct vufe_vq *vq,
 		const struct vufe_slot *s, size_t skip, size_t want, __u8 *out)
@@ -315,26 +385,12 @@ ssize_t vufe_recv(struct vufe *fe, unsigned int qp, void *buf, size_t cap,
 		return vufe_err(fe, -EPROTO,
 				"RX vring %u: used id %u was not posted",
 				vq->index, id);
-	if (len < fe->hdr_len || len > vq->heads[id].cap)
-		return vufe_err(fe, -EPROTO,
-				"RX vring %u: used len %u of id %u outside "
-				"[%u, %u]", vq->index, len, id, fe->hdr_len,
-				vq->heads[id].cap);
-	memset(&h, 0, sizeof(h));
-	vq_rx_copy(fe, vq, &vq->slots[vq->heads[id].slot], 0, fe->hdr_len,
-		(__u8 *)&h);
-	nb = 1;
-	if (fe->rx_mode == VUFE_RX_MERGEABLE) {
-		nb = le16toh(h.num_buffers);
-		if (!nb || nb > vq->inflight)
-			return vufe_err(fe, -EPROTO,
-					"RX vring %u: num_buffers %u with %u "
-					"buffers posted", vq->index, nb,
-					vq->inflight);
-		/* a frame is taken whole: wait for its last buffer */
-		if (pending < nb)
-			return -EAGAIN;
-	}
+	err = vq_rx_head(fe, vq, id, len, vq->inflight, &h, &nb);
+	if (err)
+		return err;
+	/* a frame is taken whole: wait for its last buffer */
+	if (pending < nb)
+		return -EAGAIN;
 
 	/* check all first, so a bad entry consumes nothing */
 	for (j = 0; j < nb; j++) {
@@ -358,35 +414,12 @@ ssize_t vufe_recv(struct vufe *fe, unsigned int qp, void *buf, size_t cap,
 		s = &vq->slots[vq->heads[id].slot];
 		skip = j ? 0 : fe->hdr_len;
 		c = len - skip;
-		if (frame + c <= cap)
-			vq_rx_copy(fe, vq, s, skip, c, (__u8 *)buf + frame);
-		else if (!err)
-			err = vufe_err(fe, -EMSGSIZE,
-				       "RX vring %u: frame larger than %zu",
-				       vq->index, cap);
-		frame += c;
-		if (!vq_rx_guards_ok(fe, vq, s) && err != -EPROTO)
-			err = vufe_err(fe, -EPROTO,
-				       "RX vring %u: the device wrote past the "
-				       "end of buffer id %u", vq->index, id);
+		vq_rx_take(fe, vq, s, skip, c, buf, cap, &frame, &err, id);
 		vq_chain_free(vq, id);
 		vq->last_used++;
 		vq->inflight--;
 		vq->st.used++;
 	}
-	vq->st.frames++;
-	if (hdr)
-		*hdr = h;
-	if (nbufs)
-		*nbufs = nb;
-	if (fe->o.rx_auto_refill) {
-		int n = vufe_post_rx(fe, qp, 0);
-
-		if (n < 0 && !err)
-			err = n;
-	}
-	if (fe->o.auto_rearm)
-		vufe_enable_cb(fe, vq->index);
-	return err ? err : (ssize_t)frame;
+	return vq_rx_done(fe, vq, qp, &h, hdr, nb, nbufs, err, frame);
 }
 

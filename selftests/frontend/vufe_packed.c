@@ -380,23 +380,11 @@ ssize_t pk_recv(struct vufe *fe, struct vufe_vq *vq, unsigned int qp,
 	r = used_next(fe, vq, vq->last_used, HEAD_RX, &id, &len);
 	if (r <= 0)
 		return r ? r : -EAGAIN;
-	if (len < fe->hdr_len || len > vq->heads[id].cap)
-		return vufe_err(fe, -EPROTO,
-				"RX vring %u: used len %u of id %u outside "
-				"[%u, %u]", vq->index, len, id, fe->hdr_len,
-				vq->heads[id].cap);
-	memset(&h, 0, sizeof(h));
-	vq_rx_copy(fe, vq, &vq->slots[vq->heads[id].slot], 0, fe->hdr_len,
-		   (__u8 *)&h);
-	nb = 1;
-	if (fe->rx_mode == VUFE_RX_MERGEABLE) {
-		nb = le16toh(h.num_buffers);
-		if (!nb || nb > vq->inflight || nb > PK_MAX_MERGE)
-			return vufe_err(fe, -EPROTO,
-					"RX vring %u: num_buffers %u with %u "
-					"buffers posted", vq->index, nb,
-					vq->inflight);
-	}
+	r = vq_rx_head(fe, vq, id, len,
+		       vq->inflight < PK_MAX_MERGE ? vq->inflight : PK_MAX_MERGE,
+		       &h, &nb);
+	if (r)
+		return r;
 
 	/* check all first, so a bad descriptor consumes nothing */
 	pos = vq->last_used;
@@ -428,37 +416,14 @@ ssize_t pk_recv(struct vufe *fe, struct vufe_vq *vq, unsigned int qp,
 
 		skip = j ? 0 : fe->hdr_len;
 		c = lens[j] - skip;
-		if (frame + c <= cap)
-			vq_rx_copy(fe, vq, s, skip, c, (__u8 *)buf + frame);
-		else if (!err)
-			err = vufe_err(fe, -EMSGSIZE,
-				       "RX vring %u: frame larger than %zu",
-				       vq->index, cap);
-		frame += c;
-		if (!vq_rx_guards_ok(fe, vq, s) && err != -EPROTO)
-			err = vufe_err(fe, -EPROTO,
-				       "RX vring %u: the device wrote past the "
-				       "end of buffer id %u", vq->index, ids[j]);
+		vq_rx_take(fe, vq, s, skip, c, buf, cap, &frame, &err, ids[j]);
 		vq->last_used = pk_pos_add(vq, vq->last_used,
 					   vq->heads[ids[j]].ndescs);
 		chain_free(vq, ids[j]);
 		vq->inflight--;
 		vq->st.used++;
 	}
-	vq->st.frames++;
-	if (hdr)
-		*hdr = h;
-	if (nbufs)
-		*nbufs = nb;
-	if (fe->o.rx_auto_refill) {
-		int n = vufe_post_rx(fe, qp, 0);
-
-		if (n < 0 && !err)
-			err = n;
-	}
-	if (fe->o.auto_rearm)
-		vufe_enable_cb(fe, vq->index);
-	return err ? err : (ssize_t)frame;
+	return vq_rx_done(fe, vq, qp, &h, hdr, nb, nbufs, err, frame);
 }
 
 /* ---- hostile input ---- */
