@@ -143,21 +143,45 @@ static void fd_replace(int *slot, int fd)
 	*slot = fd;
 }
 
+/*
+ * What SET_VRING_KICK/CALL/ERR share: the message parsed, its fd (if any)
+ * taken on (ring_fd_own(); READER for the kick fd, which the queue thread
+ * reads), then the ring halted so that the fd can be swapped.  QEMU swaps
+ * the call fd on a running ring (the guest masks/unmasks the interrupt):
+ * the queue thread may be in write(call_fd), so it is stopped before the
+ * old fd is closed, or the write could land on a reused fd number.  NULL
+ * with *ERR when the message is refused.
+ */
+static struct vhost_vq *vring_fd_take(struct vhost_dev *dev,
+				      struct vhost_user_msg *msg,
+				      const char *what, bool reader, int *fd,
+				      int *err)
+{
+	struct vhost_vq *vq = vring_fd_parse(dev, msg, fd);
+
+	*err = -EINVAL;
+	if (!vq)
+		return NULL;
+	if (*fd >= 0) {
+		*fd = ring_fd_own(dev, vq->index, what, *fd, reader);
+		if (*fd < 0) {
+			*err = *fd;
+			return NULL;
+		}
+	}
+	vu_vq_halt(dev, vq);
+	return vq;
+}
+
 int vu_h_set_vring_kick(struct vhost_dev *dev, struct vhost_user_msg *msg)
 {
 	struct vhost_vq *vq;
-	int fd;
+	int fd, err;
 
-	vq = vring_fd_parse(dev, msg, &fd);
-	if (!vq)
-		return -EINVAL;
 	/* kick_drain() must not block (ring_fd_own()) */
-	if (fd >= 0) {
-		fd = ring_fd_own(dev, vq->index, "kick", fd, true);
-		if (fd < 0)
-			return fd;
-	}
-	vu_vq_halt(dev, vq);
+	vq = vring_fd_take(dev, msg, "kick", true, &fd, &err);
+	if (!vq)
+		return err;
 	fd_replace(&vq->kick_fd, fd);
 	vq->kick_polling = fd < 0;
 	vq->kick_set = true;
@@ -171,22 +195,11 @@ int vu_h_set_vring_kick(struct vhost_dev *dev, struct vhost_user_msg *msg)
 int vu_h_set_vring_call(struct vhost_dev *dev, struct vhost_user_msg *msg)
 {
 	struct vhost_vq *vq;
-	int fd;
+	int fd, err;
 
-	vq = vring_fd_parse(dev, msg, &fd);
+	vq = vring_fd_take(dev, msg, "call", false, &fd, &err);
 	if (!vq)
-		return -EINVAL;
-	if (fd >= 0) {
-		fd = ring_fd_own(dev, vq->index, "call", fd, false);
-		if (fd < 0)
-			return fd;
-	}
-	/*
-	 * QEMU swaps the call fd on a running ring (guest masks/unmasks the
-	 * interrupt).  The queue thread may be in write(call_fd): stop it
-	 * before closing, or the write could land on a reused fd number.
-	 */
-	vu_vq_halt(dev, vq);
+		return err;
 	fd_replace(&vq->call_fd, fd);
 	vq->call_stuck = false;
 	vu_vq_update(dev, vq);
@@ -196,20 +209,13 @@ int vu_h_set_vring_call(struct vhost_dev *dev, struct vhost_user_msg *msg)
 int vu_h_set_vring_err(struct vhost_dev *dev, struct vhost_user_msg *msg)
 {
 	struct vhost_vq *vq;
-	int fd;
+	int fd, err;
 
-	vq = vring_fd_parse(dev, msg, &fd);
+	vq = vring_fd_take(dev, msg, "error", false, &fd, &err);
 	if (!vq)
-		return -EINVAL;
-	if (fd >= 0) {
-		fd = ring_fd_own(dev, vq->index, "error", fd, false);
-		if (fd < 0)
-			return fd;
-	}
-	vu_vq_halt(dev, vq);
+		return err;
 	fd_replace(&vq->err_fd, fd);
 	vq->err_stuck = false;
 	vu_vq_update(dev, vq);
 	return 0;
 }
-
