@@ -701,36 +701,7 @@ s_migrate_rounds_nolog()
 
 # --- main ------------------------------------------------------------------------
 
-names=("$@")
-[ ${#names[@]} -gt 0 ] || read -r -a names <<<"$ALL"
-for n in "${names[@]}"; do
-	case " $ALL $MORE " in
-	*" $n "*) ;;
-	*) echo "usage: $0 [SCENARIO...]; scenarios: $ALL $MORE" >&2; exit 2 ;;
-	esac
-done
-
-skip_all()
-{
-	local n
-
-	for n in "${names[@]}"; do
-		skip "$n" "$1"
-	done
-	exit 0
-}
-
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, BPF, vnetd)"
-for b in "$VNETD" "$VNETCTL"; do
-	[ -x "$b" ] || skip_all "$b is not built (make)"
-done
-for c in jq iperf3 ip ss sha256sum; do
-	command -v "$c" >/dev/null 2>&1 || skip_all "$c not found"
-done
-reason=$("$HERE/build-guest.sh" --check) || skip_all "$reason"
-if ! guest=$("$HERE/build-guest.sh" 2>"$VNET_TMP/build-guest.err"); then
-	skip_all "cannot build the guest: $(tail -n 1 "$VNET_TMP/build-guest.err")"
-fi
+e2e_prelude "$ALL" "$ALL $MORE" "jq iperf3 ip ss sha256sum" "$@"
 mkdir -p "$G_LOGS"
 
 for n in "${names[@]}"; do

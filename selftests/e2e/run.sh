@@ -771,36 +771,7 @@ probe_msix()
 
 # --- main ------------------------------------------------------------------------
 
-names=("$@")
-[ ${#names[@]} -gt 0 ] || read -r -a names <<<"$ALL"
-for n in "${names[@]}"; do
-	case " $ALL " in
-	*" $n "*) ;;
-	*) echo "usage: $0 [SCENARIO...]; scenarios: $ALL" >&2; exit 2 ;;
-	esac
-done
-
-skip_all()
-{
-	local n
-
-	for n in "${names[@]}"; do
-		skip "$n" "$1"
-	done
-	exit 0
-}
-
-[ "$(id -u)" -eq 0 ] || skip_all "needs root (network namespaces, BPF, vnetd)"
-for b in "$VNETD" "$VNETCTL"; do
-	[ -x "$b" ] || skip_all "$b is not built (make)"
-done
-for c in jq iperf3 ip ping ss; do
-	command -v "$c" >/dev/null 2>&1 || skip_all "$c not found"
-done
-reason=$("$HERE/build-guest.sh" --check) || skip_all "$reason"
-if ! guest=$("$HERE/build-guest.sh" 2>"$VNET_TMP/build-guest.err"); then
-	skip_all "cannot build the guest: $(tail -n 1 "$VNET_TMP/build-guest.err")"
-fi
+e2e_prelude "$ALL" "$ALL" "jq iperf3 ip ping ss" "$@"
 echo "# guest: $(echo "$guest" | tr '\n' ' ')(kernel $(cat "$E2E_DIR/kernel.version"))"
 probe_msix
 

@@ -475,3 +475,44 @@ vm_cleanup_all()
 	done
 	return 0
 }
+
+# e2e_prelude DEFAULT VALID TOOLS [NAME...]: the scenarios to run, NAMEs or
+# else DEFAULT, into names[] (one not in VALID: usage, exit 2).  Then what
+# a run needs (root, vnetd and vnetctl built, TOOLS, a guest that can be
+# built): without it every scenario is SKIPped with the reason and the
+# script exits; with it the guest is built and $guest holds its files.
+e2e_prelude()
+{
+	local all=$1 valid=$2 tools=$3 n b c reason
+
+	shift 3
+	names=("$@")
+	[ ${#names[@]} -gt 0 ] || read -r -a names <<<"$all"
+	for n in "${names[@]}"; do
+		case " $valid " in
+		*" $n "*) ;;
+		*) echo "usage: $0 [SCENARIO...]; scenarios: $valid" >&2; exit 2 ;;
+		esac
+	done
+	[ "$(id -u)" -eq 0 ] || _e2e_skip_all "needs root (network namespaces, BPF, vnetd)"
+	for b in "$VNETD" "$VNETCTL"; do
+		[ -x "$b" ] || _e2e_skip_all "$b is not built (make)"
+	done
+	for c in $tools; do
+		command -v "$c" >/dev/null 2>&1 || _e2e_skip_all "$c not found"
+	done
+	reason=$("$E2E_ROOT/selftests/e2e/build-guest.sh" --check) || _e2e_skip_all "$reason"
+	if ! guest=$("$E2E_ROOT/selftests/e2e/build-guest.sh" 2>"$VNET_TMP/build-guest.err"); then
+		_e2e_skip_all "cannot build the guest: $(tail -n 1 "$VNET_TMP/build-guest.err")"
+	fi
+}
+
+_e2e_skip_all()
+{
+	local n
+
+	for n in "${names[@]}"; do
+		skip "$n" "$1"
+	done
+	exit 0
+}
