@@ -13,9 +13,9 @@
  * second in all, spread over its queue pairs and over 8 UDP source ports (so
  * that the tap's steering spreads them over the queues); the test puts
  * the two taps of a pair on a bridge of their own.  Each frontend receives
- * what its peer sent and counts it.  A frame whose source MAC is not a
- * frontend's came from the host (the bridge's own IGMP report when it comes
- * up, for instance): it is counted as "host" and otherwise ignored; any other
+ * what its peer sent and counts it.  A multicast frame whose source MAC is
+ * not a frontend's came from the host (the bridge's own IGMP report when it
+ * comes up, for instance): it is counted as "host" and otherwise ignored; any other
  * frame that is not one of the peer's, whole, is "foreign" (misdelivered or
  * damaged), and the first three of a port are shown on stderr.
  *
@@ -170,13 +170,19 @@ static bool frame_ok(unsigned int p, const __u8 *f, size_t n)
 	return true;
 }
 
-/* not sent by any frontend: its source MAC is not one of mac_of()'s */
+/*
+ * The host's own: to a multicast or broadcast address, from a source MAC
+ * that is not one of mac_of()'s.  A frontend's frame, even damaged in its
+ * source, goes to its peer's unicast MAC and stays "foreign".
+ */
 static bool from_host(const __u8 *f, size_t n)
 {
 	__u8 mac[ETH_ALEN];
 
+	if (n < ETH_HLEN || !(f[0] & 1))
+		return false;
 	mac_of(0, mac);
-	return n < ETH_HLEN || memcmp(f + ETH_ALEN, mac, ETH_ALEN - 1) ||
+	return memcmp(f + ETH_ALEN, mac, ETH_ALEN - 1) ||
 	       f[2 * ETH_ALEN - 1] >= nr_ports;
 }
 

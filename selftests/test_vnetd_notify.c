@@ -80,6 +80,25 @@ static bool notify_setup(struct vd *vd, const char *name,
 
 #define NOTIFY_FRAMES	1000
 #define NOTIFY_BURST	4
+
+/*
+ * Guest TX on queue 0 of P: counters (ST0, D0), FRAMES frames of KIND in
+ * bursts of NOTIFY_BURST, settled counters (ST, D).  False when a send
+ * failed (the test failed).
+ */
+static bool tx_measure(struct vufe *fe, const struct port *p,
+		       unsigned int frames, enum kind kind, unsigned int *seq,
+		       struct vufe_vq_stats *st0, struct vnet_dp_stats *d0,
+		       struct vufe_vq_stats *st, struct vnet_dp_stats *d)
+{
+	vufe_vq_stats(fe, VUFE_TXQ(0), st0);
+	dps_read(p, VNET_DIR_TX, 0, d0);
+	if (!tx_bursts(fe, frames, NOTIFY_BURST, kind, false, seq))
+		return false;
+	settle(fe, p, VUFE_TXQ(0), VNET_DIR_TX, st0, d0, 150, st, d);
+	return true;
+}
+
 #define TX_FRAMES	8
 
 /* bulk: at most one TX signal per tx-frames completions (and a few) */
@@ -95,12 +114,9 @@ static void notify_tx_bulk(void)
 
 	if (!notify_setup(&vd, "nbulk", &c, true, &fe))
 		goto out;
-	vufe_vq_stats(fe, VUFE_TXQ(0), &st0);
-	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
-	if (!tx_bursts(fe, NOTIFY_FRAMES, NOTIFY_BURST, BULK, false, &seq))
+	if (!tx_measure(fe, &vd.port[0], NOTIFY_FRAMES, BULK, &seq, &st0, &d0, &st,
+			&d))
 		goto out;
-	settle(fe, &vd.port[0], VUFE_TXQ(0), VNET_DIR_TX, &st0, &d0, 150, &st,
-	       &d);
 	sig = st.signals - st0.signals;
 	dbg("bulk: %llu signals for %u frames in %llu batches (frames %llu timer %llu urgent %llu deferred %llu suppressed %llu)\n",
 	    (unsigned long long)sig, NOTIFY_FRAMES,
@@ -148,12 +164,9 @@ static void notify_tx_live_change(void)
 
 	if (!notify_setup(&vd, "nlive", &c, true, &fe))
 		goto out;
-	vufe_vq_stats(fe, VUFE_TXQ(0), &st0);
-	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
-	if (!tx_bursts(fe, NOTIFY_FRAMES, NOTIFY_BURST, BULK, false, &seq))
+	if (!tx_measure(fe, &vd.port[0], NOTIFY_FRAMES, BULK, &seq, &st0, &d0, &st,
+			&d))
 		goto out;
-	settle(fe, &vd.port[0], VUFE_TXQ(0), VNET_DIR_TX, &st0, &d0, 150, &st,
-	       &d);
 	sig8 = st.signals - st0.signals;
 
 	c.tx_frames = TX_FRAMES_LIVE;
@@ -717,12 +730,9 @@ static void ring_wrap_case(bool packed)
 	vufe_post_rx(fe, 0, 0);
 
 	/* TX coalescing and EVENT_IDX across the wrap of the used index */
-	vufe_vq_stats(fe, VUFE_TXQ(0), &st0);
-	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
-	if (!tx_bursts(fe, frames, NOTIFY_BURST, BULK, false, &seq))
+	if (!tx_measure(fe, &vd.port[0], frames, BULK, &seq, &st0, &d0, &st,
+			&d))
 		goto out;
-	settle(fe, &vd.port[0], VUFE_TXQ(0), VNET_DIR_TX, &st0, &d0, 150, &st,
-	       &d);
 	sig = st.signals - st0.signals;
 	dbg("wrap: TX used idx %u -> %u, %llu signals\n", st0.used_idx,
 	    st.used_idx, (unsigned long long)sig);
