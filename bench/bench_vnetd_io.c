@@ -70,6 +70,7 @@ int main(int argc, char **argv)
 		{ "frames", required_argument, NULL, 'f' },
 		{ "pid", required_argument, NULL, 'p' },
 		{ "touch-cpu", required_argument, NULL, 'T' },
+		{ "unfixed", no_argument, NULL, 'U' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .size = 64, .batch = 128, .frames = 4000,
@@ -97,6 +98,7 @@ int main(int argc, char **argv)
 		case 'f': o.frames = atoi(optarg); break;
 		case 'p': o.pid = atoi(optarg); break;
 		case 'T': o.touch_cpu = atoi(optarg); break;
+		case 'U': o.unfixed = true; break;
 		default: usage();
 		}
 	}

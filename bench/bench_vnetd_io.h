@@ -44,6 +44,7 @@ struct opts {
 	const char *netns, *dev, *counter, *sock;
 	unsigned int size, batch, frames;
 	int cpu, pid, touch_cpu;
+	bool unfixed;
 	double seconds, warmup, wait;
 };
 

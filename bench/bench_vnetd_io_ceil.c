@@ -88,10 +88,17 @@ int do_write(const struct opts *o, enum write_kind kind)
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
 
 			if (kind == W_COLD) {
-				io_uring_prep_write_fixed(sqe, 0,
-							  slots + (size_t)slot * COLD_SLOT,
-							  len, 0, 0);
+				if (o->unfixed)
+					io_uring_prep_write(sqe, 0,
+							    slots + (size_t)slot * COLD_SLOT,
+							    len, 0);
+				else
+					io_uring_prep_write_fixed(sqe, 0,
+								  slots + (size_t)slot * COLD_SLOT,
+								  len, 0, 0);
 				slot = (slot + 1) % COLD_SLOTS;
+			} else if (o->unfixed) {
+				io_uring_prep_write(sqe, 0, buf, len, 0);
 			} else {
 				io_uring_prep_write_fixed(sqe, 0, buf, len, 0, 0);
 			}
