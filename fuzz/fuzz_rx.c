@@ -59,7 +59,8 @@
 
 struct setup {
 	uint8_t flags;	  /* 0 MRG_RXBUF, 1 12-byte header, 2 EVENT_IDX, 3 INDIRECT_DESC, 4 coalesce,
-			     5-6 reads: in place from the default mean, always, never, from 64 B */
+			     5-6 reads: in place from the default mean, always, never, from 64 B,
+			     7 start with mergeable big reads */
 	uint8_t log2_num; /* ring size 2^(4 + n % 5) */
 	uint8_t rx_frames, rx_usecs;
 } __attribute__((packed));
@@ -533,7 +534,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	qp->rx.r.seen = vq.stats;
 	qp->rx.count = qp->rx.head = 0;
 	qp->rx.want = 1;
-	qp->rx.bounce = qp->rx.mean = 0;
+	qp->rx.bounce = qp->rx.mean = qp->rx.chain_len = 0;
+	qp->rx.big_bursts = VNETD_RX_BIG_BURSTS;
+	qp->rx.big = s.flags & 128 ? VNETD_RX_BIG_BURSTS : 0;
 	qp->rx.direct_min = (uint32_t[]){ VNETD_RX_DIRECT_MIN, 0, UINT32_MAX,
 					  64 }[(s.flags >> 5) & 3];
 	vnetd_coal_reset(&qp->rx.r);

@@ -17,6 +17,46 @@ static bool match_test_or_sport(const __u8 *f, size_t len, void *arg)
 }
 
 /*
+ * Send a 64 KB TCP GSO frame (ISN) into the tap and receive it whole in
+ * the guest: true when it arrived as one frame with its GSO header, in
+ * *NBUFS buffers.
+ */
+static bool gso_one(struct vufe *fe, int pfd, __u16 sport, __u32 isn,
+		    unsigned int *nbufs, const char *what)
+{
+	static __u8 f[FRAME_MAX], got[FRAME_MAX];
+	static struct gso_flow g;
+	struct virtio_net_hdr_mrg_rxbuf hdr;
+	struct virtio_net_hdr vh;
+	size_t len;
+	ssize_t r = 0;
+
+	len = gso_frame(f, &vh, guest_mac, host_mac, HOST_IP, GUEST_IP, sport,
+			isn);
+	gso_flow_init(&g, sport, isn);
+	if (!ASSERT_OK(pkt_send(pfd, &vh, f, len), "AF_PACKET send (GSO)"))
+		return false;
+	while (g.covered < GSO_PLEN) {
+		r = guest_recv(fe, 1, got, sizeof(got), &hdr, nbufs, NULL,
+			       match_sport, &sport, WAIT_MS);
+		if (r < 0) {
+			test_fail("%s: %zu of %u payload bytes arrived: %s",
+				  what, g.covered, GSO_PLEN,
+				  r == -ETIMEDOUT ? "timeout" :
+						    vufe_strerror(fe));
+			return false;
+		}
+		if (gso_feed(&g, &hdr.hdr, got, r) < 0) {
+			test_fail("%s: %s", what, g.err);
+			return false;
+		}
+	}
+	return ASSERT_EQ(g.gso_frames, 1, what) &&
+	       ASSERT_EQ(*nbufs, (r + 12 + VUFE_PAGE - 1) / VUFE_PAGE,
+			 "mergeable buffers of the GSO frame");
+}
+
+/*
  * mrg: frames sent back to back with two 64 KB GSO frames among them, so
  * that bursts mix frames read in place with ones that overflowed their
  * buffer (and the frames after those, turned into bounce frames): all
@@ -240,8 +280,21 @@ static void rx_from_tap(bool mrg, bool packed)
 	ns_link_stats(vd.ns, vd.port[0].tap, &l1);
 	ASSERT_GE(d1.frames - d0.frames, n + g.frames, "dp_stats rx frames");
 	if (mrg) {
-		/* 64 KB into 4 KB buffers: through a bounce slot */
+		/*
+		 * 64 KB into 4 KB buffers: the first one through a bounce
+		 * slot (it overflowed its one-chain read); then big reads,
+		 * into as many buffers as a frame can need: in place
+		 */
 		ASSERT_GE(d1.bounced - d0.bounced, 1, "GSO frame bounced");
+		d0 = d1;
+		for (i = 0; i < 4; i++)
+			if (!gso_one(fe, pfd, sport, 6000000 + i * 100000,
+				     &nbufs, "GSO frame after the first"))
+				goto out;
+		dps_read(&vd.port[0], VNET_DIR_RX, 0, &d1);
+		ASSERT_EQ(d1.bounced - d0.bounced, 0,
+			  "GSO frames after the first: read in place");
+		ASSERT_EQ(d1.frames - d0.frames, 4, "GSO frames after the first");
 		rx_mixed_run(fe, pfd);
 	} else {
 		/* the segments fit the big chains */
@@ -254,6 +307,110 @@ out:
 	close_fd(&pfd);
 	vd_cleanup(&vd);
 	unsetenv("VNETD_RX_DIRECT_MIN");
+}
+
+/*
+ * Send a GSO frame while the guest has too few buffers posted: nothing
+ * may arrive until MORE buffers are posted; then it arrives whole.
+ */
+static bool gso_post_then_recv(struct vufe *fe, int pfd, __u16 sport,
+			       __u32 isn, unsigned int more,
+			       unsigned int *nbufs, const char *what)
+{
+	static __u8 f[FRAME_MAX], got[FRAME_MAX];
+	static struct gso_flow g;
+	struct virtio_net_hdr_mrg_rxbuf hdr;
+	struct virtio_net_hdr vh;
+	size_t len;
+	ssize_t r;
+
+	len = gso_frame(f, &vh, guest_mac, host_mac, HOST_IP, GUEST_IP, sport,
+			isn);
+	gso_flow_init(&g, sport, isn);
+	if (!ASSERT_OK(pkt_send(pfd, &vh, f, len), "AF_PACKET send (GSO)"))
+		return false;
+	r = guest_recv(fe, 1, got, sizeof(got), &hdr, nbufs, NULL, match_sport,
+		       &sport, 300);
+	if (!ASSERT_EQ(r, -ETIMEDOUT, "nothing before the buffers are there"))
+		return false;
+	if (!ASSERT_EQ(vufe_post_rx(fe, 0, more), (int)more, "post the rest"))
+		return false;
+	r = guest_recv(fe, 1, got, sizeof(got), &hdr, nbufs, NULL, match_sport,
+		       &sport, WAIT_MS);
+	if (r < 0) {
+		test_fail("%s: %s", what,
+			  r == -ETIMEDOUT ? "timeout" : vufe_strerror(fe));
+		return false;
+	}
+	if (gso_feed(&g, &hdr.hdr, got, r) < 0) {
+		test_fail("%s: %s", what, g.err);
+		return false;
+	}
+	return ASSERT_EQ(g.gso_frames, 1, what) &&
+	       ASSERT_EQ(g.covered, GSO_PLEN, "the whole payload") &&
+	       ASSERT_EQ(*nbufs, (r + 12 + VUFE_PAGE - 1) / VUFE_PAGE,
+			 "mergeable buffers of the GSO frame");
+}
+
+/*
+ * Big reads when the guest has posted fewer buffers than a GSO frame
+ * needs: the frame that did not fit its buffers waits for more, whole and
+ * in order, and the next one that fits is read in place again.
+ */
+static void rx_big_starved(void)
+{
+	struct vnet_dp_stats d0, d1;
+	struct vufe_opts o;
+	struct vufe *fe = NULL;
+	static __u8 f[FRAME_MAX];
+	struct virtio_net_hdr vh;
+	unsigned int nbufs, need;
+	__u16 sport = 42100;
+	struct vd vd;
+	int pfd = -1;
+
+	/* buffers a GSO frame takes */
+	need = (unsigned int)(gso_frame(f, &vh, guest_mac, host_mac, HOST_IP,
+					GUEST_IP, sport, 1) +
+			      12 + VUFE_PAGE - 1) / VUFE_PAGE;
+	unsetenv("VNETD_RX_DIRECT_MIN");
+	vd_init(&vd, "rxbigst", 1, 1);
+	if (!vd_up_tap(&vd, &pfd))
+		goto out;
+	o = fe_opts(&vd.port[0]);
+	o.rx_auto_refill = false;
+	fe = fe_up(&o);
+	if (!fe || !ASSERT_EQ(vufe_rx_mode(fe), VUFE_RX_MERGEABLE, "MRG_RXBUF"))
+		goto out;
+	/* frame 1 (one-chain read, overflows): bounced, waits for buffers */
+	if (!ASSERT_EQ(vufe_post_rx(fe, 0, 4), 4, "post 4 RX buffers"))
+		goto out;
+	dps_read(&vd.port[0], VNET_DIR_RX, 0, &d0);
+	if (!gso_post_then_recv(fe, pfd, sport, 1000000, need - 4, &nbufs,
+				"GSO frame 1, 4 buffers posted"))
+		goto out;
+	/* the ring is empty now: frame 2 finds 5 buffers, needs NEED */
+	if (!ASSERT_EQ(vufe_post_rx(fe, 0, 5), 5, "post 5 RX buffers") ||
+	    !gso_post_then_recv(fe, pfd, sport, 2000000, need - 5, &nbufs,
+				"GSO frame 2, 5 buffers posted"))
+		goto out;
+	dps_read(&vd.port[0], VNET_DIR_RX, 0, &d1);
+	ASSERT_EQ(d1.bounced - d0.bounced, 2,
+		  "frames short of buffers: through a bounce slot");
+	ASSERT_EQ(d1.drops[VNET_DROP_TOO_BIG] - d0.drops[VNET_DROP_TOO_BIG], 0,
+		  "no frame dropped");
+	/* enough posted: in place */
+	d0 = d1;
+	if (!ASSERT_GT(vufe_post_rx(fe, 0, 0), (int)need, "fill the RX ring") ||
+	    !gso_one(fe, pfd, sport, 3000000, &nbufs, "GSO frame 3"))
+		goto out;
+	dps_read(&vd.port[0], VNET_DIR_RX, 0, &d1);
+	ASSERT_EQ(d1.bounced - d0.bounced, 0, "GSO frame 3 read in place");
+out:
+	if (fe)
+		vufe_destroy(fe);
+	close_fd(&pfd);
+	vd_cleanup(&vd);
 }
 
 static void rx_from_tap_mrg(void)
@@ -515,6 +672,7 @@ static const struct vnetd_case cases[] = {
 	{ rx_from_tap_mrg, "vnetd/rx_from_tap_mrg" },
 	{ rx_from_tap_nomrg, "vnetd/rx_from_tap_nomrg" },
 	{ rx_from_tap_mrg_packed, "vnetd/packed/rx_from_tap_mrg" },
+	{ rx_big_starved, "vnetd/rx_big_starved" },
 	{ dirty_log_stop, "vnetd/dirty_log_stop" },
 };
 

@@ -452,19 +452,19 @@ static void ring_init(struct vnetd_qp *qp, struct vnetd_ring *r, int dir)
 	r->coal.timer_fd = -1;
 }
 
-/* VNETD_RX_DIRECT_MIN, or the environment's (a number of bytes) */
-static uint32_t rx_direct_min(void)
+/* environment NAME as a number, DEF when unset or not one (measurements) */
+static uint32_t env_u32(const char *name, uint32_t def)
 {
-	const char *s = getenv("VNETD_RX_DIRECT_MIN");
+	const char *s = getenv(name);
 	char *end;
 	unsigned long v;
 
 	if (!s || !*s)
-		return VNETD_RX_DIRECT_MIN;
+		return def;
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (errno || *end || v > UINT32_MAX)
-		return VNETD_RX_DIRECT_MIN;
+		return def;
 	return (uint32_t)v;
 }
 
@@ -480,7 +480,8 @@ static int qp_init(struct vnetd_port *p, unsigned int q)
 	qp->io.qp = qp;
 	qp->cpu = p->cfg.ncpus ? p->cfg.cpus[q % p->cfg.ncpus] : -1;
 	qp->rx.want = 1;
-	qp->rx.direct_min = rx_direct_min();
+	qp->rx.direct_min = env_u32("VNETD_RX_DIRECT_MIN", VNETD_RX_DIRECT_MIN);
+	qp->rx.big_bursts = env_u32("VNETD_RX_BIG_BURSTS", VNETD_RX_BIG_BURSTS);
 	qp->epfd = qp->wake_fd = -1;
 	ring_init(qp, &qp->tx.r, VNET_DIR_TX);
 	ring_init(qp, &qp->rx.r, VNET_DIR_RX);

@@ -12,10 +12,15 @@
  * chain is not the next one) turns it and every later frame of the burst
  * into a bounce frame: what landed in its chain is copied to the front of
  * its slot, where the tail already is, the chains from the first unused
- * one on are rewound, and the bounce delivery below takes over.  After a
- * frame overflowed its chain (GSO frames into mergeable buffers), the next
- * VNETD_RX_BIG_BURSTS bursts read into the slots: a direct read would then
- * overflow in every burst and pay for the conversion on top of the copy.
+ * one on are rewound, and the bounce delivery below takes over.
+ *
+ * Big reads: after a frame overflowed its chain with MRG_RXBUF (GSO frames
+ * into the guest's mergeable buffers, a few KiB each), a burst reads one
+ * frame at a time into as many chains as the largest frame tun can hand
+ * over needs (rx_big), and rewinds the chains the frame did not fill: one
+ * copy for 64 KiB frames too.  Without MRG_RXBUF a frame larger than its
+ * chain is dropped, and after one the next VNETD_RX_BIG_BURSTS bursts read
+ * into the slots: a direct read would overflow in every burst.
  *
  * Bounce delivery: frames are read from the tap in bursts (at most as many
  * as the guest has buffers posted) into bounce slots of 64 KiB + header,
@@ -69,10 +74,10 @@ static uint32_t elem_copy(const struct vhost_vq_elem *e, uint8_t *buf,
 	return done;
 }
 
-/* Write num_buffers 1 into the header at the start of E's writable bytes. */
-static void put_num_buffers_1(const struct vhost_vq_elem *e)
+/* Write num_buffers NB into the header at the start of E's writable bytes. */
+static void put_num_buffers(const struct vhost_vq_elem *e, uint16_t nb)
 {
-	const uint16_t one = htole16(1);
+	const uint16_t one = htole16(nb);
 	const uint8_t *src = (const uint8_t *)&one;
 	size_t off = offsetof(struct virtio_net_hdr_mrg_rxbuf, num_buffers);
 	unsigned int i, end = e->out_num + e->in_num, k = 0;
@@ -359,7 +364,7 @@ static enum rx_stop rx_direct(struct vnetd_qp *qp, unsigned int n, int *read,
 		sum += len;
 		if (cur == i && len <= rx->in_chain[i] && len >= hdr) {
 			if (hdr == sizeof(struct virtio_net_hdr_mrg_rxbuf))
-				put_num_buffers_1(e);
+				put_num_buffers(e, 1);
 			vhost_vq_log_write(vq, e, len);
 			rx->used[nused].id = e->head;
 			rx->used[nused++].len = len;
@@ -369,8 +374,12 @@ static enum rx_stop rx_direct(struct vnetd_qp *qp, unsigned int n, int *read,
 			continue;
 		}
 		/* from here on bounce frames, each whole in its slot */
-		if (len > rx->in_chain[i] && rx->in_chain[i])
-			rx->bounce = VNETD_RX_BIG_BURSTS;
+		if (len > rx->in_chain[i] && rx->in_chain[i]) {
+			if (qp->mrg && rx->big_bursts)
+				rx->big = rx->big_bursts;
+			else
+				rx->bounce = VNETD_RX_BIG_BURSTS;
+		}
 		elem_copy(e, rx_slot(qp, i),
 			  len < rx->in_chain[i] ? len : rx->in_chain[i], false);
 		rx->len[i] = len;
@@ -385,6 +394,190 @@ static enum rx_stop rx_direct(struct vnetd_qp *qp, unsigned int n, int *read,
 		return RX_BROKEN;
 	}
 	return RX_DONE;
+}
+
+/*
+ * Pop chains for one mergeable frame of up to VNETD_RX_SLOT bytes into
+ * the ring's elements, at most as many as used entries are left after
+ * *NUSED, and their writable iovecs into RX->iov.  Chains
+ * the library could not map, or without writable bytes, before the first
+ * usable one are given back empty (USED entries); the first one after it
+ * ends the frame's chains.  *LEAD gets the empty ones, *NB the frame's
+ * (ELEMS[*LEAD .. *LEAD + *NB)); what was popped after those is the
+ * caller's to rewind.  Returns the iovecs filled, -1 when the ring broke.
+ */
+_Static_assert(VNETD_RX_BIG_IOV <= (size_t)VNETD_RX_BURST * VNETD_RX_IOV,
+	       "a big read's iovecs fit rx.iov");
+
+static int rx_big_chains(struct vnetd_qp *qp, unsigned int *npop,
+			 unsigned int *lead, unsigned int *nb, uint64_t *sum,
+			 unsigned int *nused)
+{
+	struct vnetd_rx *rx = &qp->rx;
+	struct vhost_vq_elem *el = rx->r.elems;
+	unsigned int j = 0, c = 0, want, max = VNETD_RX_ELEMS - *nused;
+	int got;
+
+	*npop = *lead = *nb = 0;
+	*sum = 0;
+	for (;;) {
+		const struct vhost_vq_elem *e;
+
+		if (j == *npop) {
+			if (*sum >= VNETD_RX_SLOT || *npop == max)
+				break;
+			/* as many as chains like the last one need */
+			want = rx->chain_len ?
+				       (unsigned int)((VNETD_RX_SLOT - *sum +
+						       rx->chain_len - 1) /
+						      rx->chain_len) :
+				       1;
+			if (want > max - *npop)
+				want = max - *npop;
+			got = vhost_vq_pop_burst(rx->r.vq, &el[*npop], want);
+			if (got < 0)
+				return -1;
+			if (!got)
+				break;
+			*npop += (unsigned int)got;
+		}
+		e = &el[j];
+		if (e->err || !e->in_len) {
+			if (*nb)
+				break;
+			if (!e->err)
+				rx->r.st->drops[VNET_DROP_BAD_DESC]++;
+			rx->used[*nused].id = e->head;
+			rx->used[(*nused)++].len = 0;
+			(*lead)++;
+			j++;
+			continue;
+		}
+		if (c + e->in_num + 1 > VNETD_RX_BIG_IOV)
+			break;
+		memcpy(&rx->iov[c], &e->iov[e->out_num],
+		       e->in_num * sizeof(rx->iov[0]));
+		c += e->in_num;
+		*sum += e->in_len;
+		rx->chain_len = e->in_len < VNETD_RX_SLOT ? (uint32_t)e->in_len :
+							    VNETD_RX_SLOT;
+		(*nb)++;
+		j++;
+	}
+	return (int)c;
+}
+
+/*
+ * Mergeable big reads, after a frame overflowed its chain (GSO frames
+ * into the guest's mergeable buffers): up to N frames, one read each, into
+ * as many chains as the largest frame tun can hand over needs (and slot
+ * 0's tail behind them, when they hold less).  A frame is delivered where
+ * it landed: num_buffers is the chains it filled, the chains left over are
+ * rewound.  A frame that did not fit (the guest had too few buffers
+ * posted) becomes bounce frame 0, and the burst stops: rx_deliver waits
+ * for the buffers it needs.  After rx.big_bursts bursts with no
+ * frame in more than one chain, reads go back to one chain each.
+ * *READ and *FRAMES as in rx_direct.
+ */
+static enum rx_stop rx_big(struct vnetd_qp *qp, unsigned int n, int *read,
+			   unsigned int *frames)
+{
+	struct vnetd_rx *rx = &qp->rx;
+	struct vhost_vq *vq = rx->r.vq;
+	struct vhost_vq_elem *el = rx->r.elems;
+	unsigned int hdr = qp->hdr_len;
+	unsigned int k, nused = 0, multi = 0, npop, lead, nb, j, cnt;
+	uint64_t bytes = 0, lens = 0, sum;
+	uint32_t len, left, fill, off;
+	enum rx_stop why = RX_DONE;
+	int c, r;
+
+	*frames = 0;
+	*read = 0;
+	rx->head = 0;
+	rx->count = 0;
+	rx->read_hdr = hdr;
+	for (k = 0; k < n; k++) {
+		/* used entries left for the largest frame, or the next burst */
+		if (nused && (uint64_t)(VNETD_RX_ELEMS - nused) * rx->chain_len <
+				     VNETD_RX_SLOT)
+			break;
+		c = rx_big_chains(qp, &npop, &lead, &nb, &sum, &nused);
+		if (c < 0) {
+			why = RX_BROKEN;
+			break;
+		}
+		if (!nb) {
+			/* no buffer (or only unusable ones): the guest's turn */
+			if (npop > lead)
+				vhost_vq_rewind(vq, npop - lead);
+			if (!k)
+				why = RX_STARVED;
+			break;
+		}
+		if (sum < VNETD_RX_SLOT) {
+			rx->iov[c].iov_base = rx_slot(qp, 0) + sum;
+			rx->iov[c++].iov_len = VNETD_RX_SLOT - (size_t)sum;
+		}
+		rx->iovcnt[0] = (unsigned int)c;
+		r = vnetd_tapio_readv_burst(&qp->io, rx->iov, rx->iovcnt, 1,
+					    rx->res);
+		if (r <= 0) {
+			vhost_vq_rewind(vq, npop - lead);
+			if (!k)
+				*read = r;
+			break;
+		}
+		(*read)++;
+		len = (uint32_t)rx->res[0];
+		lens += len;
+		if (len < hdr) {
+			rx->r.st->drops[VNET_DROP_TAP]++; /* tun never does this */
+			vhost_vq_rewind(vq, npop - lead);
+			continue;
+		}
+		if (len > sum || el[lead].in_len < hdr) {
+			/* bounce frame 0: the chains' part to the slot's front */
+			for (off = 0, j = lead; j < lead + nb && off < len; j++)
+				off += elem_copy(&el[j], rx_slot(qp, 0) + off,
+						 len - off, false);
+			vhost_vq_rewind(vq, npop - lead);
+			rx->len[0] = len;
+			rx->order[0] = 0;
+			rx->count = 1;
+			multi++;
+			break;
+		}
+		for (left = len, cnt = 0, j = lead; left && j < lead + nb; j++) {
+			fill = el[j].in_len < left ? (uint32_t)el[j].in_len : left;
+			vhost_vq_log_write(vq, &el[j], fill);
+			rx->used[nused].id = el[j].head;
+			rx->used[nused++].len = fill;
+			left -= fill;
+			cnt++;
+		}
+		/* the header is in the first chain (logged above) */
+		put_num_buffers(&el[lead], (uint16_t)cnt);
+		multi += cnt > 1;
+		if (npop > lead + cnt)
+			vhost_vq_rewind(vq, npop - lead - cnt);
+		bytes += len - hdr;
+		(*frames)++;
+	}
+	if (*read > 0)
+		rx->mean = (uint32_t)(lens / (unsigned int)*read);
+	if (multi)
+		rx->big = rx->big_bursts;
+	else if (rx->big)
+		rx->big--;
+	if (why == RX_BROKEN)
+		nused = 0;
+	if (rx_push(rx, nused, frames, bytes) || why == RX_BROKEN) {
+		rx->r.st->drops[VNET_DROP_BROKEN] += *frames;
+		*frames = 0;
+		return RX_BROKEN;
+	}
+	return why;
 }
 
 /* Move frames from the tap to the guest, up to the budget. */
@@ -411,7 +604,14 @@ enum vnetd_burst vnetd_rx_burst(struct vnetd_qp *qp)
 			 * costs little, 31 of them per frame would not.
 			 */
 			k = avail < rx->want ? avail : rx->want;
-			if (!rx->bounce && rx->mean >= rx->direct_min) {
+			if (rx->big && qp->mrg) {
+				why = rx_big(qp, k, &n, &frames);
+				done += frames;
+				if (why == RX_BROKEN)
+					return VNETD_BURST_BROKEN;
+				if (why == RX_STARVED)
+					goto starved;
+			} else if (!rx->bounce && rx->mean >= rx->direct_min) {
 				why = rx_direct(qp, k, &n, &frames);
 				done += frames;
 				if (why == RX_BROKEN)

@@ -65,8 +65,15 @@
 #define VNETD_RX_SLOT (66 * 1024)
 /* a direct read: a chain's writable segments and its slot's tail */
 #define VNETD_RX_IOV (VHOST_VQ_MAX_IOV + 1)
-/* bounce bursts after a frame overflowed its buffer (rx.c) */
+/*
+ * bursts after a frame overflowed its buffer (rx.c): of big reads into
+ * mergeable buffers (VNETD_RX_BIG_BURSTS in the environment overrides it,
+ * for measurements; 0: none, bounce reads instead), or of bounce reads
+ * without MRG_RXBUF
+ */
 #define VNETD_RX_BIG_BURSTS 64
+/* a big read's iovecs at most: the kernel's UIO_MAXIOV */
+#define VNETD_RX_BIG_IOV 1024
 /*
  * Guest RX reads in place when the last burst's frames averaged at least
  * this many bytes (header included); below, bounce slots are faster
@@ -171,8 +178,11 @@ struct vnetd_rx {
 	unsigned int want;		/* reads to issue next burst */
 	unsigned int read_hdr;		/* header size they were read with */
 	unsigned int bounce;		/* bursts left to read into slots */
+	unsigned int big;		/* bursts left of mergeable big reads */
+	uint32_t chain_len;		/* big reads: the last chain's bytes */
 	uint32_t mean;			/* the last burst's mean frame length */
 	uint32_t direct_min;		/* VNETD_RX_DIRECT_MIN or the env's */
+	uint32_t big_bursts;		/* VNETD_RX_BIG_BURSTS or the env's */
 	struct iovec *iov;		/* direct reads: VNETD_RX_IOV each */
 	unsigned int iovcnt[VNETD_RX_BURST];
 	uint32_t in_chain[VNETD_RX_BURST]; /* per read: its chain's bytes */
