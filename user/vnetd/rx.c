@@ -288,6 +288,19 @@ out:
 	return why;
 }
 
+/*
+ * A read into the guest's buffers faulted: the only addresses in its
+ * iovecs that can are the guest's (the slots are vnetd's own), so the
+ * frontend's memory no longer backs what its memory table maps (a
+ * truncated memory fd).  That ring is broken, not the tap; the frame is
+ * lost (tun drops a frame it could not copy out).
+ */
+static enum rx_stop rx_fault(struct vhost_vq *vq)
+{
+	vhost_vq_set_broken(vq, "reading a frame into the guest's RX buffers faulted (EFAULT): the frontend's memory no longer backs its memory table (memory fd truncated?); the ring stays stopped until the frontend restarts it");
+	return RX_BROKEN;
+}
+
 /* The mean length of the N frames ORDER[0..n) of LEN[] just read. */
 static void rx_mean(struct vnetd_rx *rx, const uint32_t *len,
 		    const uint8_t *order, unsigned int n)
@@ -347,6 +360,8 @@ static enum rx_stop rx_direct(struct vnetd_qp *qp, unsigned int n, int *read,
 	r = vnetd_tapio_readv_burst(&qp->io, rx->iov, rx->iovcnt, got, rx->res);
 	if (r <= 0) {
 		vhost_vq_rewind(vq, got);
+		if (r == -EFAULT)
+			return rx_fault(vq);
 		*read = r;
 		return RX_DONE;
 	}
@@ -524,7 +539,9 @@ static enum rx_stop rx_big(struct vnetd_qp *qp, unsigned int n, int *read,
 					    rx->res);
 		if (r <= 0) {
 			vhost_vq_rewind(vq, npop - lead);
-			if (!k)
+			if (r == -EFAULT)
+				why = rx_fault(vq);
+			else if (!k)
 				*read = r;
 			break;
 		}

@@ -67,7 +67,7 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_qp *qp)
 	struct vnetd_tx *tx = &qp->tx;
 	struct vhost_vq *vq = tx->r.vq;
 	struct vnet_dp_stats *st = tx->r.st;
-	unsigned int done = 0, i, ok;
+	unsigned int done = 0, i, ok, fault;
 	uint64_t u0, u1, bytes;
 	int n;
 
@@ -94,6 +94,7 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_qp *qp)
 		u1 = VNETD_LOAD(tx->r.qs->urgent);
 
 		ok = 0;
+		fault = 0;
 		bytes = 0;
 		for (i = 0; i < (unsigned int)n; i++) {
 			const struct vhost_vq_elem *e = &tx->r.elems[i];
@@ -109,10 +110,17 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_qp *qp)
 				/* -E2BIG chains were counted by the library */
 				st->drops[e->out_num ? VNET_DROP_TAP :
 						       VNET_DROP_BAD_DESC]++;
+				fault += res == -EFAULT;
 			}
 		}
 		if (vhost_vq_push_burst(vq, tx->used, (unsigned int)n))
 			return VNETD_BURST_BROKEN;
+		if (fault) {
+			/* the guest's buffers are vnetd's only user addresses here */
+			vhost_vq_set_broken(vq, "writing %u guest TX frame%s into the tap faulted (EFAULT): the frontend's memory no longer backs its memory table (memory fd truncated?); the ring stays stopped until the frontend restarts it",
+					    fault, fault == 1 ? "" : "s");
+			return VNETD_BURST_BROKEN;
+		}
 		st->frames += ok;
 		st->bytes += bytes;
 		st->batches++;
