@@ -379,12 +379,13 @@ tapstat()
 		ip netns exec "$NS" cat "/sys/class/net/$1/statistics/$2"
 }
 
-# dpcount ARM: "SIGNALS KICKS" so far: call signals vnetd sent and guest
-# kicks it received (both directions, every queue)
+# dpcount ARM: "SIGNALS KICKS RXFRAMES BOUNCED" so far: call signals vnetd
+# sent and guest kicks it received (both directions, every queue), frames
+# it delivered to the guest and how many of them through a bounce slot
 dpcount()
 {
 	"$VNETCTL" -n "$NS" -j stats "$(arm_tap "$1")" 2>/dev/null |
-		jq -r '"\([.queues[]? | .datapath.notify_sent // 0] | add // 0) \([.queues[]? | .datapath.kicks // 0] | add // 0)"'
+		jq -r '"\([.queues[]? | .datapath.notify_sent // 0] | add // 0) \([.queues[]? | .datapath.kicks // 0] | add // 0) \([.queues[]? | select(.dir == "rx") | .datapath.frames // 0] | add // 0) \([.queues[]? | select(.dir == "rx") | .datapath.bounced // 0] | add // 0)"'
 }
 
 TICK=$(getconf CLK_TCK)
@@ -431,26 +432,28 @@ workload_cmd()
 # snapshot ARM: the counters a cell is the difference of, one line:
 # vnetd CPU ticks, vnetd context switches, kicks, signals, QEMU main
 # thread's context switches and CPU ticks, QEMU's CPU ticks, the tap's
-# rx_packets and rx_bytes (0 where the arm has no such counter)
+# rx_packets and rx_bytes, guest RX frames and bounced ones (0 where the
+# arm has no such counter)
 snapshot()
 {
-	local arm=$1 i c=0 x=0 k=0 s=0
+	local arm=$1 i c=0 x=0 k=0 s=0 rf=0 rb=0
 
 	i=$(arm_index "$arm")
 	if [ "$i" != 0 ]; then
 		c=$(cpu_ticks "${VPIDS[$i]}")
 		x=$(ctxsw "${VPIDS[$i]}")
-		[ "$arm" != dpdk ] && read -r s k < <(dpcount "$arm")
+		[ "$arm" != dpdk ] && read -r s k rf rb < <(dpcount "$arm")
 	fi
 	echo "$c $x ${k:-0} ${s:-0} $(ctxsw "$QEMU_PID" "$QEMU_PID")" \
 		"$(cpu_ticks "$QEMU_PID" "$QEMU_PID") $(cpu_ticks "$QEMU_PID")" \
-		"$(tapstat "$(arm_tap "$arm")" rx_packets) $(tapstat "$(arm_tap "$arm")" rx_bytes)"
+		"$(tapstat "$(arm_tap "$arm")" rx_packets) $(tapstat "$(arm_tap "$arm")" rx_bytes)" \
+		"${rf:-0} ${rb:-0}"
 }
 
 # measure TABLE WORKLOAD ARM REP: one cell, recorded
 measure()
 {
-	local t=$1 w=$2 a=$3 r=$4 arm=$3 i tap h out c0 c1 m0 m1 q0 q1 x0 x1 y0 y1 k0 k1 s0 s1 p0 p1 b0 b1 t0 t1 v rc
+	local t=$1 w=$2 a=$3 r=$4 arm=$3 i tap h out c0 c1 m0 m1 q0 q1 x0 x1 y0 y1 k0 k1 s0 s1 p0 p1 b0 b1 f0 f1 n0 n1 t0 t1 v rc
 
 	# batch1: the vnetd arm with the tap's rx-frames 1 (vnetd's TX batch)
 	[ "$a" = batch1 ] && arm=vnetd
@@ -458,12 +461,12 @@ measure()
 	tap=$(arm_tap "$arm")
 	h=$(arm_host "$arm")
 	[ "$a" = batch1 ] && "$VNETCTL" -n "$NS" coalesce set "$tap" tap rx-frames 1
-	read -r c0 x0 k0 s0 y0 m0 q0 p0 b0 < <(snapshot "$arm")
+	read -r c0 x0 k0 s0 y0 m0 q0 p0 b0 f0 n0 < <(snapshot "$arm")
 	t0=$(date +%s%N)
 	out=$(guest "$(workload_cmd "$w" "$h" "${GDEV[$i]}")")
 	rc=$?
 	t1=$(date +%s%N)
-	read -r c1 x1 k1 s1 y1 m1 q1 p1 b1 < <(snapshot "$arm")
+	read -r c1 x1 k1 s1 y1 m1 q1 p1 b1 f1 n1 < <(snapshot "$arm")
 	[ "$a" = batch1 ] && "$VNETCTL" -n "$NS" coalesce set "$tap" tap rx-frames 0
 	if [ $rc != 0 ]; then
 		echo "evidence: $t $w $a rep $r failed: $(echo "$out" | tail -n 3 | tr '\n' ' ')" >&2
@@ -492,6 +495,8 @@ measure()
 	if [ "$i" != 0 ] && [ "$arm" != dpdk ]; then
 		record "$t" "$w" "$a" "$r" signals $((s1 - s0))
 		record "$t" "$w" "$a" "$r" kicks $((k1 - k0))
+		[ $((f1 - f0)) -gt 0 ] && record "$t" "$w" "$a" "$r" rx_bounced_pct \
+			"$(awk -v n=$((n1 - n0)) -v f=$((f1 - f0)) 'BEGIN { printf "%.1f", 100 * n / f }')"
 	fi
 	record "$t" "$w" "$a" "$r" ctxsw $((x1 - x0 + y1 - y0))
 	return 0

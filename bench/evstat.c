@@ -584,6 +584,8 @@ static void report(const char *dir)
 			  wls, NR_WLS, "kicks");
 		arm_table(tb, "call signals (vnetd's notify_sent, both directions)",
 			  wls, NR_WLS, "signals");
+		arm_table(tb, "guest RX frames through a bounce slot, % (vnetd's bounced / frames)",
+			  stream, 6, "rx_bounced_pct");
 		printf("\n");
 		compare(tb, "rr64", "nobypass", "vnetd", "rtt_p50",
 			"bypass off vs on, same coalescing values");
