@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* vnetd datapath tests: hostile input: broken rings and messages, stuck fds, tap and netns gone (see vnetd_test.h) */
+/* vnetd datapath tests: hostile input: broken rings and messages, stuck fds, tap and netns gone, guest memory truncated (see vnetd_test.h) */
 #include "vnetd_test.h"
 
 /* ------------------------------------------------------------------ */
@@ -681,6 +681,127 @@ static void netns_gone(void)
 	port_gone_run(true);
 }
 
+/*
+ * A frontend that shrinks its guest memory under running rings: port 0's
+ * memfd is truncated to nothing while frames are on their way both ways
+ * on both ports.  vnetd's next access to port 0's rings faults (SIGBUS in
+ * a queue thread): that queue pair's rings break with a line naming the
+ * cause, vnetd lives on, port 1 keeps moving frames both ways,
+ * GET_VRING_BASE of the broken rings is answered, a restart on the same
+ * truncated memory is refused (the control thread faults, and lives), a
+ * fresh guest on port 0 is served, and SIGTERM ends vnetd cleanly
+ * (hostile_down(): exit status 0, no sanitizer report).  The test itself
+ * never touches port 0's guest memory after the truncation: it kicks
+ * through the kick eventfd and sends from the tap side.
+ */
+#define TRUNC_NEEDLE "is no longer backed"
+
+static bool trunc_broken(struct hostile_env *h, const struct vnet_dp_stats *rx0,
+			 const struct vnet_dp_stats *tx0)
+{
+	struct vnet_dp_stats rx, tx;
+
+	return log_has(&h->vd, TRUNC_NEEDLE) &&
+	       dps_read(&h->vd.port[0], VNET_DIR_RX, 0, &rx) &&
+	       dps_read(&h->vd.port[0], VNET_DIR_TX, 0, &tx) &&
+	       rx.drops[VNET_DROP_BROKEN] > rx0->drops[VNET_DROP_BROKEN] &&
+	       tx.drops[VNET_DROP_BROKEN] > tx0->drops[VNET_DROP_BROKEN];
+}
+
+static void mem_truncated(void)
+{
+	static __u8 f[512];
+	struct vnet_dp_stats rx0, tx0;
+	struct hostile_env h;
+	struct vufe *fe = NULL;
+	long long deadline, ms;
+	__u64 one = 1;
+	unsigned int i;
+	int efd = -1;
+
+	if (!hostile_up(&h, "memtrunc"))
+		goto out;
+	fe = hostile_guest(&h);
+	if (!fe)
+		goto out;
+	vufe_post_rx(fe, 0, 0);
+	for (i = 0; i < 2; i++)
+		if (!ping_both(fe, &h.vd.port[0], 0, h.pfd[0], h.id++,
+			       "port 0 before") ||
+		    !ping_both(h.fe_b, &h.vd.port[1], 0, h.pfd[1], h.id++,
+			       "port 1 before"))
+			goto out;
+	if (!dps_read(&h.vd.port[0], VNET_DIR_RX, 0, &rx0) ||
+	    !dps_read(&h.vd.port[0], VNET_DIR_TX, 0, &tx0)) {
+		test_fail("port 0's stats map");
+		goto out;
+	}
+	vd_log_mark(&h.vd);
+	if (!ASSERT_OK(ftruncate(vufe_mem_fd(fe), 0),
+		       "port 0's guest memory truncated"))
+		goto out;
+	/* traffic goes on: frames for port 0's guest, its TX ring kicked */
+	deadline = now_ms() + WAIT_MS;
+	do {
+		test_frame(f, 400, guest_mac, host_mac, 0x60000000 + h.id++);
+		pkt_send(h.pfd[0], NULL, f, 400);
+		if (write(vufe_kick_fd(fe, VUFE_TXQ(0)), &one, sizeof(one)) < 0)
+			dbg("kick: %s\n", strerror(errno));
+		if (!vd_running(&h.vd))
+			break;
+		nap_ms(5);
+	} while (!trunc_broken(&h, &rx0, &tx0) && now_ms() < deadline);
+	if (!vd_running(&h.vd)) {
+		test_fail("vnetd died after the frontend truncated its memory (status 0x%x%s%s): %s",
+			  h.vd.status,
+			  WIFSIGNALED(h.vd.status) ? ", signal " : "",
+			  WIFSIGNALED(h.vd.status) ?
+				  strsignal(WTERMSIG(h.vd.status)) : "",
+			  vd_log_tail(&h.vd));
+		goto out;
+	}
+	if (!ASSERT_TRUE(log_has(&h.vd, TRUNC_NEEDLE),
+			 "the broken pair's log line names the cause") ||
+	    !ASSERT_TRUE(trunc_broken(&h, &rx0, &tx0),
+			 "both rings of port 0's pair broken"))
+		goto out;
+	for (i = 0; i < 3; i++)
+		if (!ping_both(h.fe_b, &h.vd.port[1], 0, h.pfd[1], h.id++,
+			       "port 1 after port 0's truncation"))
+			goto out;
+	/* the frontend stops the broken rings: answered, nothing touched */
+	ms = get_base_ms(fe, VUFE_RXQ(0));
+	if (!ASSERT_GE(ms, 0, "GET_VRING_BASE of the broken RX ring"))
+		goto out;
+	ms = get_base_ms(fe, VUFE_TXQ(0));
+	if (!ASSERT_GE(ms, 0, "GET_VRING_BASE of the broken TX ring"))
+		goto out;
+	/* and restarts one on the same memory: refused, vnetd lives */
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (!ASSERT_GE(efd, 0, "eventfd") ||
+	    !ASSERT_OK(vring_fd_send(fe, VUFE_SET_VRING_KICK, VUFE_TXQ(0), efd),
+		       "SET_VRING_KICK on truncated memory") ||
+	    !ASSERT_EQ(vufe_backend_alive(fe, WAIT_MS), 1,
+		       "vnetd answers after the restart on truncated memory") ||
+	    !ASSERT_TRUE(vd_running(&h.vd), "vnetd still runs"))
+		goto out;
+	deadline = now_ms() + WAIT_MS;
+	while (!log_has(&h.vd, "not started") && now_ms() < deadline)
+		nap_ms(10);
+	if (!ASSERT_TRUE(log_has(&h.vd, "not started"),
+			 "the restart on truncated memory is refused"))
+		goto out;
+	dbg("vnetd said: %s\n", vd_log_tail(&h.vd));
+	vufe_destroy(fe);
+	fe = NULL;
+	hostile_after(&h, "truncated guest memory");
+out:
+	if (efd >= 0)
+		close(efd);
+	vufe_destroy(fe);
+	hostile_down(&h);
+}
+
 static const struct vnetd_case cases[] = {
 	{ hostile_ring, "vnetd/hostile_ring" },
 	{ hostile_ring_packed, "vnetd/packed/hostile_ring" },
@@ -688,6 +809,7 @@ static const struct vnetd_case cases[] = {
 	{ stuck_fds, "vnetd/stuck_fds" },
 	{ tap_gone, "vnetd/tap_gone" },
 	{ netns_gone, "vnetd/netns_gone" },
+	{ mem_truncated, "vnetd/mem_truncated" },
 };
 
 int main(int argc, char **argv)

@@ -113,6 +113,16 @@ int vufe_region(const struct vufe *fe, unsigned int i, __u64 *gpa,
 	return 0;
 }
 
+int vufe_mem_fd(const struct vufe *fe)
+{
+	return fe->memfd;
+}
+
+int vufe_kick_fd(const struct vufe *fe, unsigned int vq)
+{
+	return vq < VUFE_MAX_VQ ? fe->vq[vq].kick_fd : -1;
+}
+
 static int mem_init(struct vufe *fe)
 {
 	size_t size = fe->o.mem_size;

@@ -261,6 +261,12 @@ int vufe_alloc(struct vufe *fe, size_t size, size_t align, unsigned int region,
 	       __u64 *gpa, void **ptr);
 int vufe_region(const struct vufe *fe, unsigned int i, __u64 *gpa,
 		__u64 *size, __u64 *hva);
+/*
+ * The memfd behind every region (a hostile frontend truncates it), and a
+ * vring's kick eventfd (to kick without touching guest memory); -1: none.
+ */
+int vufe_mem_fd(const struct vufe *fe);
+int vufe_kick_fd(const struct vufe *fe, unsigned int vq);
 
 /* datapath */
 int vufe_send(struct vufe *fe, unsigned int qp,

@@ -154,7 +154,7 @@ struct vhost_vq {
 	bool kicks_off;		   /* vhost_vq_notify_disable() in effect */
 
 	int broken;		   /* atomic; see vhost_vq_set_broken() */
-	char broken_reason[160];
+	char broken_reason[256];
 
 	/*
 	 * Odd while the queue thread is inside a read or write of a

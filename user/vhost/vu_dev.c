@@ -17,6 +17,7 @@
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 
+#include "fault.h"
 #include "vhost_user_int.h"
 
 const char *vu_dev_name(const struct vhost_dev *dev)
@@ -35,14 +36,41 @@ void vu_vq_halt(struct vhost_dev *dev, struct vhost_vq *vq)
 	vhost_dbg("%s: vq %u stopped", vu_dev_name(dev), vq->index);
 }
 
+/*
+ * vhost_vq_start() reads and writes the ring (used index, kick
+ * suppression): in memory the frontend may have truncated since it was
+ * mapped (fault.h).  -EFAULT and WHY then; the ring stays stopped.
+ */
+static int vq_start(struct vhost_dev *dev, struct vhost_vq *vq, char *why,
+		    size_t len)
+{
+	struct vhost_fault f;
+	int ret;
+
+	if (!vhost_fault_try(&f, &dev->mem)) {
+		vhost_vq_stop(vq);
+		vhost_fault_describe(&f, why, len);
+		return -EFAULT;
+	}
+	ret = vhost_vq_start(vq, dev->features);
+	vhost_fault_end(&f);
+	return ret;
+}
+
 /* Start VQ if everything it needs is there and it is not running. */
 void vu_vq_update(struct vhost_dev *dev, struct vhost_vq *vq)
 {
+	char why[200] = "";
 	int ret;
 
 	if (vq->running || !vhost_vq_ready(vq) || !dev->mem.nregions)
 		return;
-	ret = vhost_vq_start(vq, dev->features);
+	ret = vq_start(dev, vq, why, sizeof(why));
+	if (ret && why[0]) {
+		vhost_err("%s: vq %u not started: %s", vu_dev_name(dev),
+			  vq->index, why);
+		return;
+	}
 	if (ret) {
 		vhost_err("%s: vq %u not started: ring not usable (%s)",
 			  vu_dev_name(dev), vq->index, strerror(-ret));

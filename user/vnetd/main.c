@@ -4,7 +4,7 @@
  * (docs/vnetd-contract.md, man vnetd(8)); the layers are listed in
  * vnetd.h.
  *
- * This file: logging, signals, and the control loop: one epoll over the vhost-user server (all protocol work and
+ * This file: logging, signals (SIGBUS: user/vhost/fault.h), and the control loop: one epoll over the vhost-user server (all protocol work and
  * every vhost_dev_ops callback), a signalfd (SIGINT/SIGTERM/SIGHUP: clean
  * exit; systemd hears READY=1 and STOPPING=1 through notify.c)
  * and each port's ethtool monitor (a direct `ethtool -C TAP rx-frames N`
@@ -29,6 +29,7 @@
 #include <sys/timerfd.h>
 #include <bpf/libbpf.h>
 
+#include "fault.h"
 #include "opts.h"
 #include "sandbox.h"
 
@@ -241,6 +242,16 @@ int main(int argc, char **argv)
 	vhost_log_set_level((enum vhost_log_level)o.log_level);
 	libbpf_set_print(libbpf_log);
 	signal(SIGPIPE, SIG_IGN);
+	/*
+	 * SIGBUS in a region the frontend truncated breaks that queue pair's
+	 * rings instead of killing the daemon (user/vhost/fault.h); before
+	 * any thread or seccomp filter.
+	 */
+	ret = vhost_fault_init();
+	if (ret) {
+		vhost_err("SIGBUS handler: %s", strerror(-ret));
+		return VNETD_EXIT_STARTUP;
+	}
 	/* the live-migration test's negative case (selftests/e2e/faults.sh) */
 	if (getenv("VNETD_TEST_NO_DIRTY_LOG") &&
 	    !strcmp(getenv("VNETD_TEST_NO_DIRTY_LOG"), "1")) {

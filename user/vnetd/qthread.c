@@ -14,6 +14,12 @@
  * memory through it, every chain it popped was pushed or rewound, and
  * what it owed the guest was signalled: the library may then unmap
  * memory or answer GET_VRING_BASE.
+ *
+ * Everything the thread does to guest memory (the bursts, a coalescing
+ * timer's signal decision, the flush at a stop) runs under a recovery
+ * point (user/vhost/fault.h): a frontend that truncates its memory fd
+ * under a running ring makes the access fault, and the pair's rings
+ * break (qp_fault()) instead of the whole daemon dying of SIGBUS.
  */
 #include <errno.h>
 #include <sched.h>
@@ -29,6 +35,7 @@
 #include <sys/timerfd.h>
 
 #include "vnetd.h"
+#include "fault.h"
 #include "sandbox.h"
 
 /* epoll tags of a queue pair's thread */
@@ -131,6 +138,11 @@ static void ring_start(struct vnetd_qp *qp, struct vhost_vq *vq)
 	polling_update(qp);
 }
 
+static bool qp_guarded(struct vnetd_qp *qp,
+		       void (*fn)(struct vnetd_qp *, struct vnetd_ring *),
+		       struct vnetd_ring *r);
+static void coal_flush(struct vnetd_qp *qp, struct vnetd_ring *r);
+
 static void ring_stop(struct vnetd_qp *qp, struct vhost_vq *vq)
 {
 	struct vnetd_ring *r = vq_is_rx(vq) ? &qp->rx.r : &qp->tx.r;
@@ -140,10 +152,11 @@ static void ring_stop(struct vnetd_qp *qp, struct vhost_vq *vq)
 	/*
 	 * What was delivered and not signalled yet is signalled now (on the
 	 * call fd about to be replaced, when that is why the ring stops);
-	 * the library refuses on a broken ring.
+	 * the library refuses on a broken ring.  The decision reads guest
+	 * memory: a fault there breaks the pair, and the stop goes on.
 	 */
 	if (r->coal.pending)
-		vnetd_coal_flush(r, NULL);
+		qp_guarded(qp, coal_flush, r);
 	vnetd_coal_reset(r);
 	kick_arm(r, false);
 	ring_stats_sync(r);
@@ -197,12 +210,93 @@ static void tap_gone(struct vnetd_qp *qp, int err)
 	vnetd_steer_update(qp->port, qp, false);
 }
 
+/* --- guest memory that faults ---------------------------------------------- */
+
+/*
+ * An access to the port's guest memory faulted (F): the frontend shrank a
+ * region's fd under the running rings.  The section was cut short at an
+ * arbitrary point, so neither ring's state (indices, chains popped and
+ * not pushed) nor the frames read for the guest can be trusted: both
+ * rings break (logged once each, with the cause and the way out) and
+ * are left alone until the frontend restarts them; the frames waiting
+ * in the slots are dropped (drops[VNET_DROP_BROKEN]).
+ */
+static void qp_fault(struct vnetd_qp *qp, const struct vhost_fault *f)
+{
+	struct vnetd_ring *rings[2] = { &qp->tx.r, &qp->rx.r };
+	char what[200];
+	unsigned int i;
+
+	vhost_fault_describe(f, what, sizeof(what));
+	if (qp->rx.count && qp->rx.r.st)
+		qp->rx.r.st->drops[VNET_DROP_BROKEN] += qp->rx.count;
+	qp->rx.count = 0;
+	qp->rx.head = 0;
+	for (i = 0; i < 2; i++) {
+		struct vnetd_ring *r = rings[i];
+
+		if (!r->vq || r->dead)
+			continue;
+		vhost_vq_set_broken(r->vq, "%s; the ring is stopped until the frontend restarts it",
+				    what);
+		ring_broken(qp, r);
+	}
+}
+
+/* the pair's guest memory: its rings' device's table */
+static const struct vhost_mem *qp_mem(const struct vnetd_qp *qp)
+{
+	return qp->tx.r.vq ? qp->tx.r.vq->mem :
+	       qp->rx.r.vq ? qp->rx.r.vq->mem : NULL;
+}
+
+/*
+ * FN(QP, R) under a recovery point for the pair's guest memory: false
+ * when it faulted (the pair's rings are broken then).  The table cannot
+ * change meanwhile: the control thread changes it only after this thread
+ * stopped the rings (mailbox).  FN takes no lock around an access to
+ * guest memory (fault.h).
+ */
+static bool qp_guarded(struct vnetd_qp *qp,
+		       void (*fn)(struct vnetd_qp *, struct vnetd_ring *),
+		       struct vnetd_ring *r)
+{
+	const struct vhost_mem *mem = qp_mem(qp);
+	struct vhost_fault f;
+
+	if (!mem) {
+		fn(qp, r);
+		return true;
+	}
+	if (!vhost_fault_try(&f, mem)) {
+		qp_fault(qp, &f);
+		return false;
+	}
+	fn(qp, r);
+	vhost_fault_end(&f);
+	return true;
+}
+
+static void coal_timer(struct vnetd_qp *qp, struct vnetd_ring *r)
+{
+	(void)qp;
+	vnetd_coal_timer(r);
+}
+
+static void coal_flush(struct vnetd_qp *qp, struct vnetd_ring *r)
+{
+	(void)qp;
+	vnetd_coal_flush(r, NULL);
+}
+
 /* --- running the engines -------------------------------------------------- */
 
 /* Run the bursts that have work and act on what they report. */
-void vnetd_qp_run(struct vnetd_qp *qp)
+static void qp_bursts(struct vnetd_qp *qp, struct vnetd_ring *unused)
 {
 	struct vnetd_ring *t = &qp->tx.r, *r = &qp->rx.r;
+
+	(void)unused;
 
 	if (t->more) {
 		t->more = false;
@@ -245,8 +339,13 @@ void vnetd_qp_run(struct vnetd_qp *qp)
 			}
 		}
 	}
-	ring_stats_sync(t);
-	ring_stats_sync(r);
+}
+
+void vnetd_qp_run(struct vnetd_qp *qp)
+{
+	qp_guarded(qp, qp_bursts, NULL);
+	ring_stats_sync(&qp->tx.r);
+	ring_stats_sync(&qp->rx.r);
 }
 
 /* --- the mailbox -------------------------------------------------------- */
@@ -335,10 +434,10 @@ static bool qp_event(struct vnetd_qp *qp, const struct epoll_event *ev)
 			qp->rx.r.more = true;
 		break;
 	case EV_TX_TIMER:
-		vnetd_coal_timer(&qp->tx.r);
+		qp_guarded(qp, coal_timer, &qp->tx.r);
 		break;
 	case EV_RX_TIMER:
-		vnetd_coal_timer(&qp->rx.r);
+		qp_guarded(qp, coal_timer, &qp->rx.r);
 		break;
 	}
 	return false;
@@ -358,6 +457,11 @@ void *vnetd_qp_thread(void *arg)
 	pthread_setname_np(pthread_self(), name);
 	sigemptyset(&wake);
 	sigaddset(&wake, VNETD_SIG_WAKE);
+	/*
+	 * Created with every signal blocked; a blocked SIGBUS from a fault
+	 * kills the process whatever its handler (fault.h needs it open).
+	 */
+	sigaddset(&wake, SIGBUS);
 	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
 	affinity_set(qp);
 	if (!p->opts.no_uring) {

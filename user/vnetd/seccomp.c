@@ -231,12 +231,13 @@ bool vnetd_seccomp_log_mode(void)
 
 /*
  * Memory that can never become executable; a signal only to this
- * process; the set*id calls of the --user switch, to its ids only.
+ * process; SIGBUS's disposition; the set*id calls of the --user switch, to its ids only.
  */
 static int allow_common(scmp_filter_ctx ctx, bool setid)
 {
 	struct scmp_arg_cmp noexec = arg_cmp(2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);
 	struct scmp_arg_cmp self = arg_cmp(0, SCMP_CMP_EQ, (scmp_datum_t)getpid(), 0);
+	struct scmp_arg_cmp sigbus = arg_cmp(0, SCMP_CMP_EQ, SIGBUS, 0);
 	int ret;
 
 	ret = ALLOW_LIST(ctx, common_calls);
@@ -246,6 +247,12 @@ static int allow_common(scmp_filter_ctx ctx, bool setid)
 		ret = allow(ctx, "mprotect", 1, &noexec);
 	if (!ret)
 		ret = allow(ctx, "tgkill", 1, &self);
+	/*
+	 * The SIGBUS handler's default path (user/vhost/fault.h): SIG_DFL
+	 * back on SIGBUS, in whichever thread faulted; no other signal.
+	 */
+	if (!ret)
+		ret = allow(ctx, "rt_sigaction", 1, &sigbus);
 	if (!ret && setid) {
 		struct scmp_arg_cmp u[3] = {
 			arg_cmp(0, SCMP_CMP_EQ, vnetd_sandbox.uid, 0),
