@@ -42,6 +42,7 @@ static const struct {
 	{ "vhost_mem/region_validation", test_mem_validation },
 	{ "vhost_mem/set_table", test_mem_set_table },
 	{ "vhost_mem/dirty_log", test_mem_dirty_log },
+	{ "vhost_mem/truncated_fd_fault", test_mem_fault },
 	{ "vhost_vq/pop_push", test_vq_pop_push },
 	{ "vhost_vq/event_idx_wrap", test_vq_event_idx_wrap },
 	{ "vhost_vq/flags_notify", test_vq_flags_notify },

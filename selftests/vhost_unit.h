@@ -21,7 +21,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <linux/vhost_types.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_net.h>
@@ -29,6 +31,7 @@
 
 #include "test.h"
 
+#include "fault.h"
 #include "log.h"
 #include "mem.h"
 #include "server.h"
@@ -214,6 +217,7 @@ void test_mem_add_remove(void);
 void test_mem_validation(void);
 void test_mem_set_table(void);
 void test_mem_dirty_log(void);
+void test_mem_fault(void);
 
 /* ---- vhost_unit_vq.c ---- */
 

@@ -276,3 +276,104 @@ out:
 		close(logfd);
 	tdev_cleanup(&t);
 }
+
+/*
+ * A region whose fd the frontend truncated after it was mapped (fault.h):
+ * an access under a recovery point jumps back with the address, and again
+ * the next time (SIGBUS stays unblocked); without one, in a mapping that is
+ * no region, or for a SIGBUS sent with kill(), the process dies of SIGBUS
+ * as it would without the handler.  Each case runs in a child.
+ */
+enum fault_case { FC_GUARDED, FC_UNGUARDED, FC_OTHER_MAP, FC_SENT };
+
+static int fault_child(enum fault_case c)
+{
+	struct vhost_mem_region_desc d = { 0x100000, 0x4000, UVA_BASE, 0 };
+	struct rlimit nocore = { 0, 0 };
+	volatile uint8_t *p, *other;
+	struct vhost_mem mem;
+	struct vhost_fault f;
+	volatile int i;
+	char why[200];
+	int fd, keep, ofd;
+
+	setrlimit(RLIMIT_CORE, &nocore);
+	fd = memfd_create("fault", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, 0x4000))
+		return 10;
+	keep = dup(fd);
+	vhost_mem_init(&mem);
+	if (keep < 0 || vhost_mem_set_table(&mem, &d, &fd, 1))
+		return 11;
+	p = vhost_mem_gpa_to_host(&mem, 0x102000, 1);
+	if (!p || ftruncate(keep, 0x1000) || vhost_fault_init())
+		return 12;
+	switch (c) {
+	case FC_GUARDED:
+		for (i = 0; i < 2; i++) {
+			if (vhost_fault_try(&f, &mem)) {
+				(void)p[0];
+				vhost_fault_end(&f);
+				return 13; /* no fault */
+			}
+			if (f.addr != (uintptr_t)p)
+				return 14;
+			vhost_fault_describe(&f, why, sizeof(why));
+			if (!strstr(why, "GPA 0x102000") ||
+			    !strstr(why, "no longer backed"))
+				return 15;
+		}
+		vhost_mem_cleanup(&mem);
+		return 0;
+	case FC_UNGUARDED:
+		(void)p[0];
+		return 20;
+	case FC_OTHER_MAP:
+		ofd = memfd_create("other", MFD_CLOEXEC);
+		if (ofd < 0 || ftruncate(ofd, 0x2000))
+			return 30;
+		other = mmap(NULL, 0x2000, PROT_READ, MAP_SHARED, ofd, 0);
+		if (other == MAP_FAILED || ftruncate(ofd, 0))
+			return 31;
+		if (vhost_fault_try(&f, &mem)) {
+			(void)other[0];
+			vhost_fault_end(&f);
+			return 32;
+		}
+		return 33; /* jumped back for memory that is no region */
+	case FC_SENT:
+		if (vhost_fault_try(&f, &mem)) {
+			kill(getpid(), SIGBUS);
+			vhost_fault_end(&f);
+			return 40;
+		}
+		return 41;
+	}
+	return 1;
+}
+
+void test_mem_fault(void)
+{
+	static const char *const names[] = {
+		"guarded access, twice", "no recovery point",
+		"a mapping that is no region", "SIGBUS sent with kill()",
+	};
+	unsigned int c;
+	int st;
+	pid_t pid;
+
+	for (c = FC_GUARDED; c <= FC_SENT; c++) {
+		pid = fork();
+		if (!ASSERT_GE(pid, 0, "fork"))
+			return;
+		if (!pid)
+			_exit(fault_child((enum fault_case)c));
+		if (!ASSERT_EQ(waitpid(pid, &st, 0), pid, "waitpid"))
+			return;
+		if (c == FC_GUARDED)
+			ASSERT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st), names[c]);
+		else
+			ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS,
+				    names[c]);
+	}
+}
