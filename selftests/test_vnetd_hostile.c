@@ -683,13 +683,15 @@ static void netns_gone(void)
 
 /*
  * A frontend that shrinks its guest memory under running rings: port 0's
- * memfd is truncated to nothing while frames are on their way both ways
- * on both ports.  vnetd's next access to port 0's rings faults (SIGBUS in
- * a queue thread): that queue pair's rings break with a line naming the
- * cause, vnetd lives on, port 1 keeps moving frames both ways,
- * GET_VRING_BASE of the broken rings is answered, a restart on the same
- * truncated memory is refused (the control thread faults, and lives), a
- * fresh guest on port 0 is served, and SIGTERM ends vnetd cleanly
+ * memfd is truncated while frames are on their way both ways on both
+ * ports, to nothing (RINGS: the rings go too) or to 64 KiB (the rings, in
+ * the first pages, stay; the buffers go).  vnetd's next access faults
+ * (SIGBUS in a queue thread: reading the avail ring, or copying a frame
+ * into a guest RX buffer): that queue pair's rings break with a line naming
+ * the cause, vnetd lives on, port 1 keeps moving frames both ways,
+ * GET_VRING_BASE of the broken rings is answered, a restart on memory
+ * whose rings are gone is refused (the control thread faults, and lives),
+ * a fresh guest on port 0 is served, and SIGTERM ends vnetd cleanly
  * (hostile_down(): exit status 0, no sanitizer report).  The test itself
  * never touches port 0's guest memory after the truncation: it kicks
  * through the kick eventfd and sends from the tap side.
@@ -708,7 +710,7 @@ static bool trunc_broken(struct hostile_env *h, const struct vnet_dp_stats *rx0,
 	       tx.drops[VNET_DROP_BROKEN] > tx0->drops[VNET_DROP_BROKEN];
 }
 
-static void mem_truncated(void)
+static void mem_truncated_run(bool rings)
 {
 	static __u8 f[512];
 	struct vnet_dp_stats rx0, tx0;
@@ -719,7 +721,7 @@ static void mem_truncated(void)
 	unsigned int i;
 	int efd = -1;
 
-	if (!hostile_up(&h, "memtrunc"))
+	if (!hostile_up(&h, rings ? "memtrunc" : "memtruncb"))
 		goto out;
 	fe = hostile_guest(&h);
 	if (!fe)
@@ -737,7 +739,7 @@ static void mem_truncated(void)
 		goto out;
 	}
 	vd_log_mark(&h.vd);
-	if (!ASSERT_OK(ftruncate(vufe_mem_fd(fe), 0),
+	if (!ASSERT_OK(ftruncate(vufe_mem_fd(fe), rings ? 0 : 64 << 10),
 		       "port 0's guest memory truncated"))
 		goto out;
 	/* traffic goes on: frames for port 0's guest, its TX ring kicked */
@@ -777,6 +779,8 @@ static void mem_truncated(void)
 	if (!ASSERT_GE(ms, 0, "GET_VRING_BASE of the broken TX ring"))
 		goto out;
 	/* and restarts one on the same memory: refused, vnetd lives */
+	if (!rings)
+		goto fresh;
 	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (!ASSERT_GE(efd, 0, "eventfd") ||
 	    !ASSERT_OK(vring_fd_send(fe, VUFE_SET_VRING_KICK, VUFE_TXQ(0), efd),
@@ -791,6 +795,7 @@ static void mem_truncated(void)
 	if (!ASSERT_TRUE(log_has(&h.vd, "not started"),
 			 "the restart on truncated memory is refused"))
 		goto out;
+fresh:
 	dbg("vnetd said: %s\n", vd_log_tail(&h.vd));
 	vufe_destroy(fe);
 	fe = NULL;
@@ -802,6 +807,16 @@ out:
 	hostile_down(&h);
 }
 
+static void mem_truncated(void)
+{
+	mem_truncated_run(true);
+}
+
+static void mem_truncated_buffers(void)
+{
+	mem_truncated_run(false);
+}
+
 static const struct vnetd_case cases[] = {
 	{ hostile_ring, "vnetd/hostile_ring" },
 	{ hostile_ring_packed, "vnetd/packed/hostile_ring" },
@@ -810,6 +825,7 @@ static const struct vnetd_case cases[] = {
 	{ tap_gone, "vnetd/tap_gone" },
 	{ netns_gone, "vnetd/netns_gone" },
 	{ mem_truncated, "vnetd/mem_truncated" },
+	{ mem_truncated_buffers, "vnetd/mem_truncated_buffers" },
 };
 
 int main(int argc, char **argv)
