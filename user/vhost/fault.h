@@ -30,8 +30,8 @@
  * process with a core dump.
  *
  * Rules for the armed section:
- *  - it takes no lock and calls nothing that might (malloc, stdio): a
- *    jump out of it would leave the lock taken;
+ *  - it holds no lock (malloc's, stdio's, its own) across an access to
+ *    guest memory: a jump out would leave the lock taken;
  *  - automatic variables of the function that armed the point and that
  *    change inside the section are indeterminate after a jump (C11
  *    7.13.2.1): keep the section in a function of its own;
