@@ -710,9 +710,18 @@ static bool trunc_broken(struct hostile_env *h, const struct vnet_dp_stats *rx0,
 	       tx.drops[VNET_DROP_BROKEN] > tx0->drops[VNET_DROP_BROKEN];
 }
 
-static void mem_truncated_run(bool rings)
+/*
+ * RINGS: the memory fd truncated to 0 (rings and buffers gone), else to
+ * 64 KiB (the rings stay, the buffers go).  READS: frames of 1400 bytes
+ * read in place (VNETD_RX_DIRECT_MIN=0) and a TX frame posted before the
+ * truncation and kicked after: the faults are then the kernel's (tun's
+ * copy into and out of the guest's buffers: EFAULT), not vnetd's own
+ * loads and stores (SIGBUS).
+ */
+static void mem_truncated_run(bool rings, bool reads)
 {
-	static __u8 f[512];
+	static __u8 f[1500];
+	unsigned int flen = reads ? 1400 : 400;
 	struct vnet_dp_stats rx0, tx0;
 	struct hostile_env h;
 	struct vufe *fe = NULL;
@@ -721,7 +730,9 @@ static void mem_truncated_run(bool rings)
 	unsigned int i;
 	int efd = -1;
 
-	if (!hostile_up(&h, rings ? "memtrunc" : "memtruncb"))
+	if (reads)
+		setenv("VNETD_RX_DIRECT_MIN", "0", 1);
+	if (!hostile_up(&h, reads ? "memtruncr" : rings ? "memtrunc" : "memtruncb"))
 		goto out;
 	fe = hostile_guest(&h);
 	if (!fe)
@@ -739,14 +750,21 @@ static void mem_truncated_run(bool rings)
 		goto out;
 	}
 	vd_log_mark(&h.vd);
+	if (reads) {
+		/* a TX frame in a buffer about to go: written, not kicked */
+		test_frame(f, flen, host_mac, guest_mac, 0x61000000);
+		if (!ASSERT_OK(vufe_send(fe, 0, NULL, f, flen, VUFE_TX_NO_KICK),
+			       "a TX frame posted, not kicked"))
+			goto out;
+	}
 	if (!ASSERT_OK(ftruncate(vufe_mem_fd(fe), rings ? 0 : 64 << 10),
 		       "port 0's guest memory truncated"))
 		goto out;
 	/* traffic goes on: frames for port 0's guest, its TX ring kicked */
 	deadline = now_ms() + WAIT_MS;
 	do {
-		test_frame(f, 400, guest_mac, host_mac, 0x60000000 + h.id++);
-		pkt_send(h.pfd[0], NULL, f, 400);
+		test_frame(f, flen, guest_mac, host_mac, 0x60000000 + h.id++);
+		pkt_send(h.pfd[0], NULL, f, flen);
 		if (write(vufe_kick_fd(fe, VUFE_TXQ(0)), &one, sizeof(one)) < 0)
 			dbg("kick: %s\n", strerror(errno));
 		if (!vd_running(&h.vd))
@@ -766,6 +784,14 @@ static void mem_truncated_run(bool rings)
 			 "the broken pair's log line names the cause") ||
 	    !ASSERT_TRUE(trunc_broken(&h, &rx0, &tx0),
 			 "both rings of port 0's pair broken"))
+		goto out;
+	if (reads &&
+	    (!ASSERT_TRUE(log_has(&h.vd, "reading a frame into the guest's RX buffers faulted (EFAULT)"),
+			  "RX: the tap read's EFAULT broke the ring") ||
+	     !ASSERT_TRUE(log_has(&h.vd, "guest TX frame into the tap faulted (EFAULT)"),
+			  "TX: the tap write's EFAULT broke the ring") ||
+	     !ASSERT_FALSE(log_has(&h.vd, "no longer read"),
+			   "the tap queue is not taken for failed")))
 		goto out;
 	for (i = 0; i < 3; i++)
 		if (!ping_both(h.fe_b, &h.vd.port[1], 0, h.pfd[1], h.id++,
@@ -805,16 +831,22 @@ out:
 		close(efd);
 	vufe_destroy(fe);
 	hostile_down(&h);
+	unsetenv("VNETD_RX_DIRECT_MIN");
 }
 
 static void mem_truncated(void)
 {
-	mem_truncated_run(true);
+	mem_truncated_run(true, false);
 }
 
 static void mem_truncated_buffers(void)
 {
-	mem_truncated_run(false);
+	mem_truncated_run(false, false);
+}
+
+static void mem_truncated_reads(void)
+{
+	mem_truncated_run(false, true);
 }
 
 static const struct vnetd_case cases[] = {
@@ -826,6 +858,7 @@ static const struct vnetd_case cases[] = {
 	{ netns_gone, "vnetd/netns_gone" },
 	{ mem_truncated, "vnetd/mem_truncated" },
 	{ mem_truncated_buffers, "vnetd/mem_truncated_buffers" },
+	{ mem_truncated_reads, "vnetd/mem_truncated_reads" },
 };
 
 int main(int argc, char **argv)

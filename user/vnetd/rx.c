@@ -297,7 +297,7 @@ out:
  */
 static enum rx_stop rx_fault(struct vhost_vq *vq)
 {
-	vhost_vq_set_broken(vq, "reading a frame into the guest's RX buffers faulted (EFAULT): the frontend's memory no longer backs its memory table (memory fd truncated?); the ring stays stopped until the frontend restarts it");
+	vhost_vq_set_broken(vq, "reading a frame into the guest's RX buffers faulted (EFAULT): guest memory is no longer backed (the frontend truncated its memory fd?); the ring is stopped until the frontend restarts it");
 	return RX_BROKEN;
 }
 

@@ -117,7 +117,7 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_qp *qp)
 			return VNETD_BURST_BROKEN;
 		if (fault) {
 			/* the guest's buffers are vnetd's only user addresses here */
-			vhost_vq_set_broken(vq, "writing %u guest TX frame%s into the tap faulted (EFAULT): the frontend's memory no longer backs its memory table (memory fd truncated?); the ring stays stopped until the frontend restarts it",
+			vhost_vq_set_broken(vq, "writing %u guest TX frame%s into the tap faulted (EFAULT): guest memory is no longer backed (the frontend truncated its memory fd?); the ring is stopped until the frontend restarts it",
 					    fault, fault == 1 ? "" : "s");
 			return VNETD_BURST_BROKEN;
 		}
