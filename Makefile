@@ -107,9 +107,9 @@ $(OUT)/vnet.bpf.o: $(VNET_BPF:%=$(OUT)/bpf/%.bpf.o)
 $(OUT)/bench_empty.bpf.o: $(OUT)/bpf/bench_empty.bpf.o
 	cp $< $@
 
-$(EVSTAT): bench/evstat.c
+$(EVSTAT): bench/evstat.c bench/stats.c bench/stats.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $< -o $@ -lm
+	$(CC) $(CFLAGS) $(filter %.c,$^) -o $@ -lm
 
 # the shared net_dev_start_xmit dispatcher: one per host, not per tap
 $(OUT)/xmit_dispatch.bpf.o: $(OUT)/bpf/xmit_dispatch.bpf.o
@@ -177,9 +177,9 @@ $(BENCH_VUFE): $(OUT)/bench/%.o: selftests/frontend/%.c $(VUFE_HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -Wno-maybe-uninitialized -c $< -o $@
 
-$(BENCH_VNETD_IO): $(wildcard bench/bench_vnetd_io*.c) bench/bench_vnetd_io.h $(BENCH_VUFE) $(VUFE_HDRS) include/vnet/abi.h
+$(BENCH_VNETD_IO): $(wildcard bench/bench_vnetd_io*.c) bench/bench_vnetd_io.h bench/stats.c bench/stats.h $(BENCH_VUFE) $(VUFE_HDRS) include/vnet/abi.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(filter %.c,$^) $(BENCH_VUFE) -o $@ -lbpf -luring
+	$(CC) $(CFLAGS) $(filter %.c,$^) $(BENCH_VUFE) -o $@ -lbpf -luring -lm
 
 $(SOAK): selftests/soak.c $(BENCH_VUFE) $(VUFE_HDRS)
 	@mkdir -p $(@D)

@@ -23,6 +23,8 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
+#include "stats.h"
+
 #define MAX_ROWS 65536
 #define MAX_REPS 64
 #define NAME 32
@@ -46,13 +48,6 @@ static const char *const wls[] = { "sw64", "sw256", "sw1024", "sw4096",
 
 /* --- statistics ---------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 struct sample {
 	double v[MAX_REPS];
 	int n;
@@ -60,124 +55,24 @@ struct sample {
 
 static double median(const struct sample *s)
 {
-	double t[MAX_REPS];
-
-	memcpy(t, s->v, sizeof(double) * (size_t)s->n);
-	qsort(t, (size_t)s->n, sizeof(double), cmp_double);
-	return s->n % 2 ? t[s->n / 2] : (t[s->n / 2 - 1] + t[s->n / 2]) / 2;
+	return stats_median(s->v, s->n);
 }
 
 static void minmax(const struct sample *s, double *lo, double *hi)
 {
-	int i;
-
-	*lo = *hi = s->v[0];
-	for (i = 1; i < s->n; i++) {
-		if (s->v[i] < *lo)
-			*lo = s->v[i];
-		if (s->v[i] > *hi)
-			*hi = s->v[i];
-	}
-}
-
-static void mean_var(const struct sample *s, double *m, double *var)
-{
-	double sum = 0, sq = 0;
-	int i;
-
-	for (i = 0; i < s->n; i++)
-		sum += s->v[i];
-	*m = sum / s->n;
-	for (i = 0; i < s->n; i++)
-		sq += (s->v[i] - *m) * (s->v[i] - *m);
-	*var = s->n > 1 ? sq / (s->n - 1) : 0;
-}
-
-/* continued fraction of the regularized incomplete beta function */
-static double betacf(double a, double b, double x)
-{
-	double qab = a + b, qap = a + 1, qam = a - 1, c = 1, d, h;
-	int m;
-
-	d = 1 - qab * x / qap;
-	if (fabs(d) < 1e-300)
-		d = 1e-300;
-	d = 1 / d;
-	h = d;
-	for (m = 1; m <= 300; m++) {
-		double m2 = 2.0 * m, aa, del;
-
-		aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < 1e-300)
-			d = 1e-300;
-		c = 1 + aa / c;
-		if (fabs(c) < 1e-300)
-			c = 1e-300;
-		d = 1 / d;
-		h *= d * c;
-		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < 1e-300)
-			d = 1e-300;
-		c = 1 + aa / c;
-		if (fabs(c) < 1e-300)
-			c = 1e-300;
-		d = 1 / d;
-		del = d * c;
-		h *= del;
-		if (fabs(del - 1) < 1e-12)
-			break;
-	}
-	return h;
-}
-
-static double betai(double a, double b, double x)
-{
-	double bt;
-
-	if (x <= 0)
-		return 0;
-	if (x >= 1)
-		return 1;
-	bt = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) +
-		 b * log(1 - x));
-	if (x < (a + 1) / (a + b + 2))
-		return bt * betacf(a, b, x) / a;
-	return 1 - bt * betacf(b, a, 1 - x) / b;
+	stats_minmax(s->v, s->n, lo, hi);
 }
 
 /* Welch's t-test, two-sided p; 1 when it cannot tell (n < 2) */
 static double welch_p(const struct sample *x, const struct sample *y)
 {
-	double mx, vx, my, vy, se2, t, df;
-
-	if (x->n < 2 || y->n < 2)
-		return 1;
-	mean_var(x, &mx, &vx);
-	mean_var(y, &my, &vy);
-	se2 = vx / x->n + vy / y->n;
-	if (se2 <= 0)
-		return mx == my ? 1 : 0;
-	t = (mx - my) / sqrt(se2);
-	df = se2 * se2 / ((vx / x->n) * (vx / x->n) / (x->n - 1) +
-			  (vy / y->n) * (vy / y->n) / (y->n - 1));
-	return betai(df / 2, 0.5, df / (df + t * t));
+	return stats_welch_p(x->v, x->n, y->v, y->n);
 }
 
 /* one-sample t-test of mean 0, two-sided p; 1 when it cannot tell */
 static double one_sample_p(const struct sample *x)
 {
-	double m, v, t, df;
-
-	if (x->n < 2)
-		return 1;
-	mean_var(x, &m, &v);
-	if (v <= 0)
-		return m == 0 ? 1 : 0;
-	t = m / sqrt(v / x->n);
-	df = x->n - 1;
-	return betai(df / 2, 0.5, df / (df + t * t));
+	return stats_one_sample_p(x->v, x->n);
 }
 
 /* --- the measurements -------------------------------------------------------- */
@@ -616,7 +511,7 @@ static int syscall_ns(void)
 		runs[r] = ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) /
 			  200000;
 	}
-	qsort(runs, 9, sizeof(double), cmp_double);
+	qsort(runs, 9, sizeof(double), stats_cmp_double);
 	printf("%.0f\n", runs[4]);
 	return 0;
 }
