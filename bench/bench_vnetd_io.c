@@ -12,7 +12,9 @@
  *           the guest->tap ceiling: one thread writes the same frame into
  *           a queue of TAP (an existing multi-queue vnet_hdr tap) with
  *           io_uring, batch writes per submit; prints the tap's rx_packets
- *           per second as "FRAMES/S FRAMES/CPU-S SHARE" (the writer's CPU)
+ *           per second as "FRAMES/S FRAMES/CPU-S SHARE" (the writer's CPU);
+ *           --seconds 0 (write, cold, floor, refused): write until SIGINT
+ *           or SIGTERM, for slice
  *   read    --netns NS --tap TAP [--cpu C] [--seconds S] [--warmup S]
  *           the tap->guest ceiling: one thread reads a queue of TAP with
  *           io_uring (64 reads in flight); prints frames read per second
@@ -32,6 +34,25 @@
  *   refused the same loop writing 8 bytes, less than the virtio-net
  *           header: tun refuses each write at once (EINVAL); what
  *           io_uring and tun's entry cost, with no frame at all
+ *   slice   --netns NS --arm NAME:PID:DEV[:CPU] --arm ... [--rounds N]
+ *           [--slice-ms MS] [--settle-ms MS] [--warmup-rounds N]
+ *           [--target R]
+ *           time-sliced A/B of processes writing into taps of NS: lets one
+ *           arm run at a time (SIGCONT PID, the others SIGSTOPped) for a
+ *           slice of MS (100), in N rounds (40) of every arm once, the
+ *           order rotating between rounds and reversed every other cycle,
+ *           after warm-up rounds (1) not counted; in each slice the first
+ *           settle MS (20) are dropped, then DEV's rx_packets and CPU's
+ *           CPU time (PID: all its threads, PID/TID: one thread, -: none;
+ *           default the stopped PID) are read at the start and the end.
+ *           A line a round on stderr; on stdout every arm's slice rates
+ *           (min, median, upper decile, max), frames per CPU-second, the
+ *           steal share of the CPUs in its slices, and
+ *           for each arm over each later one the per-round ratios (min /
+ *           median / max), the ratio of the upper deciles, and one-sided
+ *           Wilcoxon signed-rank (and sign test) p of ratio >= R (0.95)
+ *           and of ratio < R.  Every arm gets SIGCONT when it ends, also
+ *           on SIGINT, SIGTERM, SIGHUP or an error
  *   spin    [--cpu C] [--seconds S]
  *           a busy loop: a polling guest's use of its CPU
  *   signals --socket PATH --netns NS --tap TAP [--frames N]
@@ -46,10 +67,13 @@
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: bench_vnetd_io rate|write|floor|refused|cold|read|gen|spin|signals [options]\n"
+		"usage: bench_vnetd_io rate|write|floor|refused|cold|read|gen|spin|signals|slice [options]\n"
 		"  --netns NS --dev|--tap NAME --size N --cpu C --seconds S\n"
 		"  --warmup S --wait S --batch N --counter rx_packets|tx_packets\n"
-		"  --socket PATH --frames N --pid PID\n");
+		"  --socket PATH --frames N --pid PID --touch-cpu C --unfixed\n"
+		"  slice: --arm NAME:PID:DEV[:CPU] (2 to %d) --rounds N --slice-ms MS\n"
+		"         --settle-ms MS --warmup-rounds N --target R\n",
+		SLICE_ARMS);
 	exit(2);
 }
 
@@ -71,11 +95,18 @@ int main(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "touch-cpu", required_argument, NULL, 'T' },
 		{ "unfixed", no_argument, NULL, 'U' },
+		{ "arm", required_argument, NULL, 'A' },
+		{ "rounds", required_argument, NULL, 'r' },
+		{ "slice-ms", required_argument, NULL, 'L' },
+		{ "settle-ms", required_argument, NULL, 'E' },
+		{ "warmup-rounds", required_argument, NULL, 'R' },
+		{ "target", required_argument, NULL, 'g' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .size = 64, .batch = 128, .frames = 4000,
 			  .cpu = -1, .touch_cpu = -1, .seconds = 1, .warmup = 0.3, .wait = 15,
-			  .counter = "rx_packets" };
+			  .counter = "rx_packets", .rounds = 40, .warm_rounds = 1,
+			  .slice_ms = 100, .settle_ms = 20, .target = 0.95 };
 	const char *mode;
 	int ch;
 
@@ -99,6 +130,16 @@ int main(int argc, char **argv)
 		case 'p': o.pid = atoi(optarg); break;
 		case 'T': o.touch_cpu = atoi(optarg); break;
 		case 'U': o.unfixed = true; break;
+		case 'A':
+			if (o.narms == SLICE_ARMS)
+				usage();
+			o.arm[o.narms++] = optarg;
+			break;
+		case 'r': o.rounds = atoi(optarg); break;
+		case 'L': o.slice_ms = atof(optarg); break;
+		case 'E': o.settle_ms = atof(optarg); break;
+		case 'R': o.warm_rounds = atoi(optarg); break;
+		case 'g': o.target = atof(optarg); break;
 		default: usage();
 		}
 	}
@@ -109,6 +150,8 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (!strcmp(mode, "spin"))
 		return do_spin(&o);
+	if (!strcmp(mode, "slice"))
+		return do_slice(&o);
 	if (!o.dev)
 		usage();
 	if (!strcmp(mode, "rate"))

@@ -40,12 +40,18 @@
 #define VNET_HDR_LEN 12
 #define MAX_FRAME 2048
 
+#define SLICE_ARMS 8
+
 struct opts {
 	const char *netns, *dev, *counter, *sock;
 	unsigned int size, batch, frames;
 	int cpu, pid, touch_cpu;
 	bool unfixed;
 	double seconds, warmup, wait;
+	/* slice */
+	const char *arm[SLICE_ARMS];
+	int narms, rounds, warm_rounds;
+	double slice_ms, settle_ms, target;
 };
 
 extern volatile sig_atomic_t stop;
@@ -99,6 +105,10 @@ int do_read(const struct opts *o);
 int do_gen(const struct opts *o);
 int do_spin(const struct opts *o);
 int do_rate(const struct opts *o);
+
+/* ---- bench_vnetd_io_slice.c ---- */
+
+int do_slice(const struct opts *o);
 
 /* ---- bench_vnetd_io_signals.c ---- */
 

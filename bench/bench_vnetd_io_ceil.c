@@ -82,7 +82,8 @@ int do_write(const struct opts *o, enum write_kind kind)
 			t0 = now_s();
 			cpu0 = thread_cpu();
 			written = 0;
-			end = t0 + o->seconds;
+			/* --seconds 0: until SIGINT or SIGTERM (slice) */
+			end = o->seconds > 0 ? t0 + o->seconds : 1e18;
 		}
 		for (i = 0; i < o->batch; i++) {
 			struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
@@ -104,11 +105,16 @@ int do_write(const struct opts *o, enum write_kind kind)
 			}
 			sqe->flags |= IOSQE_FIXED_FILE;
 		}
-		err = io_uring_submit_and_wait(&ring, o->batch);
+		/* a stop and continue (slice) may interrupt the wait */
+		do
+			err = io_uring_submit_and_wait(&ring, o->batch);
+		while (err == -EINTR);
 		if (err < 0)
 			die("io_uring_submit: %s", strerror(-err));
 		for (i = 0; i < o->batch;) {
 			err = io_uring_wait_cqe(&ring, &cqe);
+			if (err == -EINTR)
+				continue;
 			if (err)
 				die("io_uring_wait_cqe: %s", strerror(-err));
 			n = 0;
