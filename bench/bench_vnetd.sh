@@ -41,21 +41,37 @@
 #               frames its read loop got per second, with a busy loop on
 #               GUEST_CPU in the guest's place so that the generator gets the
 #               same share of its CPU
+# Then guest->tap time-sliced ("sliced", per size): vnetd (split) with its
+# txonly guest, the vnet ceiling ("write") and the cold ceiling ("cold"),
+# each on a tap of its own with vnet's programs, all started at once;
+# bench_vnetd_io slice lets one run at a time for SLICE_MS (100 ms) by
+# SIGSTOP/SIGCONT (vnetd's guest is what stops: vnetd then idles), in
+# -R ROUNDS (40) rounds of every arm once, the order rotating, the first
+# SLICE_SETTLE_MS (20) of each slice dropped; it reads each arm's tap
+# rx_packets and its backend's CPU time (schedstat) around the rest.
+# The host's noise (dips to 0.65x for 0.2-0.5 s) then hits the arms of a
+# round alike: it reports per-round ratios (min / median / max), the
+# ratio of upper-decile slices, frames per backend CPU-second, and a
+# one-sided Wilcoxon signed-rank p of vnetd >= 0.95x each ceiling.
+# SLICE_SELFCHECK=1 adds a second write ceiling ("write2"): write/write2
+# must come out ~1.00 with a narrow spread.
 # Then call-eventfd signals per 1000 frames with coalescing off and on, for
 # two vufe guests (selftests/frontend): "armed" re-arms after every burst,
 # "stream" behaves like Linux's virtio_net.  The generator and the busy
 # loop stop by themselves after 60 s if this script is killed.
 #
 #   bench/bench_vnetd.sh [-r REPS] [-d SECONDS] [-s "64 1500"]
-#                        [-a "peer vnetd vnetd_nosb vnetd_bp vnetd_pk ceiling"]
-#                        [-t "g2t t2g"]
+#                        [-a "peer vnetd vnetd_nosb vnetd_bp vnetd_pk ceiling sliced"]
+#                        [-t "g2t t2g"] [-R ROUNDS]
 #
-# -a: the arms to measure (default all), -t: the directions (default both);
-# the signal counts run when the vnetd arm does.
+# -a: the arms to measure (default all; "sliced" is the time-sliced
+# section, with g2t), -t: the directions (default both); the signal counts
+# run when the vnetd arm does.  -a sliced -t g2t: the sliced section alone.
 #
 # Environment: OUT (build dir), VNETD (default $OUT/vnetd), VNET_TESTPMD
 # (default dpdk-testpmd), GUEST_CPU (0), BACKEND_CPU (1), BUSY_POLL (50,
-# microseconds, for vnetd-bp); VNETD_B, VNETD_B_ARGS, VNETD_B_LABEL: the
+# microseconds, for vnetd-bp); SLICE_MS (100), SLICE_SETTLE_MS (20),
+# SLICE_SELFCHECK (0); VNETD_B, VNETD_B_ARGS, VNETD_B_LABEL: the
 # second vnetd arm's binary (default VNETD), options (default
 # "--busy-poll BUSY_POLL") and name, e.g. another commit's vnetd with no
 # options to compare two builds side by side; VNETD_B_GUEST: what that
@@ -82,17 +98,19 @@ TESTPMD=${VNET_TESTPMD:-dpdk-testpmd}
 REPS=3
 SECS=1
 SIZES="64 1500"
-ARMS="peer vnetd vnetd_nosb vnetd_bp vnetd_pk ceiling"
+ARMS="peer vnetd vnetd_nosb vnetd_bp vnetd_pk ceiling sliced"
 DIRS="g2t t2g"
-while getopts "r:d:s:a:t:h" opt; do
+ROUNDS=40
+while getopts "r:d:s:a:t:R:h" opt; do
 	case $opt in
 	r) REPS=$OPTARG ;;
 	d) SECS=$OPTARG ;;
 	s) SIZES=$OPTARG ;;
 	a) ARMS=$OPTARG ;;
 	t) DIRS=$OPTARG ;;
+	R) ROUNDS=$OPTARG ;;
 	*)
-		sed -n '4,54p' "$0" | sed 's/^# \{0,1\}//'
+		awk 'NR >= 4 && !/^#/ { exit } NR >= 4' "$0" | sed 's/^# \{0,1\}//'
 		exit 2
 		;;
 	esac
@@ -165,6 +183,14 @@ if [ "$PACKED" = 1 ]; then
 	GUEST_PACKED=,packed_vq=1
 fi
 SOCK_D=/tmp/vnet-bench-$$-peer.sock
+# the sliced section's ceiling taps (vnet attached): write, cold, write2
+TSW=vbw$id
+TSC=vbx$id
+TSW2=vby$id
+SLICE_MS=${SLICE_MS:-100}
+SLICE_SETTLE_MS=${SLICE_SETTLE_MS:-20}
+SLICE_SELFCHECK=${SLICE_SELFCHECK:-0}
+SLICE_PIDS=()
 LOGS=$(mktemp -d /tmp/vnet-bench-vnetd.XXXXXX)
 VNETD_PID=
 VNETD_BP_PID=
@@ -213,16 +239,20 @@ cleanup()
 {
 	local p
 
-	for p in "${BG_PIDS[@]}"; do
+	for p in "${BG_PIDS[@]}" "${SLICE_PIDS[@]}"; do
 		kill -KILL "$p" 2>/dev/null
 	done
+	# a slicer that died may have left the guest stopped
+	[ -n "$GUEST_PID" ] && kill -CONT "$GUEST_PID" 2>/dev/null
 	stop_pid "$GUEST_PID" INT
 	stop_pid "$PEER_PID" INT
 	stop_pid "$VNETD_PID" TERM
 	stop_pid "$VNETD_BP_PID" TERM
 	stop_pid "$VNETD_NOSB_PID" TERM
 	stop_pid "$VNETD_PK_PID" TERM
-	"$VNETCTL" -n "$NS" detach "$TC" >/dev/null 2>&1
+	for t in "$TC" "$TSW" "$TSC" "$TSW2"; do
+		"$VNETCTL" -n "$NS" detach "$t" >/dev/null 2>&1
+	done
 	ip netns del "$NS" 2>/dev/null
 	rm -f "$SOCK_V" "$SOCK_P" "$SOCK_N" "$SOCK_K" "$SOCK_D"
 	if [ "$failed" -eq 0 ]; then
@@ -506,6 +536,53 @@ t2g_ceiling()
 	echo "${r:-nan}"
 }
 
+# g2t_sliced SIZE: the time-sliced section for one size; prints the
+# slicer's summary (its line per round goes to stderr)
+g2t_sliced()
+{
+	local s=$1 wp cp w2p p r arms=()
+
+	start_guest "$SOCK_V" txonly "$s"
+	"$IO" rate --netns "$NS" --dev "$TV" --counter rx_packets --wait 30 \
+		--warmup 0.3 --seconds 0.1 >/dev/null 2>>"$LOGS/io.log"
+	"$IO" write --netns "$NS" --tap "$TSW" --size "$s" --cpu "$BACKEND_CPU" \
+		--seconds 0 --warmup 0 >/dev/null 2>>"$LOGS/io.log" &
+	wp=$!
+	"$IO" cold --netns "$NS" --tap "$TSC" --size "$s" --cpu "$BACKEND_CPU" \
+		--touch-cpu "$GUEST_CPU" --seconds 0 --warmup 0 \
+		>/dev/null 2>>"$LOGS/io.log" &
+	cp=$!
+	SLICE_PIDS=("$wp" "$cp")
+	arms=(--arm "vnetd:$GUEST_PID:$TV:$VNETD_PID" --arm "cold:$cp:$TSC:$cp/$cp"
+		--arm "write:$wp:$TSW:$wp")
+	if [ "$SLICE_SELFCHECK" = 1 ]; then
+		"$IO" write --netns "$NS" --tap "$TSW2" --size "$s" \
+			--cpu "$BACKEND_CPU" --seconds 0 --warmup 0 \
+			>/dev/null 2>>"$LOGS/io.log" &
+		w2p=$!
+		SLICE_PIDS+=("$w2p")
+		arms+=(--arm "write2:$w2p:$TSW2:$w2p")
+	fi
+	# every ceiling is writing before the slicer starts
+	for t in "$TSW" "$TSC" $([ "$SLICE_SELFCHECK" = 1 ] && echo "$TSW2"); do
+		"$IO" rate --netns "$NS" --dev "$t" --counter rx_packets --wait 10 \
+			--warmup 0 --seconds 0.01 >/dev/null 2>>"$LOGS/io.log"
+	done
+	r=$("$IO" slice --netns "$NS" --rounds "$ROUNDS" --slice-ms "$SLICE_MS" \
+		--settle-ms "$SLICE_SETTLE_MS" "${arms[@]}" \
+		2> >(tee -a "$LOGS/slice.log" >&2))
+	for p in "${SLICE_PIDS[@]}"; do
+		kill -CONT "$p" 2>/dev/null
+		kill -INT "$p" 2>/dev/null
+	done
+	for p in "${SLICE_PIDS[@]}"; do
+		wait_pid "$p" 5
+	done
+	SLICE_PIDS=()
+	stop_guest
+	echo "${r:-(no figures)}"
+}
+
 # --- setup ---------------------------------------------------------------------
 
 ip netns add "$NS" || exit 1
@@ -516,11 +593,22 @@ for t in "$TC" "$TB"; do
 	ip -n "$NS" tuntap add dev "$t" mode tap multi_queue vnet_hdr || exit 1
 	ip -n "$NS" link set "$t" up
 done
-if ! "$VNETCTL" -n "$NS" attach "$TC" >"$LOGS/attach.log" 2>&1; then
-	err "vnetctl attach $TC: $(cat "$LOGS/attach.log")"
-	failed=1
-	exit 1
+SLICED_TAPS=
+if has "$ARMS" sliced && has "$DIRS" g2t; then
+	SLICED_TAPS="$TSW $TSC"
+	[ "$SLICE_SELFCHECK" = 1 ] && SLICED_TAPS+=" $TSW2"
 fi
+for t in $SLICED_TAPS; do
+	ip -n "$NS" tuntap add dev "$t" mode tap multi_queue vnet_hdr || exit 1
+	ip -n "$NS" link set "$t" up
+done
+for t in "$TC" $SLICED_TAPS; do
+	if ! "$VNETCTL" -n "$NS" attach "$t" >"$LOGS/attach.log" 2>&1; then
+		err "vnetctl attach $t: $(cat "$LOGS/attach.log")"
+		failed=1
+		exit 1
+	fi
+done
 if ! start_vnetd || ! start_vnetd_bp || ! start_vnetd_nosb || ! start_vnetd_pk; then
 	failed=1
 	exit 1
@@ -608,10 +696,23 @@ for rep in $(seq "$REPS"); do
 	done
 done
 
+declare -A SLICED
+if [ -n "$SLICED_TAPS" ]; then
+	for s in $SIZES; do
+		echo "guest -> tap, time-sliced, $s B ($ROUNDS rounds)" >&2
+		SLICED[$s]=$(g2t_sliced "$s")
+		case ${SLICED[$s]} in
+		"(no figures)") failed=1 ;;
+		esac
+	done
+fi
+
 SIG=
-has "$ARMS" vnetd && echo "signals per 1000 frames" >&2 &&
-SIG=$("$IO" signals --socket "$SOCK_V" --netns "$NS" --tap "$TV" \
-	--frames 4000 2>>"$LOGS/io.log") || failed=1
+if has "$ARMS" vnetd; then
+	echo "signals per 1000 frames" >&2
+	SIG=$("$IO" signals --socket "$SOCK_V" --netns "$NS" --tap "$TV" \
+		--frames 4000 2>>"$LOGS/io.log") || failed=1
+fi
 t_end=$(date +%s)
 
 # --- report --------------------------------------------------------------------
@@ -698,46 +799,62 @@ echo
 echo "vnetd benchmark ($(uname -r), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $REPS repetitions, ${SECS} s windows, $((t_end - t_start)) s)"
 echo "min / median / max over the repetitions; guest on CPU $GUEST_CPU, backend on CPU $BACKEND_CPU"
 echo
-table "guest -> tap, frames/s (testpmd txonly; the tap's rx_packets):" R g2t k
-ratio_lines R g2t
-table "guest -> tap, frames per second of the backend's CPU time:" C g2t k
-ratio_lines C g2t
-table "guest -> tap, share of the window the backend was on its CPU:" S g2t 1
-echo
-table "tap -> guest, frames/s (AF_PACKET generator, txqueuelen $T2G_QLEN; testpmd rxonly Rx-pps; the ceiling: its read loop):" R t2g k
-ratio_lines R t2g
-table "tap -> guest, frames per second of the backend's CPU time:" C t2g k
-ratio_lines C t2g
-table "tap -> guest, share of the samples' time the backend was on its CPU:" S t2g 1
-echo
-
-verdict()
-{
-	# verdict NAME MEDIAN_RATIO TARGET
-	awk -v n="$1" -v r="$2" -v t="$3" 'BEGIN {
-		if (r == "nan") { printf "  %-46s n/a (no figure)\n", n; exit }
-		printf "  %-46s %s (median ratio %.2f, target %.1f)\n", n,
-			(r + 0 >= t + 0) ? "MET" : "MISSED", r, t }'
-}
-
-echo "targets, 64 B guest -> tap (frames/s; per backend CPU-second in brackets):"
-for v in vnetd vnetd_bp; do
-	read -r _ vp _ < <(ratios "${R[$v,g2t,64]:-}" "${R[peer,g2t,64]:-}")
-	read -r _ vc _ < <(ratios "${R[$v,g2t,64]:-}" "${R[ceil_vnet,g2t,64]:-}")
-	read -r _ cvp _ < <(ratios "${C[$v,g2t,64]:-}" "${C[peer,g2t,64]:-}")
-	read -r _ cvc _ < <(ratios "${C[$v,g2t,64]:-}" "${C[ceil_vnet,g2t,64]:-}")
-	verdict "${LABEL[$v]} >= 3x the DPDK peer" "$vp" 3
-	verdict "  [per CPU-second]" "$cvp" 3
-	verdict "${LABEL[$v]} >= 0.7x the tap ceiling (vnet)" "$vc" 0.7
-	verdict "  [per CPU-second]" "$cvc" 0.7
+tables=0
+for a in $ARMS; do
+	has "peer vnetd vnetd_nosb vnetd_bp vnetd_pk ceiling" "$a" && tables=1
 done
-read -r _ fp _ < <(ratios "${R[floor,g2t,64]:-}" "${R[peer,g2t,64]:-}")
-read -r _ cp _ < <(ratios "${R[ceil_vnet,g2t,64]:-}" "${R[peer,g2t,64]:-}")
-echo "  reachable at all: the tap ceiling (vnet) is ${cp}x the peer; io_uring's"
-echo "  floor (writes tun drops with EIO: no XDP, no stack) is ${fp}x the peer"
-read -r _ rp _ < <(ratios "${R[refused,g2t,64]:-}" "${R[peer,g2t,64]:-}")
-echo "  writes tun refuses at once (8 B, EINVAL: no frame at all) are ${rp}x"
-echo
+if [ "$tables" = 1 ]; then
+	table "guest -> tap, frames/s (testpmd txonly; the tap's rx_packets):" R g2t k
+	ratio_lines R g2t
+	table "guest -> tap, frames per second of the backend's CPU time:" C g2t k
+	ratio_lines C g2t
+	table "guest -> tap, share of the window the backend was on its CPU:" S g2t 1
+	echo
+	table "tap -> guest, frames/s (AF_PACKET generator, txqueuelen $T2G_QLEN; testpmd rxonly Rx-pps; the ceiling: its read loop):" R t2g k
+	ratio_lines R t2g
+	table "tap -> guest, frames per second of the backend's CPU time:" C t2g k
+	ratio_lines C t2g
+	table "tap -> guest, share of the samples' time the backend was on its CPU:" S t2g 1
+	echo
+
+	verdict()
+	{
+		# verdict NAME MEDIAN_RATIO TARGET
+		awk -v n="$1" -v r="$2" -v t="$3" 'BEGIN {
+			if (r == "nan") { printf "  %-46s n/a (no figure)\n", n; exit }
+			printf "  %-46s %s (median ratio %.2f, target %.1f)\n", n,
+				(r + 0 >= t + 0) ? "MET" : "MISSED", r, t }'
+	}
+
+	echo "targets, 64 B guest -> tap (frames/s; per backend CPU-second in brackets):"
+	for v in vnetd vnetd_bp; do
+		read -r _ vp _ < <(ratios "${R[$v,g2t,64]:-}" "${R[peer,g2t,64]:-}")
+		read -r _ vc _ < <(ratios "${R[$v,g2t,64]:-}" "${R[ceil_vnet,g2t,64]:-}")
+		read -r _ cvp _ < <(ratios "${C[$v,g2t,64]:-}" "${C[peer,g2t,64]:-}")
+		read -r _ cvc _ < <(ratios "${C[$v,g2t,64]:-}" "${C[ceil_vnet,g2t,64]:-}")
+		verdict "${LABEL[$v]} >= 3x the DPDK peer" "$vp" 3
+		verdict "  [per CPU-second]" "$cvp" 3
+		verdict "${LABEL[$v]} >= 0.7x the tap ceiling (vnet)" "$vc" 0.7
+		verdict "  [per CPU-second]" "$cvc" 0.7
+	done
+	read -r _ fp _ < <(ratios "${R[floor,g2t,64]:-}" "${R[peer,g2t,64]:-}")
+	read -r _ cp _ < <(ratios "${R[ceil_vnet,g2t,64]:-}" "${R[peer,g2t,64]:-}")
+	echo "  reachable at all: the tap ceiling (vnet) is ${cp}x the peer; io_uring's"
+	echo "  floor (writes tun drops with EIO: no XDP, no stack) is ${fp}x the peer"
+	read -r _ rp _ < <(ratios "${R[refused,g2t,64]:-}" "${R[peer,g2t,64]:-}")
+	echo "  writes tun refuses at once (8 B, EINVAL: no frame at all) are ${rp}x"
+	echo
+fi
+if [ -n "$SLICED_TAPS" ]; then
+	echo "guest -> tap, time-sliced (bench_vnetd_io slice; vnetd's guest, the cold and the"
+	echo "vnet (write) ceilings, one at a time, ${SLICE_MS} ms slices, ${SLICE_SETTLE_MS} ms settle dropped):"
+	for s in $SIZES; do
+		echo "  $s B:"
+		# shellcheck disable=SC2001 # indent every line
+		echo "${SLICED[$s]}" | sed 's/^/    /'
+	done
+	echo
+fi
 echo "call-eventfd signals per 1000 frames (vufe guests against vnetd, see docs/benchmarks.md):"
 # shellcheck disable=SC2001 # indent every line
 echo "${SIG:-(not measured)}" | sed 's/^/  /'
