@@ -191,6 +191,7 @@ SLICE_MS=${SLICE_MS:-100}
 SLICE_SETTLE_MS=${SLICE_SETTLE_MS:-20}
 SLICE_SELFCHECK=${SLICE_SELFCHECK:-0}
 SLICE_PIDS=()
+SLICER_PID=
 LOGS=$(mktemp -d /tmp/vnet-bench-vnetd.XXXXXX)
 VNETD_PID=
 VNETD_BP_PID=
@@ -239,11 +240,15 @@ cleanup()
 {
 	local p
 
+	# the slicer continues every arm when it ends; then, in case it
+	# could not (SIGKILL), continue them here
+	stop_pid "$SLICER_PID" TERM
+	for p in "${SLICE_PIDS[@]}" "$GUEST_PID"; do
+		kill -CONT "$p" 2>/dev/null
+	done
 	for p in "${BG_PIDS[@]}" "${SLICE_PIDS[@]}"; do
 		kill -KILL "$p" 2>/dev/null
 	done
-	# a slicer that died may have left the guest stopped
-	[ -n "$GUEST_PID" ] && kill -CONT "$GUEST_PID" 2>/dev/null
 	stop_pid "$GUEST_PID" INT
 	stop_pid "$PEER_PID" INT
 	stop_pid "$VNETD_PID" TERM
@@ -263,6 +268,7 @@ cleanup()
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+trap 'exit 129' HUP
 
 start_vnetd()
 {
@@ -536,11 +542,12 @@ t2g_ceiling()
 	echo "${r:-nan}"
 }
 
-# g2t_sliced SIZE: the time-sliced section for one size; prints the
-# slicer's summary (its line per round goes to stderr)
+# g2t_sliced SIZE: the time-sliced section for one size, in this shell
+# (not a $(...) subshell: the EXIT trap must see the PIDs); the slicer's
+# summary goes to $LOGS/slice-SIZE.out, its line per round to stderr
 g2t_sliced()
 {
-	local s=$1 wp cp w2p p r arms=()
+	local s=$1 wp cp w2p p arms=()
 
 	start_guest "$SOCK_V" txonly "$s"
 	"$IO" rate --netns "$NS" --dev "$TV" --counter rx_packets --wait 30 \
@@ -568,9 +575,14 @@ g2t_sliced()
 		"$IO" rate --netns "$NS" --dev "$t" --counter rx_packets --wait 10 \
 			--warmup 0 --seconds 0.01 >/dev/null 2>>"$LOGS/io.log"
 	done
-	r=$("$IO" slice --netns "$NS" --rounds "$ROUNDS" --slice-ms "$SLICE_MS" \
+	# in the background: a signal to this script runs the trap at once,
+	# and cleanup stops the slicer (which continues every arm) first
+	"$IO" slice --netns "$NS" --rounds "$ROUNDS" --slice-ms "$SLICE_MS" \
 		--settle-ms "$SLICE_SETTLE_MS" "${arms[@]}" \
-		2> >(tee -a "$LOGS/slice.log" >&2))
+		>"$LOGS/slice-$s.out" &
+	SLICER_PID=$!
+	wait "$SLICER_PID" || failed=1
+	SLICER_PID=
 	for p in "${SLICE_PIDS[@]}"; do
 		kill -CONT "$p" 2>/dev/null
 		kill -INT "$p" 2>/dev/null
@@ -579,8 +591,8 @@ g2t_sliced()
 		wait_pid "$p" 5
 	done
 	SLICE_PIDS=()
+	kill -CONT "$GUEST_PID" 2>/dev/null
 	stop_guest
-	echo "${r:-(no figures)}"
 }
 
 # --- setup ---------------------------------------------------------------------
@@ -700,10 +712,9 @@ declare -A SLICED
 if [ -n "$SLICED_TAPS" ]; then
 	for s in $SIZES; do
 		echo "guest -> tap, time-sliced, $s B ($ROUNDS rounds)" >&2
-		SLICED[$s]=$(g2t_sliced "$s")
-		case ${SLICED[$s]} in
-		"(no figures)") failed=1 ;;
-		esac
+		g2t_sliced "$s"
+		SLICED[$s]=$(cat "$LOGS/slice-$s.out" 2>/dev/null)
+		[ -n "${SLICED[$s]}" ] || SLICED[$s]="(no figures)"
 	done
 fi
 

@@ -43,13 +43,17 @@ static void cont_all(void)
 /* "PID" or "PID/TID": CPU seconds of all the threads of PID, or of TID */
 static void parse_cpu(struct arm *a, const char *s)
 {
-	char *end;
+	char path[64], *end;
 
 	a->cpu_pid = strtol(s, &end, 10);
 	if (*end == '/')
 		a->cpu_tid = strtol(end + 1, &end, 10);
-	if (*end || a->cpu_pid < 0 || a->cpu_tid < 0)
+	if (*end || a->cpu_pid <= 0 || a->cpu_tid < 0)
 		die("--arm %s: CPU must be PID, PID/TID or -", a->name);
+	snprintf(path, sizeof(path), "/proc/%d/task/%d", a->cpu_pid,
+		 a->cpu_tid ? a->cpu_tid : a->cpu_pid);
+	if (access(path, F_OK))
+		die("--arm %s: no thread %s", a->name, s);
 }
 
 /* NAME:PID:DEV[:CPU] */
@@ -333,6 +337,7 @@ int do_slice(const struct opts *o)
 	}
 	atexit(cont_all);
 	signal(SIGHUP, on_stop);
+	signal(SIGPIPE, SIG_IGN);	/* a closed stderr must not kill it stopped */
 	enter_netns(o->netns);
 	prctl(PR_SET_TIMERSLACK, 1UL);
 	for (i = 0; i < narms; i++)
