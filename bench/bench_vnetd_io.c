@@ -52,7 +52,8 @@
  *           median / max), the ratio of the upper deciles, and one-sided
  *           Wilcoxon signed-rank (and sign test) p of ratio >= R (0.95)
  *           and of ratio < R.  Every arm gets SIGCONT when it ends, also
- *           on SIGINT, SIGTERM, SIGHUP or an error
+ *           on SIGINT, SIGTERM, SIGHUP or an error.  The slicer itself runs
+ *           SCHED_FIFO (priority 1) when it may, to switch on time
  *   spin    [--cpu C] [--seconds S]
  *           a busy loop: a polling guest's use of its CPU
  *   signals --socket PATH --netns NS --tap TAP [--frames N]
