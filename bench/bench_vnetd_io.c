@@ -36,7 +36,7 @@
  *           io_uring and tun's entry cost, with no frame at all
  *   slice   --netns NS --arm NAME:PID:DEV[:CPU] --arm ... [--rounds N]
  *           [--slice-ms MS] [--settle-ms MS] [--warmup-rounds N]
- *           [--target R]
+ *           [--target R] [--max-wait W]
  *           time-sliced A/B of processes writing into taps of NS: lets one
  *           arm run at a time (SIGCONT PID, the others SIGSTOPped) for a
  *           slice of MS (100), in N rounds (40) of every arm once, the
@@ -51,7 +51,10 @@
  *           for each arm over each later one the per-round ratios (min /
  *           median / max), the ratio of the upper deciles, and one-sided
  *           Wilcoxon signed-rank (and sign test) p of ratio >= R (0.95)
- *           and of ratio < R.  Every arm gets SIGCONT when it ends, also
+ *           and of ratio < R; then the same over the undisturbed rounds,
+ *           those where no arm's threads (the stopped process's and the
+ *           backend's) waited for a CPU (schedstat) more than W (0.02)
+ *           of the slice.  Every arm gets SIGCONT when it ends, also
  *           on SIGINT, SIGTERM, SIGHUP or an error.  The slicer itself runs
  *           SCHED_FIFO (priority 1) when it may, to switch on time
  *   spin    [--cpu C] [--seconds S]
@@ -73,7 +76,7 @@ static void usage(void)
 		"  --warmup S --wait S --batch N --counter rx_packets|tx_packets\n"
 		"  --socket PATH --frames N --pid PID --touch-cpu C --unfixed\n"
 		"  slice: --arm NAME:PID:DEV[:CPU] (2 to %d) --rounds N --slice-ms MS\n"
-		"         --settle-ms MS --warmup-rounds N --target R\n",
+		"         --settle-ms MS --warmup-rounds N --target R --max-wait W\n",
 		SLICE_ARMS);
 	exit(2);
 }
@@ -102,12 +105,14 @@ int main(int argc, char **argv)
 		{ "settle-ms", required_argument, NULL, 'E' },
 		{ "warmup-rounds", required_argument, NULL, 'R' },
 		{ "target", required_argument, NULL, 'g' },
+		{ "max-wait", required_argument, NULL, 'X' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .size = 64, .batch = 128, .frames = 4000,
 			  .cpu = -1, .touch_cpu = -1, .seconds = 1, .warmup = 0.3, .wait = 15,
 			  .counter = "rx_packets", .rounds = 40, .warm_rounds = 1,
-			  .slice_ms = 100, .settle_ms = 20, .target = 0.95 };
+			  .slice_ms = 100, .settle_ms = 20, .target = 0.95,
+			  .max_wait = 0.02 };
 	const char *mode;
 	int ch;
 
@@ -141,6 +146,7 @@ int main(int argc, char **argv)
 		case 'E': o.settle_ms = atof(optarg); break;
 		case 'R': o.warm_rounds = atoi(optarg); break;
 		case 'g': o.target = atof(optarg); break;
+		case 'X': o.max_wait = atof(optarg); break;
 		default: usage();
 		}
 	}

@@ -51,7 +51,7 @@ struct opts {
 	/* slice */
 	const char *arm[SLICE_ARMS];
 	int narms, rounds, warm_rounds;
-	double slice_ms, settle_ms, target;
+	double slice_ms, settle_ms, target, max_wait;
 };
 
 extern volatile sig_atomic_t stop;

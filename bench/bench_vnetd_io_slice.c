@@ -23,6 +23,7 @@ struct arm {
 	pid_t stop;		/* what SIGSTOP/SIGCONT switch */
 	pid_t cpu_pid, cpu_tid;	/* whose CPU time: all threads, or one */
 	double *fps, *cpu, *wall;
+	double *wait;		/* share of the slice its threads waited for a CPU */
 	uint64_t frames;	/* over the recorded rounds */
 	double cpu_total;
 	uint64_t steal, ticks;	/* /proc/stat, all CPUs, recorded rounds */
@@ -82,35 +83,36 @@ static void parse_arm(struct arm *a, const char *spec)
 		parse_cpu(a, cpu);
 }
 
-static uint64_t schedstat_ns(const char *path)
+/* schedstat: ns on a CPU, ns runnable but waiting for one */
+static void schedstat_add(const char *path, uint64_t *run, uint64_t *wait)
 {
-	unsigned long long ns = 0;
+	unsigned long long r, w;
 	FILE *f = fopen(path, "r");
 
 	if (!f)
-		return 0;	/* a thread that is gone */
-	if (fscanf(f, "%llu", &ns) != 1)
-		ns = 0;
+		return;	/* a thread that is gone */
+	if (fscanf(f, "%llu %llu", &r, &w) == 2) {
+		*run += r;
+		*wait += w;
+	}
 	fclose(f);
-	return ns;
 }
 
-/* CPU seconds of the arm's backend, -1 without one */
-static double arm_cpu(const struct arm *a)
+/* schedstat of thread TID of PID, or (TID 0) summed over its threads */
+static void proc_sched(pid_t pid, pid_t tid, uint64_t *run, uint64_t *wait)
 {
 	char path[128];
 	struct dirent *e;
-	uint64_t ns = 0;
 	DIR *d;
 
-	if (!a->cpu_pid)
-		return -1;
-	if (a->cpu_tid) {
+	*run = *wait = 0;
+	if (tid) {
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/schedstat",
-			 a->cpu_pid, a->cpu_tid);
-		return schedstat_ns(path) / 1e9;
+			 pid, tid);
+		schedstat_add(path, run, wait);
+		return;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/task", a->cpu_pid);
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	d = opendir(path);
 	if (!d)
 		die("%s: %s", path, strerror(errno));
@@ -118,11 +120,36 @@ static double arm_cpu(const struct arm *a)
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/schedstat",
-			 a->cpu_pid, e->d_name);
-		ns += schedstat_ns(path);
+			 pid, e->d_name);
+		schedstat_add(path, run, wait);
 	}
 	closedir(d);
-	return ns / 1e9;
+}
+
+/* CPU seconds of the arm's backend, -1 without one */
+static double arm_cpu(const struct arm *a)
+{
+	uint64_t run, wait;
+
+	if (!a->cpu_pid)
+		return -1;
+	proc_sched(a->cpu_pid, a->cpu_tid, &run, &wait);
+	return run / 1e9;
+}
+
+/*
+ * seconds the arm's threads waited for a CPU: all threads of the process
+ * that is stopped and continued, and of the backend if that is another
+ * (vnetd for its guest)
+ */
+static double arm_wait(const struct arm *a)
+{
+	uint64_t run, wait, w2 = 0;
+
+	proc_sched(a->stop, 0, &run, &wait);
+	if (a->cpu_pid && a->cpu_pid != a->stop)
+		proc_sched(a->cpu_pid, 0, &run, &w2);
+	return (wait + w2) / 1e9;
 }
 
 /* steal and all ticks of the machine's CPUs so far (USER_HZ) */
@@ -165,13 +192,14 @@ static void signal_arm(const struct arm *a, int sig)
 static double one_slice(struct arm *a, const struct opts *o, double t, int r)
 {
 	uint64_t c0, c1, s0, s1, a0, a1;
-	double t0, t1, p0, p1;
+	double t0, t1, p0, p1, w0, w1;
 
 	if (t < now_s())	/* the slicer was held up: from now */
 		t = now_s();
 	signal_arm(a, SIGCONT);
 	sleep_until(t + o->settle_ms / 1e3);
 	p0 = arm_cpu(a);
+	w0 = arm_wait(a);
 	cpu_ticks(&s0, &a0);
 	/* the window is the counter's: its clock read right around it */
 	t0 = now_s();
@@ -182,12 +210,14 @@ static double one_slice(struct arm *a, const struct opts *o, double t, int r)
 	c1 = link_counter(a->dev, "rx_packets");
 	t1 = (t1 + now_s()) / 2;
 	p1 = arm_cpu(a);
+	w1 = arm_wait(a);
 	cpu_ticks(&s1, &a1);
 	signal_arm(a, SIGSTOP);
 	if (r >= 0) {
 		a->fps[r] = (c1 - c0) / (t1 - t0);
 		a->wall[r] = t1 - t0;
 		a->cpu[r] = p0 >= 0 ? p1 - p0 : -1;
+		a->wait[r] = (w1 - w0) / (t1 - t0);
 		a->frames += c1 - c0;
 		a->cpu_total += p0 >= 0 ? p1 - p0 : 0;
 		a->steal += s1 - s0;
@@ -205,13 +235,16 @@ static void fmt_rate(char *buf, size_t len, double v)
 }
 
 /* per-round ratios of arm I over arm J (frames/s, or per CPU-second) */
-static int ratios(int i, int j, int n, bool per_cpu, double *lr)
+static int ratios(int i, int j, int n, const bool *use, bool per_cpu,
+		  double *lr)
 {
 	int r, m = 0;
 
 	for (r = 0; r < n; r++) {
 		double x = arms[i].fps[r], y = arms[j].fps[r];
 
+		if (!use[r])
+			continue;
 		if (per_cpu) {
 			if (arms[i].cpu[r] <= 0 || arms[j].cpu[r] <= 0)
 				continue;
@@ -224,7 +257,25 @@ static int ratios(int i, int j, int n, bool per_cpu, double *lr)
 	return m;
 }
 
-static void pair_line(int i, int j, int n, bool per_cpu, double target)
+/* the q-quantile of arm A's slice rates over the rounds in USE */
+static double arm_quantile(const struct arm *a, int n, const bool *use,
+			   double q)
+{
+	double *v = calloc((size_t)n, sizeof(double)), x;
+	int r, m = 0;
+
+	if (!v)
+		die("out of memory");
+	for (r = 0; r < n; r++)
+		if (use[r])
+			v[m++] = a->fps[r];
+	x = m ? stats_quantile(v, m, q) : 0;
+	free(v);
+	return x;
+}
+
+static void pair_line(int i, int j, int n, const bool *use, bool per_cpu,
+		      double target)
 {
 	double *lr = calloc((size_t)n, sizeof(double));
 	double *d = calloc((size_t)n, sizeof(double));
@@ -234,7 +285,7 @@ static void pair_line(int i, int j, int n, bool per_cpu, double target)
 
 	if (!lr || !d)
 		die("out of memory");
-	m = ratios(i, j, n, per_cpu, lr);
+	m = ratios(i, j, n, use, per_cpu, lr);
 	snprintf(name, sizeof(name), "%s/%s", arms[i].name, arms[j].name);
 	if (!m) {
 		printf("  %-16s n/a\n", name);
@@ -258,9 +309,8 @@ static void pair_line(int i, int j, int n, bool per_cpu, double target)
 		       (arms[i].frames / arms[i].cpu_total) /
 			       (arms[j].frames / arms[j].cpu_total));
 	} else {
-		printf("  p90 %.3f",
-		       stats_quantile(arms[i].fps, n, 0.9) /
-			       stats_quantile(arms[j].fps, n, 0.9));
+		printf("  p90 %.3f", arm_quantile(&arms[i], n, use, 0.9) /
+					     arm_quantile(&arms[j], n, use, 0.9));
 	}
 	printf("  p(>=%.2f) %.2g (sign %.2g)  p(<%.2f) %.2g\n", target, pge,
 	       sge, target, plt);
@@ -281,9 +331,22 @@ static void summary(const struct opts *o, int n)
 	}
 	printf("%d rounds of %d arms, %.0f ms slices (%.0f ms settle dropped); load average at the end: %s",
 	       n, narms, o->slice_ms, o->settle_ms, la);
-	printf("  %-10s %10s %10s %10s %10s %13s %9s %6s\n", "arm", "min/s",
-	       "median/s", "p90/s", "max/s", "frames/CPU-s", "CPU share",
-	       "steal");
+	bool *all = calloc((size_t)n, sizeof(bool));
+	bool *quiet = calloc((size_t)n, sizeof(bool));
+	int r, nq = 0;
+
+	if (!all || !quiet)
+		die("out of memory");
+	for (r = 0; r < n; r++) {
+		all[r] = quiet[r] = true;
+		for (i = 0; i < narms; i++)
+			if (arms[i].wait[r] > o->max_wait)
+				quiet[r] = false;
+		nq += quiet[r];
+	}
+	printf("  %-10s %10s %10s %10s %10s %13s %9s %6s %6s\n", "arm",
+	       "min/s", "median/s", "p90/s", "max/s", "frames/CPU-s",
+	       "CPU share", "steal", "wait");
 	for (i = 0; i < narms; i++) {
 		struct arm *a = &arms[i];
 		double lo, hi, wall = 0;
@@ -304,21 +367,33 @@ static void summary(const struct opts *o, int n)
 		if (a->ticks)
 			snprintf(st, sizeof(st), "%.3f",
 				 (double)a->steal / a->ticks);
-		printf("  %-10s %10s %10s %10s %10s %13s %9s %6s\n", a->name,
-		       b[0], b[1], b[2], b[3], c, s, st);
+		printf("  %-10s %10s %10s %10s %10s %13s %9s %6s %6.3f\n",
+		       a->name, b[0], b[1], b[2], b[3], c, s, st,
+		       stats_median(a->wait, n));
 	}
 	printf("(CPU share: the backend's CPU time over its slices' time; steal: the host's\n"
-	       "share of all CPUs in them, /proc/stat)\n");
+	       "share of all CPUs in them, /proc/stat; wait: median share of a slice the\n"
+	       "arm's threads were runnable but waited for a CPU, schedstat)\n");
 	printf("per-round ratios, frames/s (min / median / max; p90: ratio of the arms' upper-decile slices;\n"
 	       "p: one-sided Wilcoxon signed-rank over the rounds, of the ratio >= or < the target):\n");
 	for (i = 0; i < narms; i++)
 		for (j = i + 1; j < narms; j++)
-			pair_line(i, j, n, false, o->target);
+			pair_line(i, j, n, all, false, o->target);
 	printf("per-round ratios, frames per CPU-second of each arm's backend (totals: ratio over all rounds):\n");
 	for (i = 0; i < narms; i++)
 		for (j = i + 1; j < narms; j++)
 			if (arms[i].cpu_total > 0 && arms[j].cpu_total > 0)
-				pair_line(i, j, n, true, o->target);
+				pair_line(i, j, n, all, true, o->target);
+	printf("undisturbed rounds (no arm waited for a CPU more than %.0f%% of its slice): %d of %d\n",
+	       o->max_wait * 100, nq, n);
+	if (nq >= 5) {
+		printf("per-round ratios over them, frames/s:\n");
+		for (i = 0; i < narms; i++)
+			for (j = i + 1; j < narms; j++)
+				pair_line(i, j, n, quiet, false, o->target);
+	}
+	free(all);
+	free(quiet);
 }
 
 int do_slice(const struct opts *o)
@@ -334,7 +409,9 @@ int do_slice(const struct opts *o)
 		arms[i].fps = calloc((size_t)n, sizeof(double));
 		arms[i].cpu = calloc((size_t)n, sizeof(double));
 		arms[i].wall = calloc((size_t)n, sizeof(double));
-		if (!arms[i].fps || !arms[i].cpu || !arms[i].wall)
+		arms[i].wait = calloc((size_t)n, sizeof(double));
+		if (!arms[i].fps || !arms[i].cpu || !arms[i].wall ||
+		    !arms[i].wait)
 			die("out of memory");
 		narms = i + 1;
 	}
@@ -384,6 +461,7 @@ int do_slice(const struct opts *o)
 			if (arms[i].cpu[r] >= 0)
 				fprintf(stderr, " (CPU %.2f)",
 					arms[i].cpu[r] / arms[i].wall[r]);
+			fprintf(stderr, " w%.2f", arms[i].wait[r]);
 		}
 		fprintf(stderr, "  order");
 		for (k = 0; k < narms; k++)
