@@ -52,7 +52,10 @@
 # The host's noise (dips to 0.65x for 0.2-0.5 s) then hits the arms of a
 # round alike: it reports per-round ratios (min / median / max), the
 # ratio of upper-decile slices, frames per backend CPU-second, and a
-# one-sided Wilcoxon signed-rank p of vnetd >= 0.95x each ceiling.
+# one-sided Wilcoxon signed-rank p of vnetd >= 0.95x each ceiling; each
+# arm's wait for a CPU (schedstat), and the ratios again over the rounds
+# where no arm waited more than 2% of its slice (other processes on the
+# two CPUs).
 # SLICE_SELFCHECK=1 adds a second write ceiling ("write2"): write/write2
 # must come out ~1.00 with a narrow spread.
 # Then call-eventfd signals per 1000 frames with coalescing off and on, for
