@@ -550,11 +550,12 @@ t2g_ceiling()
 # summary goes to $LOGS/slice-SIZE.out, its line per round to stderr
 g2t_sliced()
 {
-	local s=$1 wp cp w2p p arms=()
+	local s=$1 wp cp w2p p t arms=()
 
 	start_guest "$SOCK_V" txonly "$s"
+	# the guest's frames are flowing (bounded wait)
 	"$IO" rate --netns "$NS" --dev "$TV" --counter rx_packets --wait 30 \
-		--warmup 0.3 --seconds 0.1 >/dev/null 2>>"$LOGS/io.log"
+		--warmup 0.3 --seconds 0.1 >/dev/null 2>>"$LOGS/io.log" || failed=1
 	"$IO" write --netns "$NS" --tap "$TSW" --size "$s" --cpu "$BACKEND_CPU" \
 		--seconds 0 --warmup 0 >/dev/null 2>>"$LOGS/io.log" &
 	wp=$!
@@ -576,7 +577,8 @@ g2t_sliced()
 	# every ceiling is writing before the slicer starts
 	for t in "$TSW" "$TSC" $([ "$SLICE_SELFCHECK" = 1 ] && echo "$TSW2"); do
 		"$IO" rate --netns "$NS" --dev "$t" --counter rx_packets --wait 10 \
-			--warmup 0 --seconds 0.01 >/dev/null 2>>"$LOGS/io.log"
+			--warmup 0 --seconds 0.01 >/dev/null 2>>"$LOGS/io.log" ||
+			failed=1
 	done
 	# in the background: a signal to this script runs the trap at once,
 	# and cleanup stops the slicer (which continues every arm) first
