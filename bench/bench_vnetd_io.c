@@ -55,8 +55,7 @@
  *           those where no arm's threads (the stopped process's and the
  *           backend's) waited for a CPU (schedstat) more than W (0.02)
  *           of the slice.  Every arm gets SIGCONT when it ends, also
- *           on SIGINT, SIGTERM, SIGHUP or an error.  The slicer itself runs
- *           SCHED_FIFO (priority 1) when it may, to switch on time
+ *           on SIGINT, SIGTERM, SIGHUP or an error
  *   spin    [--cpu C] [--seconds S]
  *           a busy loop: a polling guest's use of its CPU
  *   signals --socket PATH --netns NS --tap TAP [--frames N]

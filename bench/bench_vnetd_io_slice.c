@@ -99,7 +99,8 @@ static void schedstat_add(const char *path, uint64_t *run, uint64_t *wait)
 }
 
 /* schedstat of thread TID of PID, or (TID 0) summed over its threads */
-static void proc_sched(pid_t pid, pid_t tid, uint64_t *run, uint64_t *wait)
+static void proc_sched(const struct arm *a, pid_t pid, pid_t tid,
+		       uint64_t *run, uint64_t *wait)
 {
 	char path[128];
 	struct dirent *e;
@@ -115,7 +116,7 @@ static void proc_sched(pid_t pid, pid_t tid, uint64_t *run, uint64_t *wait)
 	snprintf(path, sizeof(path), "/proc/%d/task", pid);
 	d = opendir(path);
 	if (!d)
-		die("%s: %s", path, strerror(errno));
+		die("%s (PID %d) is gone: %s", a->name, pid, strerror(errno));
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
@@ -133,7 +134,7 @@ static double arm_cpu(const struct arm *a)
 
 	if (!a->cpu_pid)
 		return -1;
-	proc_sched(a->cpu_pid, a->cpu_tid, &run, &wait);
+	proc_sched(a, a->cpu_pid, a->cpu_tid, &run, &wait);
 	return run / 1e9;
 }
 
@@ -146,9 +147,9 @@ static double arm_wait(const struct arm *a)
 {
 	uint64_t run, wait, w2 = 0;
 
-	proc_sched(a->stop, 0, &run, &wait);
+	proc_sched(a, a->stop, 0, &run, &wait);
 	if (a->cpu_pid && a->cpu_pid != a->stop)
-		proc_sched(a->cpu_pid, 0, &run, &w2);
+		proc_sched(a, a->cpu_pid, 0, &run, &w2);
 	return (wait + w2) / 1e9;
 }
 
@@ -421,17 +422,10 @@ int do_slice(const struct opts *o)
 	enter_netns(o->netns);
 	prctl(PR_SET_TIMERSLACK, 1UL);
 	/*
-	 * switch on time and read the counters without being preempted by
-	 * the arms or anything else at normal priority: the slicer sleeps
-	 * but for some 100 us a slice (without the privilege: as it is)
+	 * normal priority on purpose: at SCHED_FIFO the slicer made the arms
+	 * with a thread on the guest's CPU (vnetd's guest, the cold
+	 * ceiling's toucher) wait for a CPU ~0.65 of their slices
 	 */
-	{
-		struct sched_param sp = { .sched_priority = 1 };
-
-		if (sched_setscheduler(0, SCHED_FIFO, &sp))
-			fprintf(stderr, "slice: SCHED_FIFO: %s (switching at normal priority)\n",
-				strerror(errno));
-	}
 	for (i = 0; i < narms; i++)
 		signal_arm(&arms[i], SIGSTOP);
 	t = now_s() + o->settle_ms / 1e3;
