@@ -61,6 +61,28 @@ static bool tx_busy_poll(struct vnetd_qp *qp)
 	}
 }
 
+/*
+ * The guest wrote its frames on its own CPU: start fetching the first two
+ * cache lines of each (header and small frame) for the whole burst, so that
+ * the misses overlap here instead of coming one per write in tun's copy.
+ */
+static void tx_prefetch(const struct vhost_vq_elem *elems, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		const struct vhost_vq_elem *e = &elems[i];
+		const char *p;
+
+		if (e->err || !e->out_num)
+			continue;
+		p = e->iov[0].iov_base;
+		__builtin_prefetch(p);
+		if (e->iov[0].iov_len > 64 - ((uintptr_t)p & 63))
+			__builtin_prefetch(p + 64);
+	}
+}
+
 /* Drain the TX ring, up to the budget: what happened. */
 enum vnetd_burst vnetd_tx_burst(struct vnetd_qp *qp)
 {
@@ -88,6 +110,7 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_qp *qp)
 						     VNETD_BURST_IDLE;
 		}
 
+		tx_prefetch(tx->r.elems, (unsigned int)n);
 		u0 = VNETD_LOAD(tx->r.qs->urgent);
 		vnetd_tapio_write_burst(&qp->io, tx->r.elems, (unsigned int)n,
 					tx->res);
