@@ -70,6 +70,14 @@
 # -a: the arms to measure (default all; "sliced" is the time-sliced
 # section, with g2t), -t: the directions (default both); the signal counts
 # run when the vnetd arm does.  -a sliced -t g2t: the sliced section alone.
+# -s takes "gso" beside frame sizes: tap -> guest only, the generator sends
+# 64 KiB TCP frames asking for segmentation (bench_vnetd_io gen --gso) and
+# the guests take TSO (testpmd --rx-offloads=0x1c: TCP/UDP checksum and
+# LRO, so GUEST_CSUM and GUEST_TSO4/6), so that tun hands the frames over
+# whole, as a host's TCP sends to a guest (into mergeable buffers, vnetd's
+# big reads); e.g. VNETD_B set to a script running vnetd with
+# VNETD_RX_BIG_BURSTS=0 and -s gso -t t2g -a "vnetd vnetd_bp ceiling":
+# big reads against bounce slots.
 #
 # Environment: OUT (build dir), VNETD (default $OUT/vnetd), VNET_TESTPMD
 # (default dpdk-testpmd), GUEST_CPU (0), BACKEND_CPU (1), BUSY_POLL (50,
@@ -355,9 +363,28 @@ start_guest()
 		--no-pci --no-shconf --file-prefix "vbguest$$" \
 		--vdev "net_virtio_user0,path=$1,queues=1$GUEST_PACKED$([ "$1" = "$SOCK_P" ] && echo "$VNETD_B_GUEST")$([ "$1" = "$SOCK_K" ] && [ -z "$GUEST_PACKED" ] && echo ",packed_vq=1")" \
 		-- --forward-mode="$2" --auto-start --nb-cores=1 \
-		--total-num-mbufs=32768 --disable-link-check --txpkts="$3" \
+		--total-num-mbufs=32768 --disable-link-check \
+		"$(if num "$3"; then echo "--txpkts=$3"; else echo "--rx-offloads=0x1c"; fi)" \
 		--stats-period 1 </dev/null >"$LOGS/guest.log" 2>&1 &
 	GUEST_PID=$!
+}
+
+# num SIZE: a frame size (not "gso")
+num()
+{
+	case $1 in
+	'' | *[!0-9]*) return 1 ;;
+	esac
+}
+
+# gen_size SIZE: the generator's words for it ("gso": 64 KiB TCP GSO frames)
+gen_size()
+{
+	if num "$1"; then
+		echo "--size $1"
+	else
+		echo --gso
+	fi
 }
 
 stop_guest()
@@ -427,7 +454,9 @@ t2g_backend()
 	local gen n=400 s want c0 c1 t0 t1 pps
 
 	want=$(awk -v s="$SECS" 'BEGIN { n = int(s + 0.5); print n < 1 ? 1 : n }')
-	start_guest "$1" rxonly 64
+	# "gso": a guest that takes TSO (GUEST_CSUM, GUEST_TSO4/6: testpmd's
+	# TCP/UDP checksum and LRO offloads), so tun hands 64 KiB frames over
+	start_guest "$1" rxonly "$3"
 	# the guest is forwarding before the load starts: DPDK's vhost PMD
 	# (the peer) may leave a queue disabled when a guest connects while
 	# frames are pouring in
@@ -438,7 +467,8 @@ t2g_backend()
 	done
 	sleep 0.5
 	t2g_qlen "$2"
-	"$IO" gen --netns "$NS" --dev "$2" --size "$3" --cpu "$GUEST_CPU" --seconds 60 \
+	# shellcheck disable=SC2046 # gen_size: words
+	"$IO" gen --netns "$NS" --dev "$2" $(gen_size "$3") --cpu "$GUEST_CPU" --seconds 60 \
 		2>>"$LOGS/io.log" &
 	gen=$!
 	BG_PIDS+=("$gen")
@@ -534,7 +564,8 @@ t2g_ceiling()
 	sleep 0.1
 	"$IO" spin --cpu "$GUEST_CPU" --seconds 60 &
 	spin=$!
-	"$IO" gen --netns "$NS" --dev "$1" --size "$2" --cpu "$GUEST_CPU" --seconds 60 \
+	# shellcheck disable=SC2046 # gen_size: words
+	"$IO" gen --netns "$NS" --dev "$1" $(gen_size "$2") --cpu "$GUEST_CPU" --seconds 60 \
 		2>>"$LOGS/io.log" &
 	gen=$!
 	BG_PIDS+=("$spin" "$gen")
@@ -661,48 +692,48 @@ for rep in $(seq "$REPS"); do
 		case $blk in
 		vnetd)
 			for s in $SIZES; do
-				has "$DIRS" g2t && record vnetd g2t "$s" "$(g2t_backend "$SOCK_V" "$TV" "$s" "$VNETD_PID")"
+				has "$DIRS" g2t && num "$s" && record vnetd g2t "$s" "$(g2t_backend "$SOCK_V" "$TV" "$s" "$VNETD_PID")"
 				has "$DIRS" t2g && record vnetd t2g "$s" "$(t2g_backend "$SOCK_V" "$TV" "$s" "$VNETD_PID")"
 			done
 			;;
 		vnetd_nosb)
 			for s in $SIZES; do
-				has "$DIRS" g2t && record vnetd_nosb g2t "$s" "$(g2t_backend "$SOCK_N" "$TN" "$s" "$VNETD_NOSB_PID")"
+				has "$DIRS" g2t && num "$s" && record vnetd_nosb g2t "$s" "$(g2t_backend "$SOCK_N" "$TN" "$s" "$VNETD_NOSB_PID")"
 				has "$DIRS" t2g && record vnetd_nosb t2g "$s" "$(t2g_backend "$SOCK_N" "$TN" "$s" "$VNETD_NOSB_PID")"
 			done
 			;;
 		vnetd_pk)
 			for s in $SIZES; do
-				has "$DIRS" g2t && record vnetd_pk g2t "$s" "$(g2t_backend "$SOCK_K" "$TK" "$s" "$VNETD_PK_PID")"
+				has "$DIRS" g2t && num "$s" && record vnetd_pk g2t "$s" "$(g2t_backend "$SOCK_K" "$TK" "$s" "$VNETD_PK_PID")"
 				has "$DIRS" t2g && record vnetd_pk t2g "$s" "$(t2g_backend "$SOCK_K" "$TK" "$s" "$VNETD_PK_PID")"
 			done
 			;;
 		vnetd_bp)
 			for s in $SIZES; do
-				has "$DIRS" g2t && record vnetd_bp g2t "$s" "$(g2t_backend "$SOCK_P" "$TP" "$s" "$VNETD_BP_PID")"
+				has "$DIRS" g2t && num "$s" && record vnetd_bp g2t "$s" "$(g2t_backend "$SOCK_P" "$TP" "$s" "$VNETD_BP_PID")"
 				has "$DIRS" t2g && record vnetd_bp t2g "$s" "$(t2g_backend "$SOCK_P" "$TP" "$s" "$VNETD_BP_PID")"
 			done
 			;;
 		peer)
 			if ! start_peer; then
 				for s in $SIZES; do
-					has "$DIRS" g2t && record peer g2t "$s" nan
+					has "$DIRS" g2t && num "$s" && record peer g2t "$s" nan
 					has "$DIRS" t2g && record peer t2g "$s" nan
 				done
 				continue
 			fi
 			for s in $SIZES; do
-				has "$DIRS" g2t && record peer g2t "$s" "$(g2t_backend "$SOCK_D" "$TD" "$s" "$PEER_PID")"
+				has "$DIRS" g2t && num "$s" && record peer g2t "$s" "$(g2t_backend "$SOCK_D" "$TD" "$s" "$PEER_PID")"
 				has "$DIRS" t2g && record peer t2g "$s" "$(t2g_backend "$SOCK_D" "$TD" "$s" "$PEER_PID")"
 			done
 			stop_peer
 			;;
 		ceiling)
 			for s in $SIZES; do
-				has "$DIRS" g2t && record ceil_vnet g2t "$s" "$(g2t_ceiling "$TC" "$s")"
-				has "$DIRS" g2t && record ceil_bare g2t "$s" "$(g2t_ceiling "$TB" "$s")"
-				has "$DIRS" g2t && record ceil_cold g2t "$s" "$(g2t_cold "$TC" "$s")"
-				has "$DIRS" g2t && record floor g2t "$s" "$(g2t_floor "$TB" "$s")"
+				has "$DIRS" g2t && num "$s" && record ceil_vnet g2t "$s" "$(g2t_ceiling "$TC" "$s")"
+				has "$DIRS" g2t && num "$s" && record ceil_bare g2t "$s" "$(g2t_ceiling "$TB" "$s")"
+				has "$DIRS" g2t && num "$s" && record ceil_cold g2t "$s" "$(g2t_cold "$TC" "$s")"
+				has "$DIRS" g2t && num "$s" && record floor g2t "$s" "$(g2t_floor "$TB" "$s")"
 				has "$DIRS" g2t && [ "$s" = 64 ] &&
 					record refused g2t "$s" "$(g2t_refused "$TB")"
 				has "$DIRS" t2g && record ceil_vnet t2g "$s" "$(t2g_ceiling "$TC" "$s")"
@@ -716,6 +747,7 @@ done
 declare -A SLICED
 if [ -n "$SLICED_TAPS" ]; then
 	for s in $SIZES; do
+		num "$s" || continue
 		echo "guest -> tap, time-sliced, $s B ($ROUNDS rounds)" >&2
 		g2t_sliced "$s"
 		SLICED[$s]=$(cat "$LOGS/slice-$s.out" 2>/dev/null)
@@ -796,6 +828,7 @@ ratio_lines()
 	local s v
 
 	for s in $SIZES; do
+		[ "$2" = g2t ] && ! num "$s" && continue
 		for v in vnetd vnetd_bp; do
 			echo "  $s B, per-repetition ratios (min / median / max), ${LABEL[$v]}:" \
 				"/peer $(ratios "${a[$v,$2,$s]:-}" "${a[peer,$2,$s]:-}" | sed 's# # / #g');" \

@@ -19,9 +19,12 @@
  *           the tap->guest ceiling: one thread reads a queue of TAP with
  *           io_uring (64 reads in flight); prints frames read per second
  *           as "FRAMES/S FRAMES/CPU-S SHARE" (the reader's CPU)
- *   gen     --netns NS --dev DEV --size N [--cpu C] [--seconds S]
+ *   gen     --netns NS --dev DEV --size N [--cpu C] [--seconds S] [--gso]
  *           load for tap->guest: UDP frames sent out of DEV with
- *           AF_PACKET sendmmsg (64 per call) until killed or S seconds
+ *           AF_PACKET sendmmsg (64 per call) until killed or S seconds;
+ *           --gso: 64 KiB TCP frames with a virtio-net header asking for
+ *           TCP segmentation (gso_size 1448), as a host's TCP sends them
+ *           to a guest that takes TSO (PACKET_VNET_HDR; --size ignored)
  *   floor   the same loop on a tap whose link is down: tun copies the
  *           frame and builds its skb, then drops it with EIO instead of
  *           running XDP and the stack; completions per second bound any
@@ -73,7 +76,7 @@ static void usage(void)
 		"usage: bench_vnetd_io rate|write|floor|refused|cold|read|gen|spin|signals|slice [options]\n"
 		"  --netns NS --dev|--tap NAME --size N --cpu C --seconds S\n"
 		"  --warmup S --wait S --batch N --counter rx_packets|tx_packets\n"
-		"  --socket PATH --frames N --pid PID --touch-cpu C --unfixed\n"
+		"  --socket PATH --frames N --pid PID --touch-cpu C --unfixed --gso\n"
 		"  slice: --arm NAME:PID:DEV[:CPU] (2 to %d) --rounds N --slice-ms MS\n"
 		"         --settle-ms MS --warmup-rounds N --target R --max-wait W\n",
 		SLICE_ARMS);
@@ -98,6 +101,7 @@ int main(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "touch-cpu", required_argument, NULL, 'T' },
 		{ "unfixed", no_argument, NULL, 'U' },
+		{ "gso", no_argument, NULL, 'G' },
 		{ "arm", required_argument, NULL, 'A' },
 		{ "rounds", required_argument, NULL, 'r' },
 		{ "slice-ms", required_argument, NULL, 'L' },
@@ -135,6 +139,7 @@ int main(int argc, char **argv)
 		case 'p': o.pid = atoi(optarg); break;
 		case 'T': o.touch_cpu = atoi(optarg); break;
 		case 'U': o.unfixed = true; break;
+		case 'G': o.gso = true; break;
 		case 'A':
 			if (o.narms == SLICE_ARMS)
 				usage();

@@ -46,7 +46,7 @@ struct opts {
 	const char *netns, *dev, *counter, *sock;
 	unsigned int size, batch, frames;
 	int cpu, pid, touch_cpu;
-	bool unfixed;
+	bool unfixed, gso;
 	double seconds, warmup, wait;
 	/* slice */
 	const char *arm[SLICE_ARMS];

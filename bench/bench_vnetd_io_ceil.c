@@ -220,14 +220,65 @@ int do_read(const struct opts *o)
 
 /* ---- gen: frames out of a device ---- */
 
+#define GSO_MSS 1448
+#define GSO_PAYLOAD (45 * GSO_MSS)	/* 65160: IP length 65200 */
+
+/*
+ * A 64 KiB TCP/IPv4 frame into F (ETH_HLEN + 40 + GSO_PAYLOAD bytes) and
+ * its virtio-net header into VH: NEEDS_CSUM (the TCP checksum field holds
+ * the pseudo header's sum), GSO TCPV4 with gso_size GSO_MSS.  Length.
+ */
+static unsigned int gso_frame(unsigned char *f, struct virtio_net_hdr *vh,
+			      const unsigned char *dst)
+{
+	unsigned int len = ETH_HLEN + 40 + GSO_PAYLOAD, sum = 0, i;
+	unsigned char *ip = f + ETH_HLEN, *tcp = ip + 20;
+
+	udp_frame(f, 60, dst);	/* the Ethernet and IPv4 headers */
+	memset(ip + 20, 0, len - ETH_HLEN - 20);
+	ip[2] = (len - ETH_HLEN) >> 8;
+	ip[3] = (len - ETH_HLEN) & 0xff;
+	ip[9] = IPPROTO_TCP;
+	ip[10] = ip[11] = 0;
+	for (i = 0; i < 20; i += 2)
+		sum += ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	ip[10] = ~sum >> 8;
+	ip[11] = ~sum & 0xff;
+	tcp[1] = 9;		/* ports 9 -> 9 */
+	tcp[3] = 9;
+	tcp[12] = 5 << 4;	/* data offset: 20 bytes */
+	tcp[13] = 0x10;		/* ACK */
+	tcp[14] = 0xff;		/* window */
+	/* the pseudo header's sum, not inverted: CHECKSUM_PARTIAL */
+	sum = IPPROTO_TCP + 20 + GSO_PAYLOAD;
+	for (i = 12; i < 20; i += 2)
+		sum += ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	tcp[16] = sum >> 8;
+	tcp[17] = sum & 0xff;
+	memset(vh, 0, sizeof(*vh));
+	vh->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	vh->gso_type = VIRTIO_NET_HDR_GSO_TCPV4;
+	vh->hdr_len = ETH_HLEN + 40;
+	vh->gso_size = GSO_MSS;
+	vh->csum_start = ETH_HLEN + 20;
+	vh->csum_offset = 16;
+	return len;
+}
+
 int do_gen(const struct opts *o)
 {
 	static const unsigned char dst[ETH_ALEN] = { 2, 0, 0, 0, 0, 2 };
-	static unsigned char frame[MAX_FRAME];
+	static unsigned char frame[ETH_HLEN + 40 + GSO_PAYLOAD];
+	struct virtio_net_hdr vh;
+	struct iovec iovs[2];
+	int one = 1;
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
 				   .sll_protocol = htons(ETH_P_ALL) };
 	struct mmsghdr msgs[64];
-	struct iovec iov;
 	uint64_t sent = 0, nobufs = 0;
 	double t0, end;
 	unsigned int len, i;
@@ -235,18 +286,22 @@ int do_gen(const struct opts *o)
 
 	enter_netns(o->netns);
 	pin(o->cpu);
-	len = udp_frame(frame, o->size, dst);
+	len = o->gso ? gso_frame(frame, &vh, dst) : udp_frame(frame, o->size, dst);
 	sll.sll_ifindex = if_nametoindex(o->dev);
 	if (!sll.sll_ifindex)
 		die("no link %s", o->dev);
 	fd = socket(AF_PACKET, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sll, sizeof(sll)))
 		die("AF_PACKET on %s: %s", o->dev, strerror(errno));
-	iov = (struct iovec){ frame, len };
+	if (o->gso && setsockopt(fd, SOL_PACKET, PACKET_VNET_HDR, &one,
+				 sizeof(one)))
+		die("PACKET_VNET_HDR: %s", strerror(errno));
+	iovs[0] = (struct iovec){ &vh, sizeof(vh) };
+	iovs[1] = (struct iovec){ frame, len };
 	memset(msgs, 0, sizeof(msgs));
 	for (i = 0; i < 64; i++) {
-		msgs[i].msg_hdr.msg_iov = &iov;
-		msgs[i].msg_hdr.msg_iovlen = 1;
+		msgs[i].msg_hdr.msg_iov = o->gso ? iovs : &iovs[1];
+		msgs[i].msg_hdr.msg_iovlen = o->gso ? 2 : 1;
 	}
 	t0 = now_s();
 	end = o->seconds > 0 ? t0 + o->seconds : 1e18;
