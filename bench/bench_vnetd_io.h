@@ -83,6 +83,8 @@ double thread_cpu(void);
 void report(uint64_t frames, double wall, double cpu);
 
 /* testpmd txonly's frame: UDP 198.18.0.1:9 -> 198.18.0.2:9 */
+/* the IPv4 header checksum of the 20-byte header at IP */
+void ip_csum_set(unsigned char *ip);
 unsigned int udp_frame(unsigned char *f, unsigned int len,
 		       const unsigned char *dst);
 

@@ -239,13 +239,7 @@ static unsigned int gso_frame(unsigned char *f, struct virtio_net_hdr *vh,
 	ip[2] = (len - ETH_HLEN) >> 8;
 	ip[3] = (len - ETH_HLEN) & 0xff;
 	ip[9] = IPPROTO_TCP;
-	ip[10] = ip[11] = 0;
-	for (i = 0; i < 20; i += 2)
-		sum += ip[i] << 8 | ip[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	ip[10] = ~sum >> 8;
-	ip[11] = ~sum & 0xff;
+	ip_csum_set(ip);
 	tcp[1] = 9;		/* ports 9 -> 9 */
 	tcp[3] = 9;
 	tcp[12] = 5 << 4;	/* data offset: 20 bytes */

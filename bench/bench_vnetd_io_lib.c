@@ -116,12 +116,24 @@ void report(uint64_t frames, double wall, double cpu)
 		printf("%.0f nan nan\n", frames / wall);
 }
 
+void ip_csum_set(unsigned char *ip)
+{
+	unsigned int sum = 0, i;
+
+	ip[10] = ip[11] = 0;
+	for (i = 0; i < 20; i += 2)
+		sum += ip[i] << 8 | ip[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	ip[10] = ~sum >> 8;
+	ip[11] = ~sum & 0xff;
+}
+
 unsigned int udp_frame(unsigned char *f, unsigned int len,
 		       const unsigned char *dst)
 {
 	static const unsigned char src[ETH_ALEN] = { 2, 0, 0, 0, 0, 1 };
 	unsigned char *ip = f + 14, *udp = ip + 20;
-	unsigned int sum = 0, i;
 
 	if (len < 60)
 		len = 60;
@@ -136,12 +148,7 @@ unsigned int udp_frame(unsigned char *f, unsigned int len,
 	ip[9] = IPPROTO_UDP;
 	ip[12] = 198, ip[13] = 18, ip[14] = 0, ip[15] = 1;
 	ip[16] = 198, ip[17] = 18, ip[18] = 0, ip[19] = 2;
-	for (i = 0; i < 20; i += 2)
-		sum += ip[i] << 8 | ip[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	ip[10] = ~sum >> 8;
-	ip[11] = ~sum & 0xff;
+	ip_csum_set(ip);
 	udp[1] = 9;
 	udp[3] = 9;
 	udp[4] = (len - 34) >> 8;

@@ -42,16 +42,9 @@ static unsigned int guest_frame(unsigned char *f, bool urgent, unsigned int n)
 
 	if (urgent) {
 		unsigned char *ip = f + 14, *th = ip + 20;
-		unsigned int sum = 0, i;
 
 		ip[9] = IPPROTO_TCP;
-		ip[10] = ip[11] = 0;
-		for (i = 0; i < 20; i += 2)
-			sum += ip[i] << 8 | ip[i + 1];
-		while (sum >> 16)
-			sum = (sum & 0xffff) + (sum >> 16);
-		ip[10] = ~sum >> 8;
-		ip[11] = ~sum & 0xff;
+		ip_csum_set(ip);
 		memset(th, 0, 20);
 		th[0] = 0x9c, th[1] = 0x40;
 		th[2] = 0x14, th[3] = 0x51;

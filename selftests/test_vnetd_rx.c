@@ -16,44 +16,57 @@ static bool match_test_or_sport(const __u8 *f, size_t len, void *arg)
 	       match_sport(f, len, &sport[1]);
 }
 
-/*
- * Send a 64 KB TCP GSO frame (ISN) into the tap and receive it whole in
- * the guest: true when it arrived as one frame with its GSO header, in
- * *NBUFS buffers.
- */
-static bool gso_one(struct vufe *fe, int pfd, __u16 sport, __u32 isn,
-		    unsigned int *nbufs, const char *what)
+/* Send a 64 KB TCP GSO frame (ISN) into the tap; G follows its flow. */
+static bool gso_send(int pfd, __u16 sport, __u32 isn, struct gso_flow *g)
 {
-	static __u8 f[FRAME_MAX], got[FRAME_MAX];
-	static struct gso_flow g;
-	struct virtio_net_hdr_mrg_rxbuf hdr;
+	static __u8 f[FRAME_MAX];
 	struct virtio_net_hdr vh;
 	size_t len;
-	ssize_t r = 0;
 
 	len = gso_frame(f, &vh, guest_mac, host_mac, HOST_IP, GUEST_IP, sport,
 			isn);
-	gso_flow_init(&g, sport, isn);
-	if (!ASSERT_OK(pkt_send(pfd, &vh, f, len), "AF_PACKET send (GSO)"))
-		return false;
-	while (g.covered < GSO_PLEN) {
+	gso_flow_init(g, sport, isn);
+	return ASSERT_OK(pkt_send(pfd, &vh, f, len), "AF_PACKET send (GSO)");
+}
+
+/*
+ * Receive G's frame whole in the guest: true when it arrived as one frame
+ * with its GSO header, in *NBUFS (mergeable 4 KB) buffers.
+ */
+static bool gso_recv(struct vufe *fe, __u16 sport, struct gso_flow *g,
+		     unsigned int *nbufs, const char *what)
+{
+	static __u8 got[FRAME_MAX];
+	struct virtio_net_hdr_mrg_rxbuf hdr;
+	ssize_t r = 0;
+
+	while (g->covered < GSO_PLEN) {
 		r = guest_recv(fe, 1, got, sizeof(got), &hdr, nbufs, NULL,
 			       match_sport, &sport, WAIT_MS);
 		if (r < 0) {
 			test_fail("%s: %zu of %u payload bytes arrived: %s",
-				  what, g.covered, GSO_PLEN,
+				  what, g->covered, GSO_PLEN,
 				  r == -ETIMEDOUT ? "timeout" :
 						    vufe_strerror(fe));
 			return false;
 		}
-		if (gso_feed(&g, &hdr.hdr, got, r) < 0) {
-			test_fail("%s: %s", what, g.err);
+		if (gso_feed(g, &hdr.hdr, got, r) < 0) {
+			test_fail("%s: %s", what, g->err);
 			return false;
 		}
 	}
-	return ASSERT_EQ(g.gso_frames, 1, what) &&
+	return ASSERT_EQ(g->gso_frames, 1, what) &&
 	       ASSERT_EQ(*nbufs, (r + 12 + VUFE_PAGE - 1) / VUFE_PAGE,
 			 "mergeable buffers of the GSO frame");
+}
+
+static bool gso_one(struct vufe *fe, int pfd, __u16 sport, __u32 isn,
+		    unsigned int *nbufs, const char *what)
+{
+	static struct gso_flow g;
+
+	return gso_send(pfd, sport, isn, &g) &&
+	       gso_recv(fe, sport, &g, nbufs, what);
 }
 
 /*
@@ -317,39 +330,18 @@ static bool gso_post_then_recv(struct vufe *fe, int pfd, __u16 sport,
 			       __u32 isn, unsigned int more,
 			       unsigned int *nbufs, const char *what)
 {
-	static __u8 f[FRAME_MAX], got[FRAME_MAX];
+	static __u8 got[FRAME_MAX];
 	static struct gso_flow g;
 	struct virtio_net_hdr_mrg_rxbuf hdr;
-	struct virtio_net_hdr vh;
-	size_t len;
-	ssize_t r;
 
-	len = gso_frame(f, &vh, guest_mac, host_mac, HOST_IP, GUEST_IP, sport,
-			isn);
-	gso_flow_init(&g, sport, isn);
-	if (!ASSERT_OK(pkt_send(pfd, &vh, f, len), "AF_PACKET send (GSO)"))
+	if (!gso_send(pfd, sport, isn, &g))
 		return false;
-	r = guest_recv(fe, 1, got, sizeof(got), &hdr, nbufs, NULL, match_sport,
-		       &sport, 300);
-	if (!ASSERT_EQ(r, -ETIMEDOUT, "nothing before the buffers are there"))
+	if (!ASSERT_EQ(guest_recv(fe, 1, got, sizeof(got), &hdr, nbufs, NULL,
+				  match_sport, &sport, 300),
+		       -ETIMEDOUT, "nothing before the buffers are there") ||
+	    !ASSERT_EQ(vufe_post_rx(fe, 0, more), (int)more, "post the rest"))
 		return false;
-	if (!ASSERT_EQ(vufe_post_rx(fe, 0, more), (int)more, "post the rest"))
-		return false;
-	r = guest_recv(fe, 1, got, sizeof(got), &hdr, nbufs, NULL, match_sport,
-		       &sport, WAIT_MS);
-	if (r < 0) {
-		test_fail("%s: %s", what,
-			  r == -ETIMEDOUT ? "timeout" : vufe_strerror(fe));
-		return false;
-	}
-	if (gso_feed(&g, &hdr.hdr, got, r) < 0) {
-		test_fail("%s: %s", what, g.err);
-		return false;
-	}
-	return ASSERT_EQ(g.gso_frames, 1, what) &&
-	       ASSERT_EQ(g.covered, GSO_PLEN, "the whole payload") &&
-	       ASSERT_EQ(*nbufs, (r + 12 + VUFE_PAGE - 1) / VUFE_PAGE,
-			 "mergeable buffers of the GSO frame");
+	return gso_recv(fe, sport, &g, nbufs, what);
 }
 
 /*
