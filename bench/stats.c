@@ -72,6 +72,19 @@ void stats_mean_var(const double *v, int n, double *m, double *var)
 	*var = n > 1 ? sq / (n - 1) : 0;
 }
 
+/* one term AA of a continued fraction (modified Lentz): the factor */
+static double lentz_step(double *c, double *d, double aa)
+{
+	*d = 1 + aa * *d;
+	if (fabs(*d) < 1e-300)
+		*d = 1e-300;
+	*c = 1 + aa / *c;
+	if (fabs(*c) < 1e-300)
+		*c = 1e-300;
+	*d = 1 / *d;
+	return *d * *c;
+}
+
 /* continued fraction of the regularized incomplete beta function */
 static double betacf(double a, double b, double x)
 {
@@ -87,23 +100,9 @@ static double betacf(double a, double b, double x)
 		double m2 = 2.0 * m, aa, del;
 
 		aa = m * (b - m) * x / ((qam + m2) * (a + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < 1e-300)
-			d = 1e-300;
-		c = 1 + aa / c;
-		if (fabs(c) < 1e-300)
-			c = 1e-300;
-		d = 1 / d;
-		h *= d * c;
+		h *= lentz_step(&c, &d, aa);
 		aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
-		d = 1 + aa * d;
-		if (fabs(d) < 1e-300)
-			d = 1e-300;
-		c = 1 + aa / c;
-		if (fabs(c) < 1e-300)
-			c = 1e-300;
-		d = 1 / d;
-		del = d * c;
+		del = lentz_step(&c, &d, aa);
 		h *= del;
 		if (fabs(del - 1) < 1e-12)
 			break;

@@ -621,15 +621,12 @@ enum vnetd_burst vnetd_rx_burst(struct vnetd_qp *qp)
 			 * costs little, 31 of them per frame would not.
 			 */
 			k = avail < rx->want ? avail : rx->want;
-			if (rx->big && qp->mrg) {
-				why = rx_big(qp, k, &n, &frames);
-				done += frames;
-				if (why == RX_BROKEN)
-					return VNETD_BURST_BROKEN;
-				if (why == RX_STARVED)
-					goto starved;
-			} else if (!rx->bounce && rx->mean >= rx->direct_min) {
-				why = rx_direct(qp, k, &n, &frames);
+			if ((rx->big && qp->mrg) ||
+			    (!rx->bounce && rx->mean >= rx->direct_min)) {
+				/* into the guest's buffers: big or one chain each */
+				why = rx->big && qp->mrg ?
+					      rx_big(qp, k, &n, &frames) :
+					      rx_direct(qp, k, &n, &frames);
 				done += frames;
 				if (why == RX_BROKEN)
 					return VNETD_BURST_BROKEN;
