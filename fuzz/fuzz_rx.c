@@ -390,6 +390,19 @@ static void harvest(struct vnetd_qp *qp)
 	struct vring_used *used = (struct vring_used *)gpa_ptr(GPA_BASE + USED_OFF);
 	uint16_t idx = le16toh(__atomic_load_n(&used->idx, __ATOMIC_ACQUIRE));
 
+	/*
+	 * The device publishes at most a ring's worth at a time, and only
+	 * chains that were posted.  More means used->idx itself was
+	 * overwritten: a scribbling guest pointed a receive buffer at its own
+	 * used ring and the device read a frame into it (before deciding what
+	 * to do with the frame: a read in place lands where the chains are).
+	 */
+	if ((uint16_t)(idx - g.used_seen) > g.num) {
+		FUZZ_ASSERT(g.tampered, "used idx moved from %u to %u, ring size %u",
+			    g.used_seen, idx, g.num);
+		g.used_clobbered = true;
+		return;
+	}
 	while (g.used_seen != idx) {
 		struct vring_used_elem *e = &used->ring[g.used_seen & (g.num - 1)];
 		uint32_t id = le32toh(e->id), len = le32toh(e->len);
