@@ -4,6 +4,7 @@
 #define VNET_BPF_ACCOUNT_H
 
 #include "maps.h"
+#include "notify.h"
 #include "policy.h"
 
 /*
@@ -64,6 +65,9 @@ static __always_inline void vnet_account(__u32 dir, __u32 queue, __u32 class,
 	}
 	if (!q->first_seen_ns)
 		q->first_seen_ns = bpf_ktime_get_ns();
+	/* the notification rule: payload frames, both directions */
+	if (class != VNET_CLASS_ACK && class != VNET_CLASS_MALFORMED)
+		vnet_notify_frame(dir, queue, q);
 	/* adaptive batching: off unless userspace set it for this queue */
 	if (q->adaptive)
 		vnet_policy_frame(q, dir, key, class, len);

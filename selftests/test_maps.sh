@@ -67,7 +67,7 @@ case_value_size()
 	swap queues "$BPF_MAP_TYPE_ARRAY" 64 512 "$BPF_F_MMAPABLE" ||
 		{ fail value_size_setup "bpftool map create"; case_cleanup; return; }
 	run vnetctl -n "$NS" stats "$DEV"
-	refused stats "$DEV: the pinned queues map has value size 64, this vnet expects 128"
+	refused stats "$DEV: the pinned queues map has value size 64, this vnet expects 192"
 	run vnetctl -n "$NS" coalesce show "$DEV"
 	refused "coalesce show" "the pinned queues map has value size 64"
 	# status reads the queues too, and still works

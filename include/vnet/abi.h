@@ -35,7 +35,7 @@
  * size, entries or BPF_F_MMAPABLE differ from this header's, with the fix
  * (detach and attach again).
  */
-#define VNET_ABI_VERSION 2
+#define VNET_ABI_VERSION 3
 
 /* tun supports at most 256 queues (MAX_TAP_QUEUES). */
 #define VNET_MAX_QUEUES 256
@@ -101,7 +101,7 @@ struct vnet_class_stats {
  * with plain loads (no syscall per packet or per batch).  Counters are
  * updated with atomic adds by BPF; userspace must only read them.
  *
- * One entry is 128 bytes (two cache lines) so that queues do not share
+ * One entry is 192 bytes (three cache lines) so that queues do not share
  * cache lines.
  */
 struct vnet_queue_state {
@@ -138,7 +138,39 @@ struct vnet_queue_state {
 	__u32 rec_zone;       /* VNET_POLICY_ZONE_* of the last window */
 	__u32 urgent_jiffies; /* jiffy of last_urgent_ns (low 32 bits) */
 	__u32 push_jiffies;   /* jiffy of last_push_ns (low 32 bits) */
+	/*
+	 * The notification rule (docs/policy.md): is the queue pair's traffic
+	 * request/response?  Payload frames (every class but ack and
+	 * malformed) of both directions are counted in windows of
+	 * VNET_TURN_WIN_FRAMES; a frame whose direction differs from the
+	 * payload frame before it is a turn.  The window lives in the TX
+	 * entry (the hooks of both directions update it); its verdict,
+	 * notify_mode, turn_pct and turn_windows, is written into both.
+	 */
+	__u32 turn_dir;       /* TX entry: 1 + direction of the last payload frame; 0 none */
+	__u32 turn_frames;    /* TX entry: payload frames in the current window */
+	__u32 turn_count;     /* TX entry: turns in the current window */
+	__u32 notify_mode;    /* VNET_NOTIFY_*: how vnetd signals this direction */
+	__u32 turn_pct;       /* turns in the last closed window, percent of its frames */
+	__u32 turn_windows;   /* windows closed */
+	__u64 mode_changes;   /* notify_mode changes */
+	__u64 __pad_rule[4];
 };
+
+/*
+ * struct vnet_queue_state.notify_mode.  Latency: the queue pair's payload
+ * turns direction on at least VNET_TURN_LATENCY_PCT of its frames (each
+ * message waits for the answer to the one before): a held signal would
+ * batch nothing, so vnetd signals every burst at once.  Batch: at most
+ * VNET_TURN_BATCH_PCT turns (payload flows one way: a stream), holds may
+ * batch.  Between the two the mode stays as it was.
+ */
+#define VNET_NOTIFY_NONE 0    /* no window closed yet: as latency */
+#define VNET_NOTIFY_LATENCY 1
+#define VNET_NOTIFY_BATCH 2
+#define VNET_TURN_WIN_FRAMES 8
+#define VNET_TURN_LATENCY_PCT 50
+#define VNET_TURN_BATCH_PCT 15
 
 /* struct vnet_queue_state.rec_zone: what the last window looked like */
 #define VNET_POLICY_ZONE_NONE 0    /* no window closed yet */
@@ -171,6 +203,16 @@ struct vnet_queue_state {
  */
 #define VNET_CFG_NO_TX_BYPASS (1u << 2)
 #define VNET_CFG_NO_RX_BYPASS (1u << 3)
+/*
+ * tx-hold/rx-hold always: every signal that is not bypassed waits for
+ * the frames or the usecs counted from the first pending frame, as virtio
+ * NOTF_COAL and ethtool define them.  Unset (auto, the default), a signal
+ * is held only when holding batches something (docs/policy.md): at once
+ * in the latency mode and after a quiet period of at least usecs; usecs
+ * and frames are the caps.
+ */
+#define VNET_CFG_TX_HOLD_ALWAYS (1u << 4)
+#define VNET_CFG_RX_HOLD_ALWAYS (1u << 5)
 
 /*
  * Per queue configuration: coalescing in the guest NIC's words (virtio
@@ -306,15 +348,19 @@ struct vnet_dp_stats {
 	__u64 drops[VNET_DROP_MAX];
 	__u64 notify_paired;     /* sent along with the other direction's signal */
 	__u64 bounced;           /* rx: delivered from a bounce slot (two copies) */
+	__u64 notify_latency;    /* sent at once: the queue pair is in latency mode */
+	__u64 notify_quiet;      /* sent at once: the first after a quiet period */
+	__u64 holds;             /* signals held (a hold started) */
+	__u64 held;              /* used entries those holds signalled together */
 };
 
 #ifndef __BPF__
-_Static_assert(sizeof(struct vnet_dp_stats) == 168, "vnet_dp_stats");
+_Static_assert(sizeof(struct vnet_dp_stats) == 200, "vnet_dp_stats");
 _Static_assert(sizeof(struct vnet_counter) == 16, "vnet_counter");
 _Static_assert(sizeof(struct vnet_class_stats) ==
 		       VNET_CLASS_MAX * sizeof(struct vnet_counter),
 	       "vnet_class_stats must be an array of counters by class");
-_Static_assert(sizeof(struct vnet_queue_state) == 128, "vnet_queue_state");
+_Static_assert(sizeof(struct vnet_queue_state) == 192, "vnet_queue_state");
 _Static_assert(sizeof(struct vnet_config) == 48, "vnet_config");
 _Static_assert(sizeof(struct vnet_info) == 104, "vnet_info");
 _Static_assert(sizeof(struct vnet_xmit_key) == 8, "vnet_xmit_key");
