@@ -31,7 +31,7 @@ SKELS      := $(OUT)/vnet.skel.h $(OUT)/bench_empty.skel.h $(OUT)/xmit_dispatch.
 
 VNETCTL    := $(OUT)/vnetctl
 SELFTESTS  := $(OUT)/selftests/test_classify $(OUT)/selftests/tapwrite $(OUT)/selftests/test_policy
-SELFTESTS  += $(OUT)/selftests/unixsock
+SELFTESTS  += $(OUT)/selftests/unixsock $(OUT)/selftests/test_notify_rule
 BENCHES    := $(OUT)/bench/bench_tap $(OUT)/bench/bench_xmit_send
 
 # the vhost-user backend library (user/vhost/) and its unit test, built
@@ -133,6 +133,9 @@ $(OUT)/selftests/%: $(OUT)/selftests/%.o $(LIBVNET)
 
 # tapwrite: one program from three files (selftests/tapwrite.h)
 $(OUT)/selftests/tapwrite: $(OUT)/selftests/tapwrite_lib.o $(OUT)/selftests/tapwrite_tcp.o
+
+# test_notify_rule: traces through the classifier and vnetd's rule.c
+$(OUT)/selftests/test_notify_rule: $(OUT)/user/vnetd/rule.o
 
 # test_classify: one program from several files (selftests/classify.h)
 $(OUT)/selftests/test_classify: $(patsubst selftests/%.c,$(OUT)/selftests/%.o,$(wildcard selftests/classify_*.c))

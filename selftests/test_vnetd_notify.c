@@ -292,8 +292,11 @@ static void notify_tx_urgent_no_bypass(void)
  */
 static void notify_paired(void)
 {
+	/* held: hold always (a lone frame waits its usecs) */
 	struct coal c = { .tx_frames = TX_FRAMES, .tx_usecs = 100000,
-			  .rx_frames = 8, .rx_usecs = 100000 };
+			  .rx_frames = 8, .rx_usecs = 100000,
+			  .flags = VNET_CFG_TX_HOLD_ALWAYS |
+				   VNET_CFG_RX_HOLD_ALWAYS };
 	struct vufe_vq_stats rx0, rx, tx0;
 	struct vnet_dp_stats d0, d, t0;
 	static __u8 f[256], got[FRAME_MAX];
@@ -502,7 +505,9 @@ out:
 /* a single frame is signalled eventually, by the timer */
 static void notify_tx_single(void)
 {
-	struct coal c = { .tx_frames = 64, .tx_usecs = 1000 };
+	/* the static rule: a lone completion waits its usecs */
+	struct coal c = { .tx_frames = 64, .tx_usecs = 1000,
+			  .flags = VNET_CFG_TX_HOLD_ALWAYS };
 	static __u8 f[256];
 	struct vufe_vq_stats st0;
 	struct vnet_dp_stats d0, d;
@@ -546,10 +551,12 @@ out:
 	vd_cleanup(&vd);
 }
 
-/* guest RX: rx-frames coalescing, PSH bypass, timer */
+/* guest RX: rx-frames coalescing, PSH bypass, timer (rx-hold always) */
 static void notify_rx(void)
 {
-	struct coal c = { .rx_frames = 8, .rx_usecs = 50000 };
+	/* the static rule: a lone frame waits its usecs */
+	struct coal c = { .rx_frames = 8, .rx_usecs = 50000,
+			  .flags = VNET_CFG_RX_HOLD_ALWAYS };
 	static __u8 f[256], got[FRAME_MAX];
 	struct vufe_vq_stats st0, st;
 	struct vnet_dp_stats d0, d;
@@ -627,7 +634,15 @@ static void notify_rx(void)
 	n = guest_recv(fe, 1, got, sizeof(got), NULL, NULL, NULL, match_sport,
 		       &sport, WAIT_MS);
 	ASSERT_GT(n, 0, "the frame");
-	dps_read(&vd.port[0], VNET_DIR_RX, 0, &d);
+	/* vnetd counts the signal after sending it: bounded wait */
+	{
+		long long deadline = now_ms() + WAIT_MS;
+
+		while (dps_read(&vd.port[0], VNET_DIR_RX, 0, &d) &&
+		       d.notify_timer == d0.notify_timer &&
+		       now_ms() < deadline)
+			nap_ms(2);
+	}
 	ASSERT_GE(d.notify_timer - d0.notify_timer, 1, "rx notify_timer");
 
 	/* a PSH frame: the PSH bypass */

@@ -499,7 +499,8 @@ bool cfg_set(const struct port *p, __u32 q, const struct coal *c)
 	cfg.rx_frames = c->rx_frames;
 	cfg.rx_usecs = c->rx_usecs;
 	cfg.flags &= ~(VNET_CFG_ADAPTIVE_TX | VNET_CFG_ADAPTIVE_RX |
-		       VNET_CFG_NO_TX_BYPASS | VNET_CFG_NO_RX_BYPASS);
+		       VNET_CFG_NO_TX_BYPASS | VNET_CFG_NO_RX_BYPASS |
+		       VNET_CFG_TX_HOLD_ALWAYS | VNET_CFG_RX_HOLD_ALWAYS);
 	cfg.flags |= c->flags;
 	cfg.gen++;
 	return ASSERT_OK(bpf_map_update_elem(p->cfg_fd, &q, &cfg, BPF_ANY),

@@ -311,7 +311,7 @@ bool qs_read(const struct port *p, __u32 dir, __u32 q,
 
 struct coal {
 	__u32 tx_frames, tx_usecs, rx_frames, rx_usecs;
-	__u32 flags; /* VNET_CFG_NO_*_BYPASS */
+	__u32 flags; /* VNET_CFG_NO_*_BYPASS, VNET_CFG_*_HOLD_ALWAYS */
 };
 
 /* the guest NIC's coalescing of queue pair q, live in the config map */

@@ -2,25 +2,26 @@
 /*
  * When to signal the guest (the call eventfd = a guest interrupt), per
  * ring (one direction of a queue pair), after each burst of used entries:
+ * the inputs of the notification rule (rule.c, docs/policy.md) gathered,
+ * its answer carried out.
  *
- *   1. urgent: at once if the classifier counted an urgent frame (TX) or
- *      a PSH frame (RX) on this queue in this burst   -> notify_urgent
- *      (unless tx-urgent-bypass / rx-push-bypass is off)
- *   2. frames == 0 || usecs == 0: at once (no coalescing)
- *   3. `frames` used entries pending                  -> notify_frames
- *   4. the guest wants no call yet (EVENT_IDX used_event not crossed):
- *      nothing is held, no timer armed
- *   5. `usecs` since the first pending one (timerfd)  -> notify_timer;
- *      a burst held back counts notify_deferred
+ * Inputs: the classes the classifier counted on this queue during the
+ * burst (the caller compares the queues map's running counts before and
+ * after), the queue pair's notify_mode that the BPF programs decide
+ * (request/response or not), the caps (tx-/rx-frames and -usecs, read
+ * live from the queue pair's entry of the pinned config map with plain
+ * loads; with adaptive-tx/-rx on, the BPF policy's recommendation once it
+ * has one), the flags (bypass, hold always), the clock and EVENT_IDX.
+ * Answers: signal now (counted by its reason: notify_urgent, _frames,
+ * _latency, _quiet, _timer), hold until a deadline (a timerfd; the burst
+ * counts notify_deferred, a new hold `holds`), or nothing owed.
  *
  * A TX signal takes along what the RX ring holds (notify_paired, see
  * vnetd_coal_flush()), and in every case EVENT_IDX has the last word:
  * vhost_vq_notify() asks vhost_vq_need_notify() over everything pushed
  * since the last decision (the library counts the calls it makes and the
  * ones the guest did not want; the queue thread adds them to notify_sent
- * and notify_suppressed).  The values are read live from the queue pair's
- * entry of the pinned config map (plain loads); with adaptive-tx/-rx on,
- * from the BPF policy's recommendation in the queues map once it has one.
+ * and notify_suppressed).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -72,9 +73,38 @@ static bool paired_signals(void)
 	return paired;
 }
 
+static __u64 *why_counter(struct vnet_dp_stats *st, enum vnetd_why why)
+{
+	switch (why) {
+	case VNETD_WHY_URGENT:
+		return &st->notify_urgent;
+	case VNETD_WHY_FRAMES:
+		return &st->notify_frames;
+	case VNETD_WHY_LATENCY:
+		return &st->notify_latency;
+	case VNETD_WHY_QUIET:
+		return &st->notify_quiet;
+	case VNETD_WHY_TIMER:
+		return &st->notify_timer;
+	default:
+		return NULL;
+	}
+}
+
+/* R's pending entries are signalled (or found not wanted) at NOW */
+static bool ring_signal(struct vnetd_ring *r, uint64_t now)
+{
+	struct vnetd_rule *rule = &r->coal.rule;
+
+	if (rule->deadline)
+		r->st->held += rule->pending;
+	vnetd_rule_signalled(rule, now);
+	return r->vq && vhost_vq_notify(r->vq) == 1;
+}
+
 /*
- * Decide now.  REASON (NULL: none) counts the signal if it is sent; the
- * guest's EVENT_IDX may suppress it (counted by the library).
+ * Signal now; WHY counts the signal if it is sent (the guest's EVENT_IDX
+ * may suppress it: counted by the library).
  *
  * A TX completion signal that is sent takes along the frames the RX ring
  * holds back (notify_paired): the guest's interrupt handler looks at both
@@ -87,87 +117,92 @@ static bool paired_signals(void)
  * along cost request/response an extra interrupt per transaction
  * (measured: docs/evidence.md).
  */
-void vnetd_coal_flush(struct vnetd_ring *r, __u64 *reason)
+static void flush_at(struct vnetd_ring *r, enum vnetd_why why, uint64_t now)
 {
 	struct vnetd_ring *pr = r->paired;
+	__u64 *reason = why_counter(r->st, why);
 
-	r->coal.pending = 0;
-	if (!r->vq || vhost_vq_notify(r->vq) != 1)
+	if (!ring_signal(r, now))
 		return;
 	if (reason)
 		(*reason)++;
-	if (pr && pr->coal.pending && pr->vq && paired_signals()) {
-		pr->coal.pending = 0;
-		if (vhost_vq_notify(pr->vq) == 1)
-			pr->st->notify_paired++;
-	}
+	if (pr && pr->coal.rule.pending && pr->vq && paired_signals() &&
+	    ring_signal(pr, now))
+		pr->st->notify_paired++;
 	/* an armed timer is left to expire: it finds nothing pending */
 }
 
-void vnetd_coal_pushed(struct vnetd_ring *r, unsigned int n, bool urgent)
+/* what is pending is signalled now (a ring stops) */
+void vnetd_coal_flush(struct vnetd_ring *r)
+{
+	flush_at(r, VNETD_WHY_NONE, vnetd_now_ns());
+}
+
+static bool want_notify(void *vq)
+{
+	return vhost_vq_want_notify(vq);
+}
+
+void vnetd_coal_pushed(struct vnetd_ring *r, unsigned int n,
+		       unsigned int classes)
 {
 	struct vnetd_coal *c = &r->coal;
 	struct vnet_dp_stats *st = r->st;
-	uint32_t frames, usecs;
-	uint64_t now, deadline;
+	uint32_t flags = VNETD_LOAD(r->cfg->flags);
+	struct vnetd_rule_in in = {
+		.now = vnetd_now_ns(),
+		.n = n,
+		.urgent = (classes & r->bypass_classes) &&
+			  !(flags & r->flag_no_bypass),
+		.stream = classes & r->stream_classes,
+		.always = flags & r->flag_hold_always,
+		.mode = VNETD_LOAD(r->qs->notify_mode),
+		.want = want_notify,
+		.ctx = r->vq,
+	};
+	enum vnetd_why why;
+	bool held = c->rule.deadline;
 
-	c->pending += n;
-	if (urgent && !(VNETD_LOAD(r->cfg->flags) & r->flag_no_bypass)) {
-		vnetd_coal_flush(r, &st->notify_urgent);
+	vnetd_coal_params(r, &in.frames, &in.usecs);
+	switch (vnetd_rule_pushed(&c->rule, &in, &why)) {
+	case VNETD_ACT_SIGNAL:
+		flush_at(r, why, in.now);
 		return;
-	}
-	vnetd_coal_params(r, &frames, &usecs);
-	if (!frames || !usecs) {
-		vnetd_coal_flush(r, NULL);
+	case VNETD_ACT_NONE:
 		return;
-	}
-	if (c->pending >= frames) {
-		vnetd_coal_flush(r, &st->notify_frames);
-		return;
-	}
-	/*
-	 * The guest wants no call for these yet (EVENT_IDX: used_event not
-	 * crossed): nothing is owed, nothing to hold, no timer to arm.  A
-	 * later push that crosses used_event starts the window.
-	 */
-	if (!vhost_vq_want_notify(r->vq)) {
-		c->pending = 0;
-		return;
-	}
-	now = vnetd_now_ns();
-	if (c->pending == n)
-		c->first_ns = now; /* the first of a new window */
-	deadline = c->first_ns + (uint64_t)usecs * 1000;
-	if (now >= deadline) {
-		vnetd_coal_flush(r, &st->notify_timer);
-		return;
+	case VNETD_ACT_HOLD:
+		break;
 	}
 	st->notify_deferred++;
+	st->holds += !held;
 	/* an earlier armed deadline fires first and re-arms for this one */
-	if (!c->timer_ns || c->timer_ns > deadline)
-		timer_set(r, deadline);
+	if (!c->timer_ns || c->timer_ns > c->rule.deadline)
+		timer_set(r, c->rule.deadline);
 }
 
 void vnetd_coal_timer(struct vnetd_ring *r)
 {
 	struct vnetd_coal *c = &r->coal;
 	uint32_t frames, usecs;
-	uint64_t v, now, deadline;
+	uint64_t v, now;
 
 	if (read(c->timer_fd, &v, sizeof(v)) < 0 && errno == EAGAIN)
 		return; /* re-armed since it fired */
 	c->timer_ns = 0;
-	if (!c->pending || !r->vq)
+	if (!r->vq)
 		return;
 	vnetd_coal_params(r, &frames, &usecs);
-	deadline = c->first_ns + (uint64_t)usecs * 1000;
 	now = vnetd_now_ns();
-	/* usecs may have grown since the timer was armed */
-	if (frames && usecs && now < deadline) {
-		timer_set(r, deadline);
+	switch (vnetd_rule_expired(&c->rule, now, frames, usecs)) {
+	case VNETD_ACT_HOLD:
+		timer_set(r, c->rule.deadline);
+		return;
+	case VNETD_ACT_SIGNAL:
+		flush_at(r, VNETD_WHY_TIMER, now);
+		return;
+	case VNETD_ACT_NONE:
 		return;
 	}
-	vnetd_coal_flush(r, &r->st->notify_timer);
 }
 
 void vnetd_coal_reset(struct vnetd_ring *r)
@@ -175,8 +210,7 @@ void vnetd_coal_reset(struct vnetd_ring *r)
 	struct vnetd_coal *c = &r->coal;
 	struct itimerspec its = {};
 
-	c->pending = 0;
-	c->first_ns = 0;
+	vnetd_rule_reset(&c->rule);
 	if (c->timer_ns) {
 		timerfd_settime(c->timer_fd, 0, &its, NULL);
 		c->timer_ns = 0;

@@ -155,7 +155,7 @@ static void ring_stop(struct vnetd_qp *qp, struct vhost_vq *vq)
 	 * the library refuses on a broken ring.  The decision reads guest
 	 * memory: a fault there breaks the pair, and the stop goes on.
 	 */
-	if (r->coal.pending)
+	if (r->coal.rule.pending)
 		qp_guarded(qp, coal_flush, r);
 	vnetd_coal_reset(r);
 	kick_arm(r, false);
@@ -286,7 +286,7 @@ static void coal_timer(struct vnetd_qp *qp, struct vnetd_ring *r)
 static void coal_flush(struct vnetd_qp *qp, struct vnetd_ring *r)
 {
 	(void)qp;
-	vnetd_coal_flush(r, NULL);
+	vnetd_coal_flush(r);
 }
 
 /* --- running the engines -------------------------------------------------- */
@@ -551,6 +551,16 @@ static void ring_init(struct vnetd_qp *qp, struct vnetd_ring *r, int dir)
 	r->ev_timer = tx ? EV_TX_TIMER : EV_RX_TIMER;
 	r->flag_adaptive = tx ? VNET_CFG_ADAPTIVE_TX : VNET_CFG_ADAPTIVE_RX;
 	r->flag_no_bypass = tx ? VNET_CFG_NO_TX_BYPASS : VNET_CFG_NO_RX_BYPASS;
+	r->flag_hold_always = tx ? VNET_CFG_TX_HOLD_ALWAYS :
+				   VNET_CFG_RX_HOLD_ALWAYS;
+	/*
+	 * TX: an urgent frame's completion goes at once (its TCP sender
+	 * waits for it), a push frame's is held from its first frame (a
+	 * small-write sender grows its next segment meanwhile).  RX: a push
+	 * frame (the end of a message) is delivered at once.
+	 */
+	r->bypass_classes = 1u << (tx ? VNET_CLASS_URGENT : VNET_CLASS_PUSH);
+	r->stream_classes = tx ? 1u << VNET_CLASS_PUSH : 0;
 	/* a TX signal takes the held RX one along (coal.c) */
 	r->paired = tx ? &qp->rx.r : NULL;
 	r->coal.timer_fd = -1;

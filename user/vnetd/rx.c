@@ -121,7 +121,8 @@ static int rx_push(struct vnetd_rx *rx, unsigned int nused,
 	 * about to be: tun queued it after the count.
 	 */
 	p = VNETD_LOAD(rx->r.qs->push);
-	vnetd_coal_pushed(&rx->r, *frames ? *frames : nused, p != rx->push_mark);
+	vnetd_coal_pushed(&rx->r, *frames ? *frames : nused,
+			  (p != rx->push_mark) << VNET_CLASS_PUSH);
 	rx->push_mark = p;
 	return 0;
 }

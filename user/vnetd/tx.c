@@ -6,11 +6,11 @@
  * draining), write each chain's readable iovecs into the tap as they are
  * (zero copy: the guest's [virtio-net header + frame] is what tun takes),
  * push every chain used in one store of used->idx, then decide about the
- * completion signal (coal.c).  The urgent decision costs two plain loads
- * per burst: tun hands each written frame to the stack, and so to the
- * classifier (tc ingress by default, or XDP), before the write returns,
- * so the queue's urgent count read before and after the burst's writes
- * tells whether the burst carried an urgent frame.
+ * completion signal (coal.c).  What the classifier saw costs four plain
+ * loads per burst: tun hands each written frame to the stack, and so to
+ * the classifier (tc ingress by default, or XDP), before the write
+ * returns, so the queue's urgent and push counts read before and after
+ * the burst's writes tell whether the burst carried such frames.
  *
  * Busy polling (--busy-poll USECS, vhost-net's busyloop_timeout): when the
  * ring runs dry, keep kicks off and watch avail->idx for up to USECS
@@ -89,8 +89,8 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_qp *qp)
 	struct vnetd_tx *tx = &qp->tx;
 	struct vhost_vq *vq = tx->r.vq;
 	struct vnet_dp_stats *st = tx->r.st;
-	unsigned int done = 0, i, ok, fault;
-	uint64_t u0, u1, bytes;
+	unsigned int done = 0, i, ok, fault, classes;
+	uint64_t u0, p0, bytes;
 	int n;
 
 	vhost_vq_notify_disable(vq);
@@ -112,9 +112,11 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_qp *qp)
 
 		tx_prefetch(tx->r.elems, (unsigned int)n);
 		u0 = VNETD_LOAD(tx->r.qs->urgent);
+		p0 = VNETD_LOAD(tx->r.qs->push);
 		vnetd_tapio_write_burst(&qp->io, tx->r.elems, (unsigned int)n,
 					tx->res);
-		u1 = VNETD_LOAD(tx->r.qs->urgent);
+		classes = (VNETD_LOAD(tx->r.qs->urgent) != u0) << VNET_CLASS_URGENT |
+			  (VNETD_LOAD(tx->r.qs->push) != p0) << VNET_CLASS_PUSH;
 
 		ok = 0;
 		fault = 0;
@@ -147,7 +149,7 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_qp *qp)
 		st->frames += ok;
 		st->bytes += bytes;
 		st->batches++;
-		vnetd_coal_pushed(&tx->r, (unsigned int)n, u1 != u0);
+		vnetd_coal_pushed(&tx->r, (unsigned int)n, classes);
 
 		done += (unsigned int)n;
 		if (done >= VNETD_BUDGET)

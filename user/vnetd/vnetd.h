@@ -14,7 +14,8 @@
  *   mailbox.c  the control thread's side: start/stop, ring commands
  *   tx.c rx.c  the burst engines: guest TX ring -> tap, tap -> guest RX
  *              ring; they report what happened (enum vnetd_burst)
- *   coal.c     when a ring's used entries are signalled to the guest
+ *   coal.c     when a ring's used entries are signalled to the guest:
+ *   rule.c     the notification rule it applies (pure)
  *   tap.c      the tap device: open, offloads, link; netns switching
  *   maps.c     vnet's BPF programs and pinned maps, the steering program
  *   tapio.c    frame I/O on one tap queue (io_uring or read/writev)
@@ -47,6 +48,7 @@
 #include "server.h"
 #include "vhost_user.h"
 #include "virtq.h"
+#include "rule.h"
 #include "util.h"
 
 #define VNETD_VERSION "0.1.0"
@@ -124,10 +126,9 @@ struct vnetd_tapio {
 	struct vnetd_qp *qp;	/* for log lines */
 };
 
-/* What has not been signalled yet on a ring (coal.c). */
+/* What has not been signalled yet on a ring (coal.c, rule.c). */
 struct vnetd_coal {
-	uint32_t pending;	/* used entries (frames) pushed, not signalled */
-	uint64_t first_ns;	/* CLOCK_MONOTONIC of the oldest of them */
+	struct vnetd_rule rule;	/* pending entries, the hold */
 	uint64_t timer_ns;	/* deadline the timerfd is armed for; 0: none */
 	int timer_fd;
 };
@@ -150,6 +151,9 @@ struct vnetd_ring {
 	const __u32 *cfg_frames, *cfg_usecs; /* this direction's fields */
 	uint32_t flag_adaptive;		/* VNET_CFG_ADAPTIVE_TX/RX */
 	uint32_t flag_no_bypass;	/* VNET_CFG_NO_TX/RX_BYPASS */
+	uint32_t flag_hold_always;	/* VNET_CFG_TX/RX_HOLD_ALWAYS */
+	uint32_t bypass_classes;	/* 1 << VNET_CLASS_*: signalled at once */
+	uint32_t stream_classes;	/* ... held from their first frame */
 
 	/* --- queue thread only --- */
 	struct vhost_vq *vq;		/* served, or NULL */
@@ -314,9 +318,10 @@ int vnetd_tapio_writev(struct vnetd_tapio *io, const struct iovec *iov,
 /* coal.c: a ring's completion signals */
 void vnetd_coal_params(const struct vnetd_ring *r, uint32_t *frames,
 		       uint32_t *usecs);
-void vnetd_coal_pushed(struct vnetd_ring *r, unsigned int n, bool urgent);
+void vnetd_coal_pushed(struct vnetd_ring *r, unsigned int n,
+		       unsigned int classes);
 void vnetd_coal_timer(struct vnetd_ring *r);
-void vnetd_coal_flush(struct vnetd_ring *r, __u64 *reason);
+void vnetd_coal_flush(struct vnetd_ring *r);
 void vnetd_coal_reset(struct vnetd_ring *r);
 
 /* tx.c, rx.c: one burst (up to VNETD_BUDGET frames) */

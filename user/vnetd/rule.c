@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The notification rule of a ring: hold a signal only when holding batches
+ * something (docs/policy.md has the why and the measurements).  After a
+ * burst of used entries, in this order:
+ *
+ *   1. a bypass frame (urgent TX, push RX), frames or usecs 0, or `frames`
+ *      entries pending: signal now;
+ *   2. the guest wants no call for them (EVENT_IDX): nothing is owed, and
+ *      the ring counts as settled now (the guest is looking at it);
+ *   3. latency mode (the BPF programs saw the queue pair's payload turn
+ *      direction: request/response): signal now;
+ *   4. nothing signalled or settled for `usecs`: this is the first frame
+ *      after a quiet period, signal now; `usecs` is a minimum gap between
+ *      signals, as a NIC's interrupt throttle, not a delay from the first
+ *      frame;
+ *   5. otherwise hold until `usecs` after the ring was last settled: what
+ *      arrives meanwhile goes with it.  A guest-TX burst of push frames
+ *      (a sender of small writes, whose TCP grows the next segment while
+ *      the completion is outstanding) is held `usecs` from its first frame,
+ *      skipping 4.
+ *
+ * With tx-hold/rx-hold always, 3 and 4 are skipped and every hold counts
+ * `usecs` from its first frame: virtio NOTF_COAL's and ethtool's meaning.
+ */
+#include <vnet/abi.h>
+
+#include "rule.h"
+
+void vnetd_rule_signalled(struct vnetd_rule *r, uint64_t now)
+{
+	r->pending = 0;
+	r->quiet_ns = now;
+	r->deadline = 0;
+	r->from_first = false;
+}
+
+void vnetd_rule_reset(struct vnetd_rule *r)
+{
+	*r = (struct vnetd_rule){};
+}
+
+static uint64_t deadline_of(const struct vnetd_rule *r, bool from_first,
+			    uint32_t usecs)
+{
+	return (from_first ? r->first_ns : r->quiet_ns) +
+	       (uint64_t)usecs * 1000;
+}
+
+enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
+				 const struct vnetd_rule_in *in,
+				 enum vnetd_why *why)
+{
+	uint64_t deadline;
+	bool from_first;
+
+	*why = VNETD_WHY_NONE;
+	if (!r->pending)
+		r->first_ns = in->now;
+	r->pending += in->n;
+	if (in->urgent) {
+		*why = VNETD_WHY_URGENT;
+		return VNETD_ACT_SIGNAL;
+	}
+	if (!in->frames || !in->usecs) {
+		*why = VNETD_WHY_NOCOAL;
+		return VNETD_ACT_SIGNAL;
+	}
+	if (r->pending >= in->frames) {
+		*why = VNETD_WHY_FRAMES;
+		return VNETD_ACT_SIGNAL;
+	}
+	if (in->want && !in->want(in->ctx)) {
+		vnetd_rule_signalled(r, in->now);
+		return VNETD_ACT_NONE;
+	}
+	from_first = in->always || in->stream;
+	if (!in->always) {
+		if (in->mode != VNET_NOTIFY_BATCH) {
+			*why = VNETD_WHY_LATENCY;
+			return VNETD_ACT_SIGNAL;
+		}
+		if (!r->deadline && !in->stream &&
+		    in->now - r->quiet_ns >= (uint64_t)in->usecs * 1000) {
+			*why = VNETD_WHY_QUIET;
+			return VNETD_ACT_SIGNAL;
+		}
+	}
+	deadline = deadline_of(r, from_first, in->usecs);
+	/* a hold in progress keeps its deadline if that comes first */
+	if (r->deadline && r->deadline <= deadline) {
+		deadline = r->deadline;
+		from_first = r->from_first;
+	}
+	if (in->now >= deadline) {
+		*why = VNETD_WHY_TIMER;
+		return VNETD_ACT_SIGNAL;
+	}
+	r->deadline = deadline;
+	r->from_first = from_first;
+	return VNETD_ACT_HOLD;
+}
+
+enum vnetd_act vnetd_rule_expired(struct vnetd_rule *r, uint64_t now,
+				  uint32_t frames, uint32_t usecs)
+{
+	uint64_t deadline;
+
+	if (!r->pending) {
+		r->deadline = 0;
+		return VNETD_ACT_NONE;
+	}
+	/* usecs may have grown since the hold began */
+	if (frames && usecs) {
+		deadline = deadline_of(r, r->from_first, usecs);
+		if (now < deadline) {
+			r->deadline = deadline;
+			return VNETD_ACT_HOLD;
+		}
+	}
+	return VNETD_ACT_SIGNAL;
+}
