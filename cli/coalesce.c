@@ -21,7 +21,8 @@
 
 #define GUEST_FLAGS                                          \
 	(VNET_CFG_ADAPTIVE_RX | VNET_CFG_ADAPTIVE_TX |        \
-	 VNET_CFG_NO_RX_BYPASS | VNET_CFG_NO_TX_BYPASS)
+	 VNET_CFG_NO_RX_BYPASS | VNET_CFG_NO_TX_BYPASS |      \
+	 VNET_CFG_RX_HOLD_ALWAYS | VNET_CFG_TX_HOLD_ALWAYS)
 
 struct show {
 	const char *dev;
@@ -34,6 +35,7 @@ struct show {
 	struct vnet_tap_users users;
 	struct vnet_policy_info policy;
 	struct vnet_info info; /* zero when it cannot be read */
+	struct vnet_dp_stats *dp; /* vnetd's counters; NULL: none */
 };
 
 /* the guest-NIC part of two entries is the same */
@@ -99,6 +101,11 @@ static const char *on_off(bool on)
 	return on ? "on" : "off";
 }
 
+static const char *hold_name(bool always)
+{
+	return always ? "always" : "auto";
+}
+
 static void print_guest(const struct vnet_config *c)
 {
 	out_text("Adaptive RX: %s  TX: %s\n",
@@ -111,6 +118,8 @@ static void print_guest(const struct vnet_config *c)
 		 on_off(!(c->flags & VNET_CFG_NO_TX_BYPASS)));
 	out_bool("rx_push_bypass", NULL, !(c->flags & VNET_CFG_NO_RX_BYPASS));
 	out_bool("tx_urgent_bypass", NULL, !(c->flags & VNET_CFG_NO_TX_BYPASS));
+	out_str("rx_hold", "Hold RX: %s", hold_name(c->flags & VNET_CFG_RX_HOLD_ALWAYS));
+	out_str("tx_hold", "  TX: %s\n", hold_name(c->flags & VNET_CFG_TX_HOLD_ALWAYS));
 	out_u64("rx_usecs", "rx-usecs: %llu\n", c->rx_usecs);
 	out_u64("rx_frames", "rx-frames: %llu\n", c->rx_frames);
 	out_text("\n");
@@ -264,6 +273,86 @@ static void print_recommendations(const struct show *s)
 			 quiet, n ? "more " : "", quiet == 1 ? "" : "s");
 }
 
+static const char *mode_name(__u32 mode)
+{
+	switch (mode) {
+	case VNET_NOTIFY_LATENCY:
+		return "latency";
+	case VNET_NOTIFY_BATCH:
+		return "batch";
+	default:
+		return "none";
+	}
+}
+
+static double per(__u64 a, __u64 b)
+{
+	return b ? (double)a / (double)b : 0;
+}
+
+/*
+ * The notification rule of every (queue, dir) that carried traffic: the
+ * mode the BPF programs decided, why, and what vnetd did (its counters).
+ */
+static void print_rule(const struct show *s)
+{
+	int q, dir, n = 0;
+
+	out_arr_open("rule");
+	for (q = 0; q < VNET_MAX_QUEUES; q++) {
+		for (dir = VNET_DIR_TX; dir < VNET_DIR_MAX; dir++) {
+			__u32 k = vnet_key((__u32)dir, (__u32)q);
+			const struct vnet_queue_state *st = &s->qs[k];
+			const struct vnet_dp_stats *d = s->dp ? &s->dp[k] : NULL;
+			bool always = s->cfg[q].flags &
+				      (dir == VNET_DIR_TX ? VNET_CFG_TX_HOLD_ALWAYS :
+							    VNET_CFG_RX_HOLD_ALWAYS);
+
+			if (!st->first_seen_ns && !st->turn_windows &&
+			    !(d && d->frames))
+				continue;
+			if (!n++)
+				out_text("Notification rule (hold a signal only when holding batches something; usecs and frames are its caps):\n");
+			out_obj_open(NULL);
+			out_u64("queue", "  queue %llu", q);
+			out_str("dir", " %s: ", vnet_dir_name(dir));
+			out_str("hold", NULL, hold_name(always));
+			out_str("mode", NULL, mode_name(st->notify_mode));
+			out_u64("turn_pct", NULL, st->turn_pct);
+			out_u64("windows", NULL, st->turn_windows);
+			if (always)
+				out_text("hold always (usecs from the first pending frame)");
+			else if (st->notify_mode == VNET_NOTIFY_LATENCY)
+				out_text("latency mode, %u%% of the last %u payload frames turned direction (request/response): signals at once",
+					 st->turn_pct, VNET_TURN_WIN_FRAMES);
+			else if (st->notify_mode == VNET_NOTIFY_BATCH)
+				out_text("batch mode, %u%% of the last %u payload frames turned direction (one way: a stream): holds after a signal",
+					 st->turn_pct, VNET_TURN_WIN_FRAMES);
+			else
+				out_text("no payload window closed yet: signals at once");
+			if (d) {
+				out_double("frames_per_signal", "; %.1f frames per signal",
+					   per(d->frames, d->notify_sent));
+				out_u64("holds", ", %llu holds", d->holds);
+				out_double("frames_per_hold", " of %.1f frames",
+					   per(d->held, d->holds));
+				out_obj_open("signals");
+				out_u64("latency", " (at once: %llu latency", d->notify_latency);
+				out_u64("quiet", ", %llu quiet", d->notify_quiet);
+				out_u64("urgent", ", %llu bypass", d->notify_urgent);
+				out_u64("frames", "; %llu on frames", d->notify_frames);
+				out_u64("timer", ", %llu on usecs)", d->notify_timer);
+				out_u64("paired", NULL, d->notify_paired);
+				out_u64("sent", NULL, d->notify_sent);
+				out_obj_close();
+			}
+			out_text("\n");
+			out_obj_close();
+		}
+	}
+	out_arr_close();
+}
+
 /* the agent's line of the tap section; true when an agent runs */
 static bool print_agent(const struct show *s)
 {
@@ -346,6 +435,7 @@ static void print_show(const struct show *s)
 	out_obj_close();
 	out_text("\n");
 
+	print_rule(s);
 	print_recommendations(s);
 	out_obj_open("policy");
 	if (s->policy.path[0])
@@ -405,9 +495,11 @@ static int coalesce_show(int argc, char **argv)
 	else
 		snprintf(s->tap_err, sizeof(s->tap_err), "%s", err.msg);
 	vnet_tap_users(s->dev, &s->users);
+	s->dp = stats_dp_read(s->dev);
 	print_show(s);
 	ret = 0;
 out:
+	free(s->dp);
 	free(s);
 	return ret;
 }
@@ -419,12 +511,15 @@ static bool parse_value(const char *word, const char *s, bool is_bool,
 	char *end;
 
 	if (is_bool) {
-		if (!strcmp(s, "on") || !strcmp(s, "off")) {
-			*v = !strcmp(s, "on");
+		const char *off = "off", *on = "on";
+
+		vnet_coalesce_word_values(word, &off, &on);
+		if (!strcmp(s, on) || !strcmp(s, off)) {
+			*v = !strcmp(s, on);
 			return true;
 		}
-		cli_usage("coalesce", "invalid value '%s' for parameter '%s': expected on or off",
-			  s, word);
+		cli_usage("coalesce", "invalid value '%s' for parameter '%s': expected %s or %s",
+			  s, word, on, off);
 		return false;
 	}
 	errno = 0;

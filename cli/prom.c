@@ -88,6 +88,10 @@ static void print_families(const struct prom_dev *devs, int n, int only_queue)
 		DPF(notify_timer, "Notifications sent by the coalescing timer."),
 		DPF(notify_frames, "Notifications sent because the frame count was reached."),
 		DPF(notify_paired, "RX notifications sent along with a TX completion signal."),
+		DPF(notify_latency, "Notifications sent at once: the queue pair is in latency mode (request/response)."),
+		DPF(notify_quiet, "Notifications sent at once: the first after a quiet period of the direction's usecs."),
+		DPF(holds, "Notifications held (a hold started)."),
+		DPF(held, "Used entries signalled at the end of a hold."),
 #undef DPF
 	};
 	int c;

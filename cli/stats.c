@@ -68,6 +68,10 @@ static void print_dp(__u32 q, int dir, const struct vnet_dp_stats *d)
 	out_u64("notify_timer", " timer %llu", d->notify_timer);
 	out_u64("notify_frames", " frames %llu", d->notify_frames);
 	out_u64("notify_paired", " paired %llu", d->notify_paired);
+	out_u64("notify_latency", " latency %llu", d->notify_latency);
+	out_u64("notify_quiet", " quiet %llu", d->notify_quiet);
+	out_u64("holds", " holds %llu", d->holds);
+	out_u64("held", " held %llu", d->held);
 	out_text("\n");
 	/* by name; a reason without one only when it counted something */
 	out_obj_open("drops");

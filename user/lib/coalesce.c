@@ -33,31 +33,36 @@ static const struct coal_word {
 	__u32 max;
 	__u32 flag; /* the VNET_CFG_* flag of a boolean word */
 	bool neg;   /* the flag is set when the word is off */
+	const char *v0, *v1; /* a boolean's values; NULL: "off", "on" */
 } coal_words[] = {
 	{ "rx-usecs", VNET_COAL_RX_USECS, offsetof(struct vnet_config, rx_usecs),
-	  VNET_COAL_USECS_MAX, 0, false },
+	  VNET_COAL_USECS_MAX, 0, false, NULL, NULL },
 	{ "rx-frames", VNET_COAL_RX_FRAMES,
-	  offsetof(struct vnet_config, rx_frames), VNET_COAL_FRAMES_MAX, 0, false },
+	  offsetof(struct vnet_config, rx_frames), VNET_COAL_FRAMES_MAX, 0, false, NULL, NULL },
 	{ "tx-usecs", VNET_COAL_TX_USECS, offsetof(struct vnet_config, tx_usecs),
-	  VNET_COAL_USECS_MAX, 0, false },
+	  VNET_COAL_USECS_MAX, 0, false, NULL, NULL },
 	{ "tx-frames", VNET_COAL_TX_FRAMES,
-	  offsetof(struct vnet_config, tx_frames), VNET_COAL_FRAMES_MAX, 0, false },
+	  offsetof(struct vnet_config, tx_frames), VNET_COAL_FRAMES_MAX, 0, false, NULL, NULL },
 	{ "adaptive-rx", VNET_COAL_ADAPTIVE_RX,
-	  offsetof(struct vnet_config, flags), 1, VNET_CFG_ADAPTIVE_RX, false },
+	  offsetof(struct vnet_config, flags), 1, VNET_CFG_ADAPTIVE_RX, false, NULL, NULL },
 	{ "adaptive-tx", VNET_COAL_ADAPTIVE_TX,
-	  offsetof(struct vnet_config, flags), 1, VNET_CFG_ADAPTIVE_TX, false },
+	  offsetof(struct vnet_config, flags), 1, VNET_CFG_ADAPTIVE_TX, false, NULL, NULL },
 	{ "min-frames", VNET_COAL_MIN_FRAMES,
-	  offsetof(struct vnet_config, min_frames), VNET_COAL_FRAMES_MAX, 0, false },
+	  offsetof(struct vnet_config, min_frames), VNET_COAL_FRAMES_MAX, 0, false, NULL, NULL },
 	{ "max-frames", VNET_COAL_MAX_FRAMES,
-	  offsetof(struct vnet_config, max_frames), VNET_COAL_FRAMES_MAX, 0, false },
+	  offsetof(struct vnet_config, max_frames), VNET_COAL_FRAMES_MAX, 0, false, NULL, NULL },
 	{ "min-usecs", VNET_COAL_MIN_USECS,
-	  offsetof(struct vnet_config, min_usecs), VNET_COAL_USECS_MAX, 0, false },
+	  offsetof(struct vnet_config, min_usecs), VNET_COAL_USECS_MAX, 0, false, NULL, NULL },
 	{ "max-usecs", VNET_COAL_MAX_USECS,
-	  offsetof(struct vnet_config, max_usecs), VNET_COAL_USECS_MAX, 0, false },
+	  offsetof(struct vnet_config, max_usecs), VNET_COAL_USECS_MAX, 0, false, NULL, NULL },
 	{ "tx-urgent-bypass", VNET_COAL_TX_BYPASS,
-	  offsetof(struct vnet_config, flags), 1, VNET_CFG_NO_TX_BYPASS, true },
+	  offsetof(struct vnet_config, flags), 1, VNET_CFG_NO_TX_BYPASS, true, NULL, NULL },
 	{ "rx-push-bypass", VNET_COAL_RX_BYPASS,
-	  offsetof(struct vnet_config, flags), 1, VNET_CFG_NO_RX_BYPASS, true },
+	  offsetof(struct vnet_config, flags), 1, VNET_CFG_NO_RX_BYPASS, true, NULL, NULL },
+	{ "tx-hold", VNET_COAL_TX_HOLD, offsetof(struct vnet_config, flags), 1,
+	  VNET_CFG_TX_HOLD_ALWAYS, false, "auto", "always" },
+	{ "rx-hold", VNET_COAL_RX_HOLD, offsetof(struct vnet_config, flags), 1,
+	  VNET_CFG_RX_HOLD_ALWAYS, false, "auto", "always" },
 };
 
 #define NR_WORDS (sizeof(coal_words) / sizeof(coal_words[0]))
@@ -90,6 +95,18 @@ int vnet_coalesce_word(const char *word, bool *is_bool)
 		return -ENOENT;
 	if (is_bool)
 		*is_bool = w->flag != 0;
+	return 0;
+}
+
+int vnet_coalesce_word_values(const char *word, const char **off,
+			      const char **on)
+{
+	const struct coal_word *w = coal_word(word);
+
+	if (!w || !w->flag)
+		return -ENOENT;
+	*off = w->v0 ? w->v0 : "off";
+	*on = w->v1 ? w->v1 : "on";
 	return 0;
 }
 

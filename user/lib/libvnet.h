@@ -307,6 +307,8 @@ const char *vnet_dir_name(int dir);
 #define VNET_COAL_MAX_USECS (1u << 9)
 #define VNET_COAL_TX_BYPASS (1u << 10)
 #define VNET_COAL_RX_BYPASS (1u << 11)
+#define VNET_COAL_TX_HOLD (1u << 12)
+#define VNET_COAL_RX_HOLD (1u << 13)
 
 struct vnet_coalesce_req {
 	__u32 mask;              /* VNET_COAL_* */
@@ -317,14 +319,21 @@ struct vnet_coalesce_req {
  * Add "WORD VALUE" in the guest NIC's words (ethtool's: rx-usecs,
  * rx-frames, tx-usecs, tx-frames, adaptive-rx, adaptive-tx, and vnet's
  * adaptive bounds min-frames, max-frames, min-usecs, max-usecs and the
- * bypass switches tx-urgent-bypass, rx-push-bypass; booleans are 0/1) to
+ * bypass switches tx-urgent-bypass, rx-push-bypass, the hold rules
+ * tx-hold, rx-hold (1: always); booleans are 0/1) to
  * req.  -ENOENT for an unknown word, -ERANGE (err: "rx-frames:
  * value 65 out of range (0-32768)") for a value out of range.
  */
 int vnet_coalesce_req_add(struct vnet_coalesce_req *req, const char *word,
 			  __u64 value, struct vnet_err *err);
-/* 0 if WORD is a guest-NIC word (is_bool: on|off), else -ENOENT */
+/* 0 if WORD is a guest-NIC word (is_bool: two named values), else -ENOENT */
 int vnet_coalesce_word(const char *word, bool *is_bool);
+/*
+ * A boolean word's two values, 0 and 1 ("off" and "on"; tx-hold and
+ * rx-hold: "auto" and "always"); -ENOENT for another word.
+ */
+int vnet_coalesce_word_values(const char *word, const char **off,
+			      const char **on);
 
 /* The tap's own rx-frames: -ERANGE with an ethtool-style message. */
 int vnet_coalesce_tap_check(__u64 rx_frames, struct vnet_err *err);
