@@ -8,8 +8,11 @@
 #   tap        QEMU's own -netdev tap (vhost=off: no /dev/vhost-net here)
 #   vnetd      a vnetd on its defaults (nothing set: static coalescing,
 #              tx/rx-frames 32, tx/rx-usecs 200, urgent/PSH bypass on)
-#   nocoal     a vnetd with coalescing off (tx/rx-frames 0), what vnetd
-#              did by default before: a signal per burst
+#   nocoal     a vnetd with coalescing off (tx/rx-frames 0): a signal per
+#              burst
+#   always     the default values with tx-hold and rx-hold always: every
+#              hold counts usecs from its first frame (the static rule the
+#              notification rule replaced)
 #   nobypass   the default values with the urgent/PSH bypass off
 #   adaptive   a vnetd with adaptive-tx and adaptive-rx on
 #   dpdk       only when named in -a: DPDK's testpmd (vhost PMD + tap PMD,
@@ -27,6 +30,11 @@
 #   sw64 sw256 sw1024 sw4096   TCP guest -> host, iperf3 -l N (small writes)
 #   bulk-tx bulk-rx            TCP bulk both ways (TSO on)
 #   rr64                       TCP request/response, 64 B (sockperf ping-pong)
+#   udp-rr                     UDP request/response, 64 B (sockperf ping-pong)
+#   rr-sparse udp-sparse       the same at 100 messages/s (--mps 100), for
+#                              twice SECS: sparse traffic, the common case
+#   rr-under-bulk              rr64 while a bulk TCP stream runs host ->
+#                              guest on the same NIC
 #   udp64                      UDP 64 B guest -> host, frames/s into the tap;
 #                              also on the vnetd arm with the tap's
 #                              rx-frames 1 (arm batch1: vnetd's TX batch 1)
@@ -44,13 +52,13 @@
 #   -r REPS       repetitions of the quiet table (default 5)
 #   -t SECS       seconds per measurement (default 3)
 #   -w LIST       workloads, comma separated (default all)
-#   -a LIST       arms (default tap,vnetd,nocoal,nobypass,adaptive)
+#   -a LIST       arms (default tap,vnetd,nocoal,always,adaptive)
 #   -H REPS       repetitions of the hog table (default = REPS; 0: none)
 #   -o DIR        results (default build/evidence): results.tsv (every
 #                 measurement), summary.md (the tables), *.png (plots)
 #
 # Environment: OUT, QEMU, VNETD, VNETCTL; EVIDENCE_COAL_ARM (ARM one of
-# vnetd, nocoal, nobypass, adaptive): other `vnetctl coalesce set` words
+# vnetd, nocoal, nobypass, adaptive, always): other `vnetctl coalesce set` words
 # for it, EVIDENCE_ENV_ARM: NAME=VALUE words for its vnetd's environment
 # (to try values and variants; docs/evidence.md).  Not a test: make check does not
 # run it.  docs/evidence.md explains the method and holds a run.
@@ -67,9 +75,9 @@ EVSTAT=$OUT/bench/evstat
 REPS=5
 SECS=3
 HOG_REPS=""
-WORKLOADS="sw64,sw256,sw1024,sw4096,bulk-tx,bulk-rx,rr64,udp64"
-ARMS="tap,vnetd,nocoal,nobypass,adaptive"
-HOG_WORKLOADS="sw64,sw256,rr64"
+WORKLOADS="sw64,sw256,sw1024,sw4096,bulk-tx,bulk-rx,rr64,udp-rr,rr-sparse,udp-sparse,rr-under-bulk,udp64"
+ARMS="tap,vnetd,nocoal,always,adaptive"
+HOG_WORKLOADS="sw64,sw256,rr64,udp-rr,rr-sparse,udp-sparse,rr-under-bulk"
 HOG_ARMS="tap,vnetd,nocoal"
 DIR=$OUT/evidence
 
@@ -114,7 +122,7 @@ done
 # --- the arms ------------------------------------------------------------------
 
 # arm_index ARM: 0 for tap, 1.. for the vnetd arms (the guest NIC's slot)
-ALL_ARMS="tap vnetd nocoal nobypass adaptive"
+ALL_ARMS="tap vnetd nocoal nobypass adaptive always"
 [[ ",$ARMS," == *,dpdk,* ]] && ALL_ARMS="$ALL_ARMS dpdk"
 TESTPMD=${VNET_TESTPMD:-dpdk-testpmd}
 arm_index()
@@ -141,6 +149,7 @@ arm_coalesce()
 	case $1 in
 	nocoal) echo "tx-frames 0 tx-usecs 0 rx-frames 0 rx-usecs 0" ;;
 	nobypass) echo "tx-urgent-bypass off rx-push-bypass off" ;;
+	always) echo "tx-hold always rx-hold always" ;;
 	adaptive) echo "adaptive-tx on adaptive-rx on" ;;
 	*) echo "" ;;
 	esac
@@ -355,9 +364,14 @@ done
 
 ip netns exec "$NS" iperf3 -s -p 5201 >"$VM_LOGS/iperf3-server.log" 2>&1 &
 PIDS+=("$!")
+# a second iperf3 for rr-under-bulk's stream (one iperf3 serves one test)
+ip netns exec "$NS" iperf3 -s -p 5202 >"$VM_LOGS/iperf3-bulk-server.log" 2>&1 &
+PIDS+=("$!")
 ip netns exec "$NS" sockperf server --tcp -p 11111 >"$VM_LOGS/sockperf-server.log" 2>&1 &
 PIDS+=("$!")
-_vm_poll 5000 sh -c "ip netns exec $NS ss -Hltn 'sport = :5201' | grep -q . && ip netns exec $NS ss -Hltn 'sport = :11111' | grep -q ." ||
+ip netns exec "$NS" sockperf server -p 11112 >"$VM_LOGS/sockperf-udp-server.log" 2>&1 &
+PIDS+=("$!")
+_vm_poll 5000 sh -c "ip netns exec $NS ss -Hltn 'sport = :5201' | grep -q . && ip netns exec $NS ss -Hltn 'sport = :5202' | grep -q . && ip netns exec $NS ss -Hltn 'sport = :11111' | grep -q . && ip netns exec $NS ss -Hlun 'sport = :11112' | grep -q ." ||
 	die "iperf3/sockperf servers did not start"
 
 # --- one measurement -----------------------------------------------------------
@@ -408,6 +422,14 @@ record()
 	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$DIR/results.tsv"
 }
 
+# rr_cmd IRQ SOCKPERF-ARGS SECS [BEFORE [AFTER]]: a sockperf ping-pong of
+# 64 B messages in the guest: its round trip mean, p50, p99, the messages
+# it sent, and the NIC's interrupts meanwhile
+rr_cmd()
+{
+	echo "$1; a=\$(s); ${4:-} sockperf ping-pong $2 -m 64 -t $3 --full-rtt >/tmp/o 2>&1; rc=\$?; b=\$(s); ${5:-} echo irq \$((b - a)); echo secs $3; sed -n 's/.*avg-[a-z]*=\\([0-9.]*\\).*/avg \\1/p; s/.*percentile 50.000 = *\\([0-9.]*\\).*/p50 \\1/p; s/.*percentile 99.000 = *\\([0-9.]*\\).*/p99 \\1/p; s/.*\\[Valid Duration\\] RunTime=[0-9.]* sec; SentMessages=\\([0-9]*\\).*/msgs \\1/p' /tmp/o; [ \$rc = 0 ] || cat /tmp/o; exit \$rc"
+}
+
 # the guest side of a workload on ARM's NIC: prints one line of numbers
 workload_cmd()
 {
@@ -422,8 +444,16 @@ workload_cmd()
 		echo "$irq; a=\$(s); iperf3 -c $h -p 5201 -t $SECS -f k --connect-timeout 5000 >/tmp/o 2>&1; rc=\$?; b=\$(s); echo irq \$((b - a)); awk '/receiver\$/ { print \"kbps\", \$7 }' /tmp/o; [ \$rc = 0 ] || cat /tmp/o; exit \$rc" ;;
 	bulk-rx)
 		echo "$irq; a=\$(s); iperf3 -c $h -p 5201 -R -t $SECS -f k --connect-timeout 5000 >/tmp/o 2>&1; rc=\$?; b=\$(s); echo irq \$((b - a)); awk '/receiver\$/ { print \"kbps\", \$7 }' /tmp/o; [ \$rc = 0 ] || cat /tmp/o; exit \$rc" ;;
-	rr64)
-		echo "$irq; a=\$(s); sockperf ping-pong --tcp -i $h -p 11111 -m 64 -t $SECS --full-rtt >/tmp/o 2>&1; rc=\$?; b=\$(s); echo irq \$((b - a)); sed -n 's/.*avg-[a-z]*=\\([0-9.]*\\).*/avg \\1/p; s/.*percentile 50.000 = *\\([0-9.]*\\).*/p50 \\1/p; s/.*percentile 99.000 = *\\([0-9.]*\\).*/p99 \\1/p; s/.*\\[Valid Duration\\] RunTime=[0-9.]* sec; SentMessages=\\([0-9]*\\).*/msgs \\1/p' /tmp/o; [ \$rc = 0 ] || cat /tmp/o; exit \$rc" ;;
+	rr64) rr_cmd "$irq" "--tcp -i $h -p 11111" "$SECS" ;;
+	udp-rr) rr_cmd "$irq" "-i $h -p 11112" "$SECS" ;;
+	rr-sparse) rr_cmd "$irq" "--tcp -i $h -p 11111 --mps=100" $((2 * SECS)) ;;
+	udp-sparse) rr_cmd "$irq" "-i $h -p 11112 --mps=100" $((2 * SECS)) ;;
+	rr-under-bulk)
+		# the stream starts first and outlasts the RR run; its rate is
+		# reported as bulk_kbps
+		rr_cmd "$irq" "--tcp -i $h -p 11111" "$SECS" \
+			"iperf3 -c $h -p 5202 -R -t $((SECS + 3)) -f k --connect-timeout 5000 >/tmp/bulk 2>&1 & bp=\$!; n=0; while ! grep -q ' sec ' /tmp/bulk 2>/dev/null; do n=\$((n+1)); [ \$n -ge 100 ] && break; sleep 0.05; done;" \
+			"wait \$bp; awk '/receiver\$/ { print \"bulk_kbps\", \$7 }' /tmp/bulk;" ;;
 	udp64)
 		echo "$irq; a=\$(s); iperf3 -c $h -p 5201 -u -l 64 -b 0 -t $SECS -f k --connect-timeout 5000 >/tmp/o 2>&1; rc=\$?; b=\$(s); echo irq \$((b - a)); [ \$rc = 0 ] || cat /tmp/o; exit \$rc" ;;
 	esac
@@ -477,7 +507,11 @@ measure()
 		case $k in
 		kbps) record "$t" "$w" "$a" "$r" mbps "$(awk -v v="$v" 'BEGIN { printf "%.2f", v / 1000 }')" ;;
 		p50 | p99 | avg) record "$t" "$w" "$a" "$r" "rtt_$k" "$v" ;;
-		msgs) record "$t" "$w" "$a" "$r" rr_per_s "$(awk -v v="$v" -v s="$SECS" 'BEGIN { printf "%.0f", v / s }')" ;;
+		secs) rs=$v ;;
+		msgs)
+			record "$t" "$w" "$a" "$r" rr_msgs "$v"
+			record "$t" "$w" "$a" "$r" rr_per_s "$(awk -v v="$v" -v s="${rs:-$SECS}" 'BEGIN { printf "%.0f", v / s }')" ;;
+		bulk_kbps) record "$t" "$w" "$a" "$r" bulk_mbps "$(awk -v v="$v" 'BEGIN { printf "%.2f", v / 1000 }')" ;;
 		irq) record "$t" "$w" "$a" "$r" irqs "$v" ;;
 		esac
 	done

@@ -16,6 +16,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,11 +40,27 @@ static struct row rows[MAX_ROWS];
 static int nrows;
 static double secs = 3;
 
-static const char *const arms[] = { "tap",      "vnetd", "nocoal", "nobypass",
-				    "adaptive", "dpdk",  "batch1" };
+static const char *const arms[] = { "tap",      "vnetd", "nocoal", "always",
+				    "nobypass", "adaptive", "dpdk", "batch1" };
 #define NR_ARMS (int)(sizeof(arms) / sizeof(arms[0]))
-static const char *const wls[] = { "sw64", "sw256", "sw1024", "sw4096",
-				   "bulk-tx", "bulk-rx", "rr64", "udp64" };
+static const char *const wls[] = { "sw64",   "sw256",	 "sw1024",
+				   "sw4096", "bulk-tx",	 "bulk-rx",
+				   "rr64",   "udp-rr",	 "rr-sparse",
+				   "udp-sparse", "rr-under-bulk", "udp64" };
+/* the request/response workloads: round trips, per 1000 transactions */
+static const char *const rrs[] = { "rr64", "udp-rr", "rr-sparse", "udp-sparse",
+				   "rr-under-bulk" };
+#define NR_RRS (int)(sizeof(rrs) / sizeof(rrs[0]))
+
+static int is_rr(const char *w)
+{
+	int i;
+
+	for (i = 0; i < NR_RRS; i++)
+		if (!strcmp(w, rrs[i]))
+			return 1;
+	return 0;
+}
 #define NR_WLS (int)(sizeof(wls) / sizeof(wls[0]))
 
 /* --- statistics ---------------------------------------------------------- */
@@ -143,13 +160,19 @@ static double metric(const char *t, const char *w, const char *a, int rep,
 	/* per 1000 transactions or frames */
 	if (!strcmp(m, "irq_per_k") || !strcmp(m, "cs_per_k")) {
 		v = raw(t, w, a, rep, m[0] == 'i' ? "irqs" : "ctxsw", ok);
-		u = raw(t, w, a, rep, !strcmp(w, "rr64") ? "rr_per_s" : "udp_fps",
-			&ok2);
+		if (is_rr(w)) {
+			/* the transactions of the run (sparse ones run longer) */
+			u = raw(t, w, a, rep, "rr_msgs", &ok2);
+			if (!ok2)
+				u = raw(t, w, a, rep, "rr_per_s", &ok2) * secs;
+		} else {
+			u = raw(t, w, a, rep, "udp_fps", &ok2) * secs;
+		}
 		if (!*ok || !ok2 || u <= 0) {
 			*ok = 0;
 			return 0;
 		}
-		return v * 1000 / (u * secs);
+		return v * 1000 / u;
 	}
 	return raw(t, w, a, rep, m, ok);
 }
@@ -331,6 +354,91 @@ static void compare(const char *t, const char *w, const char *a,
 	printf("\n");
 }
 
+/*
+ * Per repetition, ARM's value over BASE's: the ratios in R; false when
+ * fewer than two repetitions have both.
+ */
+static bool ratios(const char *t, const char *w, const char *arm,
+		   const char *base, const char *m, struct sample *r)
+{
+	int rep, ok1, ok2;
+
+	r->n = 0;
+	for (rep = 1; rep <= MAX_REPS; rep++) {
+		double a = metric(t, w, arm, rep, m, &ok1);
+		double b = metric(t, w, base, rep, m, &ok2);
+
+		if (ok1 && ok2 && a > 0 && b > 0)
+			r->v[r->n++] = a / b;
+	}
+	return r->n >= 2;
+}
+
+/*
+ * One target: the per-repetition ratio of ARM over BASE on (T, W, M) must
+ * be at most (le) or at least (!le) BOUND.  Met when the median of the
+ * ratios is; p is the paired t-test's of the ratios against 1 (is there a
+ * difference between the arms at all).
+ */
+static void target(const char *t, const char *w, const char *m,
+		   const char *arm, const char *base, bool le, double bound,
+		   int *met, int *all)
+{
+	struct sample r, l;
+	double lo, hi, med;
+	bool ok;
+	int i;
+
+	if (!ratios(t, w, arm, base, m, &r))
+		return;
+	l.n = r.n;
+	for (i = 0; i < r.n; i++)
+		l.v[i] = log(r.v[i]);
+	med = median(&r);
+	minmax(&r, &lo, &hi);
+	ok = le ? med <= bound : med >= bound;
+	*met += ok;
+	(*all)++;
+	printf("| %s | %s | %s / %s | %s %.2fx | %.2fx [%.2f..%.2f] | %.2g | %s |\n",
+	       t, w, arm, base, le ? "<=" : ">=", bound, med, lo, hi,
+	       one_sample_p(&l), ok ? "met" : "**not met**");
+}
+
+/* what the defaults must do against the stock path and coalescing off */
+static void targets(void)
+{
+	static const char *const lat[] = { "udp-rr", "rr-sparse", "udp-sparse",
+					   "rr64" };
+	static const char *const streams[] = { "sw64", "sw256", "sw1024",
+					       "sw4096", "bulk-tx", "bulk-rx" };
+	int met = 0, all = 0;
+	unsigned int i;
+
+	if (!has_arm("quiet", "sw64", "vnetd") && !has_arm("quiet", "rr64", "vnetd"))
+		return;
+	printf("\n### targets: vnetd on its defaults\n\n"
+	       "Per repetition, the vnetd arm's value over the other arm's of the same repetition; met when the median ratio is within the bound; p: paired t-test of the ratios against 1.\n\n"
+	       "| table | workload | arms | target | per rep | p | |\n|---|---|---|---|---|---|---|\n");
+	for (i = 0; i < sizeof(lat) / sizeof(lat[0]); i++) {
+		target("quiet", lat[i], "rtt_p50", "vnetd", "tap", true, 1.05, &met, &all);
+		target("quiet", lat[i], "rtt_p99", "vnetd", "tap", true, 1.10, &met, &all);
+		target("quiet", lat[i], "rtt_p50", "vnetd", "nocoal", true, 1.05, &met, &all);
+		target("quiet", lat[i], "rtt_p99", "vnetd", "nocoal", true, 1.05, &met, &all);
+	}
+	target("quiet", "rr-under-bulk", "rtt_p99", "vnetd", "tap", true, 1.0, &met, &all);
+	target("quiet", "sw64", "mbps", "vnetd", "tap", false, 2.0, &met, &all);
+	target("quiet", "sw256", "mbps", "vnetd", "tap", false, 1.5, &met, &all);
+	target("quiet", "bulk-tx", "mbps", "vnetd", "tap", false, 1.0, &met, &all);
+	target("quiet", "bulk-rx", "mbps", "vnetd", "tap", false, 1.0, &met, &all);
+	for (i = 0; i < sizeof(streams) / sizeof(streams[0]); i++)
+		target("quiet", streams[i], "irq_per_mb", "vnetd", "tap", true, 0.5, &met, &all);
+	target("hog", "sw64", "mbps", "vnetd", "tap", false, 1.0, &met, &all);
+	for (i = 0; i < sizeof(lat) / sizeof(lat[0]); i++)
+		target("hog", lat[i], "rtt_p50", "vnetd", "tap", true, 1.10, &met, &all);
+	target("hog", "rr-under-bulk", "rtt_p50", "vnetd", "tap", true, 1.10, &met, &all);
+	printf("\n%d of %d targets met.\n", met, all);
+}
+
 static void plots(const char *dir, const char *t)
 {
 	static const int sizes[] = { 64, 256, 1024, 4096 };
@@ -442,8 +550,10 @@ static void report(const char *dir)
 {
 	static const char *const stream[] = { "sw64", "sw256", "sw1024",
 					      "sw4096", "bulk-tx", "bulk-rx" };
-	static const char *const rr[] = { "rr64" };
 	static const char *const udp[] = { "udp64" };
+	static const char *const perk[] = { "rr64",	  "udp-rr",
+					    "rr-sparse",  "udp-sparse",
+					    "rr-under-bulk", "udp64" };
 	static const char *const tables[] = { "quiet", "hog" };
 	unsigned int t;
 
@@ -460,13 +570,18 @@ static void report(const char *dir)
 		       "then the per-repetition ratios to `tap` (median [min..max]) "
 		       "and their paired t-test's p.\n");
 		arm_table(tb, "TCP throughput, Mbit/s", stream, 6, "mbps");
-		arm_table(tb, "RR 64 B round trip p50, us", rr, 1, "rtt_p50");
-		arm_table(tb, "RR 64 B round trip p99, us", rr, 1, "rtt_p99");
-		arm_table(tb, "RR 64 B round trip mean, us", rr, 1, "rtt_avg");
+		arm_table(tb, "request/response 64 B round trip p50, us", rrs,
+			  NR_RRS, "rtt_p50");
+		arm_table(tb, "request/response 64 B round trip p99, us", rrs,
+			  NR_RRS, "rtt_p99");
+		arm_table(tb, "request/response 64 B round trip mean, us", rrs,
+			  NR_RRS, "rtt_avg");
+		arm_table(tb, "rr-under-bulk: the bulk stream's Mbit/s",
+			  (const char *const[]){ "rr-under-bulk" }, 1, "bulk_mbps");
 		arm_table(tb, "UDP 64 B frames/s into the tap", udp, 1, "udp_fps");
 		arm_table(tb, "guest interrupts per MB", stream, 6, "irq_per_mb");
 		arm_table(tb, "guest interrupts per 1000 transactions (RR) / frames (UDP)",
-			  (const char *const[]){ "rr64", "udp64" }, 2, "irq_per_k");
+			  perk, 6, "irq_per_k");
 		arm_table(tb, "mean guest-TX frame size, bytes (tap rx_bytes / rx_packets)",
 			  stream, 6, "tx_frame_size");
 		arm_table(tb, "host CPU outside the vCPU, ms per MB (QEMU's main thread + vnetd)",
@@ -474,7 +589,7 @@ static void report(const char *dir)
 		arm_table(tb, "context switches per MB (QEMU's main thread + vnetd's threads)",
 			  stream, 6, "cs_per_mb");
 		arm_table(tb, "context switches per 1000 transactions (RR) / frames (UDP)",
-			  (const char *const[]){ "rr64", "udp64" }, 2, "cs_per_k");
+			  perk, 6, "cs_per_k");
 		arm_table(tb, "guest kicks vnetd received",
 			  wls, NR_WLS, "kicks");
 		arm_table(tb, "call signals (vnetd's notify_sent, both directions)",
@@ -494,6 +609,7 @@ static void report(const char *dir)
 			"vnetd TX batch 1 vs its default");
 		plots(dir, tb);
 	}
+	targets();
 }
 
 static int syscall_ns(void)
