@@ -322,12 +322,16 @@ static void print_rule(const struct show *s)
 			out_u64("windows", NULL, st->turn_windows);
 			if (always)
 				out_text("hold always (usecs from the first pending frame)");
-			else if (st->notify_mode == VNET_NOTIFY_LATENCY)
-				out_text("latency mode, %u%% of the last %u payload frames turned direction (request/response): signals at once",
-					 st->turn_pct, VNET_TURN_WIN_FRAMES);
-			else if (st->notify_mode == VNET_NOTIFY_BATCH)
-				out_text("batch mode, %u%% of the last %u payload frames turned direction (one way: a stream): holds after a signal",
-					 st->turn_pct, VNET_TURN_WIN_FRAMES);
+			else if (st->notify_mode != VNET_NOTIFY_NONE)
+				out_text("%s mode, %u%% of the last %u payload frames turned direction (%s): %s",
+					 mode_name(st->notify_mode), st->turn_pct,
+					 VNET_TURN_WIN_FRAMES,
+					 st->turn_pct >= VNET_TURN_LATENCY_PCT ? "request/response" :
+					 st->turn_pct <= VNET_TURN_BATCH_PCT ? "one way: a stream" :
+									      "neither: the mode stays",
+					 st->notify_mode == VNET_NOTIFY_LATENCY ?
+						 "signals at once" :
+						 "holds after a signal");
 			else
 				out_text("no payload window closed yet: signals at once");
 			if (d) {
