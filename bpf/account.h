@@ -62,6 +62,9 @@ static __always_inline void vnet_account(__u32 dir, __u32 queue, __u32 class,
 			q->push_jiffies = jiffies;
 			q->last_push_ns = bpf_ktime_get_ns();
 		}
+	} else if (class == VNET_CLASS_ACK) {
+		/* the notification rule's stream tell on guest RX */
+		q->ack++;
 	}
 	if (!q->first_seen_ns)
 		q->first_seen_ns = bpf_ktime_get_ns();

@@ -73,7 +73,7 @@ struct trace_case {
 	void (*gen)(struct trace *t);
 	struct want want;
 	bool static_fails;	/* the static rule breaks `want` */
-	bool tx_as_static;	/* TX signals at the static rule's times */
+	bool as_static;		/* signals at the static rule's times */
 };
 
 static struct vnet *skel;
@@ -135,15 +135,24 @@ static void gen_udp_oneway_sparse(struct trace *t)
 
 /*
  * A small-write TCP sender on a slow guest: a PSH segment every 500 us,
- * the host's pure ACKs in between: holding its completions is what lets
- * it grow its segments, even though no second frame comes in the hold.
+ * the host's pure ACK of each in between: holding its completions and its
+ * ACKs is what lets it grow its segments (autocorking, Nagle), even though
+ * no second frame comes in the hold.
  */
 static void gen_small_writes(struct trace *t)
 {
 	for (unsigned int i = 0; i < 40; i++) {
 		add(t, i * 500, VNET_DIR_TX, PSH, false);
-		if (i % 2)
-			add(t, i * 500 + 250, VNET_DIR_RX, ACK, false);
+		add(t, i * 500 + 250, VNET_DIR_RX, ACK, false);
+	}
+}
+
+/* the same sender writing 100 times a second: nothing to grow */
+static void gen_tcp_oneway_sparse(struct trace *t)
+{
+	for (unsigned int i = 0; i < 20; i++) {
+		add(t, i * 10000, VNET_DIR_TX, PSH, false);
+		add(t, i * 10000 + 150, VNET_DIR_RX, ACK, false);
 	}
 }
 
@@ -209,10 +218,14 @@ static const struct trace_case cases[] = {
 	    .rx_signals = -1, .tx_signals = -1 },
 	  .static_fails = true },
 	/* the stream traces: holds (and their delay) are the point */
+	{ "notify_rule/tcp_oneway_sparse", gen_tcp_oneway_sparse,
+	  { .rx_delay_us = 0, .tx_delay_us = 0, .timers = 0, .min_holds = 0,
+	    .rx_signals = -1, .tx_signals = -1 },
+	  .static_fails = true },
 	{ "notify_rule/small_writes", gen_small_writes,
-	  { .rx_delay_us = -1, .tx_delay_us = 200, .timers = -1,
-	    .min_holds = 30, .rx_signals = -1, .tx_signals = -1 },
-	  .tx_as_static = true },
+	  { .rx_delay_us = 200, .tx_delay_us = 200, .timers = -1,
+	    .min_holds = 60, .rx_signals = -1, .tx_signals = -1 },
+	  .as_static = true },
 	{ "notify_rule/rx_bulk", gen_rx_bulk,
 	  { .rx_delay_us = 200, .tx_delay_us = -1, .timers = -1,
 	    .min_holds = 5, .rx_signals = 400 / 8, .tx_signals = -1 },
@@ -350,7 +363,7 @@ static bool play(const struct trace *t, bool always, struct outcome *o)
 		struct vnet_queue_state q0, q1;
 		struct vnetd_rule_in in = {};
 		enum vnetd_why why;
-		bool urgent, push, had_hold;
+		bool urgent, push, ack, had_hold;
 
 		expire(rg, o, at);
 		if (!qstate(e->dir, &q0) || !classify(e) ||
@@ -358,11 +371,12 @@ static bool play(const struct trace *t, bool always, struct outcome *o)
 			return false;
 		urgent = q1.urgent != q0.urgent;
 		push = q1.push != q0.push;
+		ack = q1.ack != q0.ack;
 		rg[e->dir].want = !e->nowant;
 		in.now = at;
 		in.n = 1;
 		in.urgent = e->dir == VNET_DIR_TX ? urgent : push;
-		in.stream = e->dir == VNET_DIR_TX && push;
+		in.stream = e->dir == VNET_DIR_TX ? push : ack;
 		in.always = always;
 		in.mode = q1.notify_mode;
 		in.frames = e->dir == VNET_DIR_TX ? VNET_DEFAULT_TX_FRAMES :
@@ -440,19 +454,20 @@ static void run_case(const struct trace_case *c)
 	/*
 	 * Until the first window of payload frames closes, the mode is none
 	 * and signals go at once; from then on the stream is held as the
-	 * static rule holds it.
+	 * static rule holds it, both ways.
 	 */
-	if (c->tx_as_static &&
-	    ASSERT_EQ(rule.signals[VNET_DIR_TX], stat.signals[VNET_DIR_TX],
-		      "TX signals: as many as the static rule's") &&
-	    ASSERT_GT(rule.signals[VNET_DIR_TX], VNET_TURN_WIN_FRAMES,
-		      "more TX signals than one window"))
-		ASSERT_TRUE(!memcmp(rule.sig_t[VNET_DIR_TX] + VNET_TURN_WIN_FRAMES,
-				    stat.sig_t[VNET_DIR_TX] + VNET_TURN_WIN_FRAMES,
+	for (int d = 0; c->as_static && d < 2; d++) {
+		unsigned int n = rule.signals[d];
+
+		if (!ASSERT_EQ(n, stat.signals[d], "signals: as many as the static rule's") ||
+		    !ASSERT_GT(n, VNET_TURN_WIN_FRAMES, "more signals than one window"))
+			break;
+		ASSERT_TRUE(!memcmp(rule.sig_t[d] + VNET_TURN_WIN_FRAMES,
+				    stat.sig_t[d] + VNET_TURN_WIN_FRAMES,
 				    sizeof(rule.sig_t[0][0]) *
-					    (rule.signals[VNET_DIR_TX] -
-					     VNET_TURN_WIN_FRAMES)),
-			    "after the first window, TX signals at the static rule's times");
+					    (n - VNET_TURN_WIN_FRAMES)),
+			    "after the first window, signals at the static rule's times");
+	}
 }
 
 /* the mode follows the traffic: request/response, then a stream, back */

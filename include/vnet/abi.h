@@ -154,7 +154,8 @@ struct vnet_queue_state {
 	__u32 turn_pct;       /* turns in the last closed window, percent of its frames */
 	__u32 turn_windows;   /* windows closed */
 	__u64 mode_changes;   /* notify_mode changes */
-	__u64 __pad_rule[4];
+	__u64 ack;            /* running count of pure ACKs (plain increments) */
+	__u64 __pad_rule[3];
 };
 
 /*

@@ -128,6 +128,7 @@ static void ring_start(struct vnetd_qp *qp, struct vhost_vq *vq)
 	r->more = true;
 	if (r == &qp->rx.r) {
 		qp->rx.push_mark = VNETD_LOAD(r->qs->push);
+		qp->rx.ack_mark = VNETD_LOAD(r->qs->ack);
 		vnetd_qp_tap_arm(qp, true);
 		/*
 		 * Steering follows the RX ring, from this thread only, so that
@@ -555,12 +556,14 @@ static void ring_init(struct vnetd_qp *qp, struct vnetd_ring *r, int dir)
 				   VNET_CFG_RX_HOLD_ALWAYS;
 	/*
 	 * TX: an urgent frame's completion goes at once (its TCP sender
-	 * waits for it), a push frame's is held from its first frame (a
-	 * small-write sender grows its next segment meanwhile).  RX: a push
-	 * frame (the end of a message) is delivered at once.
+	 * waits for it), a push frame's is a stream's feedback (a small-write
+	 * sender grows its next segment while it is held).  RX: a push frame
+	 * (the end of a message) is delivered at once, a pure ACK is a
+	 * stream's feedback (Nagle's algorithm sends the next small segment
+	 * when it comes).
 	 */
 	r->bypass_classes = 1u << (tx ? VNET_CLASS_URGENT : VNET_CLASS_PUSH);
-	r->stream_classes = tx ? 1u << VNET_CLASS_PUSH : 0;
+	r->stream_classes = 1u << (tx ? VNET_CLASS_PUSH : VNET_CLASS_ACK);
 	/* a TX signal takes the held RX one along (coal.c) */
 	r->paired = tx ? &qp->rx.r : NULL;
 	r->coal.timer_fd = -1;

@@ -15,10 +15,12 @@
  *      signals, as a NIC's interrupt throttle, not a delay from the first
  *      frame;
  *   5. otherwise hold until `usecs` after the ring was last settled: what
- *      arrives meanwhile goes with it.  A guest-TX burst of push frames
- *      (a sender of small writes, whose TCP grows the next segment while
- *      the completion is outstanding) is held `usecs` from its first frame,
- *      skipping 4.
+ *      arrives meanwhile goes with it.  A stream's feedback (guest-TX push
+ *      frames: a sender of small writes, whose TCP grows the next segment
+ *      while the completion is outstanding; guest-RX pure ACKs: the ACKs
+ *      Nagle's algorithm waits for to send the next small segment) is held
+ *      `usecs` from its first frame, skipping 4, while such bursts come
+ *      within VNETD_RULE_STREAM_GAP usecs of each other.
  *
  * With tx-hold/rx-hold always, 3 and 4 are skipped and every hold counts
  * `usecs` from its first frame: virtio NOTF_COAL's and ethtool's meaning.
@@ -52,9 +54,14 @@ enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 				 enum vnetd_why *why)
 {
 	uint64_t deadline;
-	bool from_first;
+	bool from_first, stream;
 
 	*why = VNETD_WHY_NONE;
+	stream = in->stream && r->stream_ns &&
+		 in->now - r->stream_ns <=
+			 (uint64_t)in->usecs * 1000 * VNETD_RULE_STREAM_GAP;
+	if (in->stream)
+		r->stream_ns = in->now;
 	if (!r->pending)
 		r->first_ns = in->now;
 	r->pending += in->n;
@@ -74,13 +81,13 @@ enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 		vnetd_rule_signalled(r, in->now);
 		return VNETD_ACT_NONE;
 	}
-	from_first = in->always || in->stream;
+	from_first = in->always || stream;
 	if (!in->always) {
 		if (in->mode != VNET_NOTIFY_BATCH) {
 			*why = VNETD_WHY_LATENCY;
 			return VNETD_ACT_SIGNAL;
 		}
-		if (!r->deadline && !in->stream &&
+		if (!r->deadline && !stream &&
 		    in->now - r->quiet_ns >= (uint64_t)in->usecs * 1000) {
 			*why = VNETD_WHY_QUIET;
 			return VNETD_ACT_SIGNAL;

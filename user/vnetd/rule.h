@@ -35,7 +35,7 @@ struct vnetd_rule_in {
 	uint64_t now;		/* CLOCK_MONOTONIC, ns */
 	unsigned int n;		/* used entries just pushed */
 	bool urgent;		/* a bypass frame (TX urgent, RX push), bypass on */
-	bool stream;		/* TX: push frames (a small-write sender) */
+	bool stream;		/* a stream's feedback frames: TX push, RX ACKs */
 	/* EVENT_IDX: does the guest want a call for them?  Asked only when
 	 * the answer matters (it costs a full barrier) */
 	bool (*want)(void *ctx);
@@ -52,7 +52,14 @@ struct vnetd_rule {
 	uint64_t quiet_ns;	/* the ring was last settled with the guest */
 	uint64_t deadline;	/* of the hold in progress; 0: none */
 	bool from_first;	/* the hold counts usecs from first_ns */
+	uint64_t stream_ns;	/* the last burst with stream frames */
 };
+
+/*
+ * Stream frames are held from their first frame while they come within
+ * this many usecs of each other: a stream, not a lone one
+ */
+#define VNETD_RULE_STREAM_GAP 4
 
 enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 				 const struct vnetd_rule_in *in,

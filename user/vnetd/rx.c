@@ -107,7 +107,7 @@ static int rx_push(struct vnetd_rx *rx, unsigned int nused,
 		   unsigned int *frames, uint64_t bytes)
 {
 	struct vnet_dp_stats *st = rx->r.st;
-	uint64_t p;
+	uint64_t p, a;
 
 	if (!nused)
 		return 0;
@@ -117,13 +117,16 @@ static int rx_push(struct vnetd_rx *rx, unsigned int nused,
 	st->bytes += bytes;
 	st->batches++;
 	/*
-	 * A push frame counted since the last look was delivered now or is
-	 * about to be: tun queued it after the count.
+	 * A push frame (or pure ACK) counted since the last look was
+	 * delivered now or is about to be: tun queued it after the count.
 	 */
 	p = VNETD_LOAD(rx->r.qs->push);
+	a = VNETD_LOAD(rx->r.qs->ack);
 	vnetd_coal_pushed(&rx->r, *frames ? *frames : nused,
-			  (p != rx->push_mark) << VNET_CLASS_PUSH);
+			  (p != rx->push_mark) << VNET_CLASS_PUSH |
+				  (a != rx->ack_mark) << VNET_CLASS_ACK);
 	rx->push_mark = p;
+	rx->ack_mark = a;
 	return 0;
 }
 

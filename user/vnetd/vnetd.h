@@ -192,6 +192,7 @@ struct vnetd_rx {
 	uint32_t in_chain[VNETD_RX_BURST]; /* per read: its chain's bytes */
 	int res[VNETD_RX_BURST];	/* per read: bytes or -errno */
 	uint64_t push_mark;		/* the queues map's push count seen */
+	uint64_t ack_mark;		/* ... and its ack count */
 	int tap_err;			/* VNETD_BURST_TAP_ERROR: -errno */
 };
 
