@@ -312,7 +312,10 @@ static void print_rule(const struct show *s)
 			    !(d && d->frames))
 				continue;
 			if (!n++)
-				out_text("Notification rule (hold a signal only when holding batches something; usecs and frames are its caps):\n");
+				out_text(s->users.vnetd ?
+						 "Notification rule (hold a signal only when holding batches something; usecs and frames are its caps):\n" :
+						 "Notification rule (the BPF programs' verdicts; no vnetd serves %s, so nothing acts on them):\n",
+					 s->dev);
 			out_obj_open(NULL);
 			out_u64("queue", "  queue %llu", q);
 			out_str("dir", " %s: ", vnet_dir_name(dir));
