@@ -12,6 +12,7 @@
  * publishes itself in the info map and `show` says so while it lives.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,7 @@ struct show {
 	struct vnet_queue_state qs[VNET_DIR_MAX * VNET_MAX_QUEUES];
 	struct vnet_ethtool_coalesce tap;
 	bool tap_ok;
-	char tap_err[512];
+	char tap_err[1024];
 	struct vnet_tap_users users;
 	struct vnet_policy_info policy;
 	struct vnet_info info; /* zero when it cannot be read */
@@ -380,6 +381,7 @@ static void print_show(const struct show *s)
 
 static int coalesce_show(int argc, char **argv)
 {
+	char ns[NAME_MAX + 1];
 	struct vnet_err err = {};
 	struct show *s;
 	int ret;
@@ -402,6 +404,11 @@ static int coalesce_show(int argc, char **argv)
 	if (!vnet_tap_check(s->dev, &s->ifindex, &err) &&
 	    !vnet_ethtool_coalesce_get(s->ifindex, &s->tap, &err))
 		s->tap_ok = true;
+	else if (!vnet_netns_of_dev(s->dev, ns, sizeof(ns)))
+		/* pins are the host's; the tap's own value is in its netns */
+		snprintf(s->tap_err, sizeof(s->tap_err),
+			 "%s is in network namespace %s: 'vnetctl -n %s coalesce show %s' reads its live value",
+			 s->dev, ns, ns, s->dev);
 	else
 		snprintf(s->tap_err, sizeof(s->tap_err), "%s", err.msg);
 	vnet_tap_users(s->dev, &s->users);

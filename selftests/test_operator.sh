@@ -85,6 +85,36 @@ case_hints()
 	expect "does not suggest -n again" yes "$(lacks "$RUN_ERR" "-n NETNS")"
 	report hint_no_device_in_netns "$(run_said)"
 
+	# not attached yet: the hint to attach names the namespace (vnetctl's
+	# -n, and vnetd --agent's --netns, both in vnetctl's words)
+	run vnetctl -n "$NS" stats "$DEV"
+	expect "exit" 1 "$RUN_RC"
+	expect "attach hint with -n" yes "$(has "$RUN_ERR" "run 'vnetctl -n $NS attach $DEV'")"
+	run timeout 10 "$VNETD" --agent "$DEV" --netns "$NS"
+	expect "agent exit" 1 "$RUN_RC"
+	expect "agent's attach hint with -n" yes "$(has "$RUN_ERR" "run 'vnetctl -n $NS attach $DEV'")"
+	report hint_attach_names_netns "$(run_said)"
+
+	# from the host: the namespace that has the tap, never a placeholder
+	# (PID 1's namespace may be unreadable: containers)
+	run vnetctl attach "$DEV"
+	expect "exit" 1 "$RUN_RC"
+	expect "names the tap's namespace" yes "$(has "$RUN_ERR" "network namespace $NS has one: use 'vnetctl -n $NS ...'")"
+	expect "no placeholder" yes "$(lacks "$RUN_ERR" "NETNS")"
+	run timeout 10 "$VNETD" --agent "$DEV"
+	expect "agent: names the tap's namespace" yes "$(has "$RUN_ERR" "network namespace $NS has one: add --netns $NS")"
+	expect "agent: no placeholder" yes "$(lacks "$RUN_ERR" "NETNS")"
+	run vnetctl attach vtnosuchdev0
+	expect "no such device anywhere: no placeholder" yes "$(lacks "$RUN_ERR" "NETNS")"
+	report hint_host_names_tap_netns "$(run_said)"
+	run vnetctl -n "$NS" attach "$DEV"
+	run vnetctl coalesce show "$DEV"
+	expect "coalesce show exit" 0 "$RUN_RC"
+	expect "the tap's value is read there" yes "$(has "$RUN_OUT" "$DEV is in network namespace $NS: 'vnetctl -n $NS coalesce show $DEV'")"
+	expect "coalesce show: no placeholder" yes "$(lacks "$RUN_OUT" "NETNS")"
+	report hint_coalesce_show_from_host "$(run_said)"
+	run vnetctl -n "$NS" detach "$DEV"
+
 	# loopback: "not a tap", not an ethtool errno
 	run vnetctl -n "$NS" attach lo
 	expect "exit" 1 "$RUN_RC"

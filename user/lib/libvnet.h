@@ -97,10 +97,18 @@ int vnet_hint_prog(void);
 int vnet_netns_name(__u64 ino, char *buf, size_t len);
 /*
  * " -n NAME" when the calling thread is in a network namespace other than
- * the initial one (" -n NETNS" if it has no name there), else "": what a
+ * the initial one that has a name in /var/run/netns, else "": what a
  * hint's vnetctl command line needs to reach the same device.
  */
 const char *vnet_hint_netns(char *buf, size_t len);
+/*
+ * The name of the (named, other) network namespace that has a device
+ * IFNAME, or -ENOENT.  Enters each one in turn (the calling thread only)
+ * and returns to its own.
+ */
+int vnet_netns_of_dev(const char *ifname, char *buf, size_t len);
+/* vnet_hint_netns(), or " -n NAME" of the namespace that has IFNAME */
+const char *vnet_hint_netns_dev(const char *ifname, char *buf, size_t len);
 
 int vnet_pin_path(char *buf, size_t len, const char *ifname, const char *obj);
 
