@@ -3,7 +3,8 @@
 #
 # What an operator meets first: vnetctl's messages and hints, vnetd's
 # start-up checks, its socket's group and mode, its log severities, its
-# systemd readiness (the sd_notify datagrams) and SIGHUP, and `make deps`.
+# systemd readiness (the sd_notify datagrams), SIGHUP (a warning, vnetd
+# serves on) and SIGTERM, and `make deps`.
 # Every case runs in its own network namespace with its own tap.  Needs
 # root, jq, bpftool, iproute2.
 #
@@ -17,6 +18,7 @@ source "$(dirname "$0")/lib.sh"
 KSFT_PREFIX=operator
 VNETD=${VNETD:-$OUT/vnetd}
 UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
+IO=${IO:-$OUT/bench/bench_vnetd_io}
 
 ALL_CASES="hints cli_words netns_exec attach_mode_stats tx_hook_switch vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
 
@@ -434,7 +436,7 @@ case_vnetd_notify()
 
 	new_case notify || { fail notify_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
-	"$UNIXSOCK" notify "$nsock" 20 >"$VNET_TMP/notify.out" 2>&1 &
+	"$UNIXSOCK" notify "$nsock" 120 >"$VNET_TMP/notify.out" 2>&1 &
 	npid=$!
 	_daemons+=("$npid")
 	busywait 2000 test -S "$nsock"
@@ -448,12 +450,26 @@ case_vnetd_notify()
 	expect "pins at READY" yes "$(yesno pins_exist "$tap")"
 	report notify_ready "$(cat "$VNET_TMP/notify.out") $(head -c 300 "$VNET_TMP/notify.log")"
 
-	# SIGHUP: a clean stop like SIGTERM (vnetd does not reload)
+	# SIGHUP: no reload, and no stop either: a warning, and vnetd serves on
 	kill -HUP "$VPID"
+	busywait 5000 grep -q "SIGHUP: reload is not supported" "$VNET_TMP/notify.log"
+	expect "warning logged" yes "$(has "$(cat "$VNET_TMP/notify.log")" "^vnetd: warning: SIGHUP: reload is not supported")"
+	expect "still running after SIGHUP" yes "$(yesno kill -0 "$VPID")"
+	expect "no STOPPING=1" yes "$(lacks "$(cat "$VNET_TMP/notify.out")" "STOPPING=1")"
+	expect "socket still listens" yes "$(yesno "$UNIXSOCK" connect "$sock")"
+	# frames both ways through a vhost-user frontend after the HUP
+	run timeout 60 "$IO" signals --socket "$sock" --netns "$NS" --tap "$tap" --frames 100
+	expect "frontend moved frames" 0 "$RUN_RC"
+	expect "guest-TX frames counted" yes \
+		"$(yesno positive "$(json "$(vnetctl -j stats "$tap")" '[.queues[] | select(.dir == "tx") | .datapath.frames] | add')")"
+	report sighup_keeps_serving "$(run_said) $(tail -c 300 "$VNET_TMP/notify.log")"
+
+	# SIGTERM: the clean stop
+	kill -TERM "$VPID"
 	wait "$VPID"
 	rc=$?
 	wait "$npid"
-	expect "exit after SIGHUP" 0 "$rc"
+	expect "exit after SIGTERM" 0 "$rc"
 	expect "STOPPING=1" yes "$(has "$(cat "$VNET_TMP/notify.out")" "STOPPING=1")"
 	expect "socket removed" no "$(yesno test -e "$sock")"
 	# the kernel frees the tap when the last reference goes, and io_uring
@@ -461,9 +477,21 @@ case_vnetd_notify()
 	busywait 2000 sh -c "! ip -n '$NS' link show '$tap' >/dev/null 2>&1"
 	expect "tap removed" no "$(yesno tap_exists "$tap")"
 	expect "pins removed" yes "$(yesno pins_gone "$tap")"
-	expect "log says why" yes "$(has "$(cat "$VNET_TMP/notify.log")" "Hangup.*does not reload")"
-	report sighup_cleans_up "$(cat "$VNET_TMP/notify.out") $(tail -c 300 "$VNET_TMP/notify.log")"
+	report sigterm_cleans_up "$(cat "$VNET_TMP/notify.out") $(tail -c 300 "$VNET_TMP/notify.log")"
 	_daemons=()
+
+	# the agent: SIGHUP is a warning there too
+	DEV=$(rand_tap)
+	tap_create "$NS" "$DEV" && run vnetctl -n "$NS" attach "$DEV"
+	vnetd_start "$VNET_TMP/agent.log" --agent "$DEV" --netns "$NS"
+	busywait 5000 grep -q "driving tun's rx-frames" "$VNET_TMP/agent.log"
+	kill -HUP "$VPID"
+	busywait 5000 grep -q "SIGHUP: reload is not supported" "$VNET_TMP/agent.log"
+	expect "agent warned" yes "$(has "$(cat "$VNET_TMP/agent.log")" "warning: agent: SIGHUP: reload is not supported")"
+	expect "agent still running" yes "$(yesno kill -0 "$VPID")"
+	expect "agent still publishes itself" yes \
+		"$(has "$(vnetctl -n "$NS" -j coalesce show "$DEV")" "\"pid\": *$VPID")"
+	report agent_sighup_keeps_running "$(tail -c 300 "$VNET_TMP/agent.log")"
 	end_case
 }
 
@@ -533,7 +561,7 @@ main()
 	local c cases=${*:-$ALL_CASES}
 
 	require_root operator || { ksft_exit; return; }
-	require_cmd operator jq bpftool ip setpriv || { ksft_exit; return; }
+	require_cmd operator jq bpftool ip setpriv "$IO" || { ksft_exit; return; }
 	for c in $cases; do
 		"case_$c"
 	done

@@ -70,7 +70,7 @@ case_verify()
 		expect "$name: verify says nothing" "" "$RUN_OUT$RUN_ERR"
 		expect "$name: Type" notify "$(unit_get "$u" Type)"
 		expect "$name: RuntimeDirectory" vnet "$(unit_get "$u" RuntimeDirectory)"
-		expect "$name: no ExecReload (SIGHUP stops)" "" "$(unit_get "$u" ExecReload)"
+		expect "$name: no ExecReload (SIGHUP is no reload)" "" "$(unit_get "$u" ExecReload)"
 		report "verify_${name%%.service}" "$(run_said)"
 	done
 }

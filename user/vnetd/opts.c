@@ -95,8 +95,9 @@ static const char usage_text[] =
 	"priority instead (<3> error, <4> warning, <6> info, <7> debug).\n"
 	"With $NOTIFY_SOCKET (systemd Type=notify), READY=1 once every socket\n"
 	"listens, STOPPING=1 on the way out.\n"
-	"Exit status: 0 after SIGINT/SIGTERM/SIGHUP (SIGHUP does not reload:\n"
-	"it stops cleanly), 1 on a startup error, 2 on a usage error.  See vnetd(8).\n";
+	"SIGHUP does not reload: vnetd logs a warning and keeps serving.\n"
+	"Exit status: 0 after SIGINT/SIGTERM, 1 on a startup error, 2 on a usage\n"
+	"error.  See vnetd(8).\n";
 
 static int cpus_check(const struct vnetd_port_cfg *c, const char *where)
 {
