@@ -344,8 +344,22 @@ case_vnetd_cpus()
 	report cpus_checked_at_start "$(run_said)"
 	run timeout 10 "$VNETD" --port "socket=$VNET_TMP/cpus.sock,tap=$tap,cpus=0:$bad" --netns "$NS"
 	expect "--port exit" 2 "$RUN_RC"
-	expect "--port names it" yes "$(has "$RUN_ERR" "--port: CPU $bad")"
+	expect "--port names it" yes "$(has "$RUN_ERR" "--port: cpus '0:$bad': CPU $bad does not exist")"
 	report cpus_checked_in_port "$(run_said)"
+
+	# a valid list naming CPUs that are not there: which CPU, and which
+	# CPUs vnetd may use, never "not a CPU list" nor a command on its pid
+	run timeout 10 "$VNETD" --socket "$VNET_TMP/cpus.sock" --tap "$tap" --netns "$NS" --cpus 0-99
+	expect "0-99 exit" 2 "$RUN_RC"
+	expect "0-99: a CPU that is not there" yes "$(has "$RUN_ERR" "--cpus '0-99': CPU [0-9]+ does not exist or is not available to vnetd \(it may run on CPUs? [0-9]")"
+	expect "0-99: not called a syntax error" yes "$(lacks "$RUN_ERR" "not a CPU list")"
+	run timeout 10 "$VNETD" --socket "$VNET_TMP/cpus.sock" --tap "$tap" --netns "$NS" --cpus "$bad"
+	expect "no taskset on vnetd's own pid" yes "$(lacks "$RUN_ERR" "taskset")"
+	expect "names the CPUs there are" yes "$(has "$RUN_ERR" "it may run on CPUs? [0-9]")"
+	run timeout 10 "$VNETD" --socket "$VNET_TMP/cpus.sock" --tap "$tap" --netns "$NS" --cpus 0-1,x
+	expect "garbage is not a list" yes "$(has "$RUN_ERR" "--cpus '0-1,x' is not a CPU list")"
+	expect "no tap created" no "$(yesno tap_exists "$tap")"
+	report cpus_messages "$(run_said)"
 	end_case
 }
 

@@ -99,23 +99,6 @@ static const char usage_text[] =
 	"Exit status: 0 after SIGINT/SIGTERM, 1 on a startup error, 2 on a usage\n"
 	"error.  See vnetd(8).\n";
 
-static int cpus_check(const struct vnetd_port_cfg *c, const char *where)
-{
-	cpu_set_t set;
-	unsigned int i;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return 0; /* cannot tell; pthread_setaffinity_np() will say */
-	for (i = 0; i < c->ncpus; i++) {
-		if (c->cpus[i] < CPU_SETSIZE && CPU_ISSET(c->cpus[i], &set))
-			continue;
-		return vnetd_usage_error("%s: CPU %d does not exist or is not available to vnetd (it may run on %d CPU%s: see 'taskset -pc %d')",
-				   where, c->cpus[i], CPU_COUNT(&set),
-				   CPU_COUNT(&set) == 1 ? "" : "s", (int)getpid());
-	}
-	return 0;
-}
-
 static int parse_group(const char *s, gid_t *gid)
 {
 	struct group *g;
@@ -226,9 +209,11 @@ static int opt_client(struct vnetd_opts *o, const char *arg)
 
 static int opt_cpus(struct vnetd_opts *o, const char *arg)
 {
-	if (!vnetd_parse_cpus(arg, &o->main))
-		return vnetd_usage_error("--cpus '%s' is not a CPU list (e.g. 0,1 or 0-3)",
-				   arg);
+	char why[512];
+
+	if (!vnetd_parse_cpus(arg, &o->main, why, sizeof(why)))
+		return vnetd_usage_error("--cpus '%s'%s%s", arg,
+					 strncmp(why, "is ", 3) ? ": " : " ", why);
 	o->have_cpus = true;
 	return 0;
 }
@@ -442,15 +427,8 @@ static int agent_finish(struct vnetd_opts *o)
 static int ports_check(struct vnetd_opts *o)
 {
 	unsigned int i, j;
-	int ret;
 
 	for (i = 0; i < o->nports; i++) {
-		ret = cpus_check(&o->ports[i],
-				 o->ports[i].ncpus == o->main.ncpus && o->have_cpus &&
-				 !memcmp(o->ports[i].cpus, o->main.cpus, sizeof(o->main.cpus)) ?
-				 "--cpus" : o->origin[i]);
-		if (ret)
-			return ret;
 		for (j = 0; j < i; j++) {
 			if (!strcmp(o->ports[i].socket, o->ports[j].socket))
 				return vnetd_usage_error("%s: socket %s is also used by %s",

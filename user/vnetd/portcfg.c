@@ -42,14 +42,47 @@ bool vnetd_parse_uint(const char *s, unsigned long min, unsigned long max,
 	return !errno && !*end && *v >= min && *v <= max;
 }
 
-/* "0,1", "0-3", "0:2:4": CPU numbers, in order; false on garbage. */
-bool vnetd_parse_cpus(const char *s, struct vnetd_port_cfg *c)
+/* the CPUs of SET as a list: "0-1", "0,2-3" */
+static void cpuset_str(const cpu_set_t *set, char *buf, size_t len)
 {
-	char buf[256], *tok, *save, *dash;
-	unsigned long a, b, i;
+	size_t off = 0;
+	int i, start = -1;
 
+	buf[0] = '\0';
+	for (i = 0; i <= CPU_SETSIZE && off < len; i++) {
+		bool in = i < CPU_SETSIZE && CPU_ISSET(i, set);
+
+		if (in && start < 0)
+			start = i;
+		if (in || start < 0)
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? "," : "",
+					start);
+		if (i - 1 > start && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "-%d", i - 1);
+		start = -1;
+	}
+}
+
+/*
+ * "0,1", "0-3", "0:2:4": CPU numbers, in order, each one this process may
+ * run on (sched_getaffinity), at most as many as C holds.  False with WHY
+ * filled: not a list, a CPU that is not there (naming the ones that are),
+ * or too many.
+ */
+bool vnetd_parse_cpus(const char *s, struct vnetd_port_cfg *c, char *why,
+		      size_t len)
+{
+	const unsigned int max = sizeof(c->cpus) / sizeof(c->cpus[0]);
+	char buf[256], have[256], *tok, *save, *dash;
+	unsigned long a, b, i, n = 0;
+	bool known;
+	cpu_set_t set;
+
+	snprintf(why, len, "is not a CPU list (e.g. 0,1 or 0-3)");
 	if (!*s || strlen(s) >= sizeof(buf))
 		return false;
+	known = !sched_getaffinity(0, sizeof(set), &set);
 	snprintf(buf, sizeof(buf), "%s", s);
 	c->ncpus = 0;
 	for (tok = strtok_r(buf, ",:", &save); tok;
@@ -62,11 +95,21 @@ bool vnetd_parse_cpus(const char *s, struct vnetd_port_cfg *c)
 		b = a;
 		if (dash && !vnetd_parse_uint(dash + 1, a, CPU_SETSIZE - 1, &b))
 			return false;
-		for (i = a; i <= b; i++) {
-			if (c->ncpus == sizeof(c->cpus) / sizeof(c->cpus[0]))
+		for (i = a; i <= b; i++, n++) {
+			if (known && !CPU_ISSET(i, &set)) {
+				cpuset_str(&set, have, sizeof(have));
+				snprintf(why, len, "CPU %lu does not exist or is not available to vnetd (it may run on CPU%s %s)",
+					 i, CPU_COUNT(&set) == 1 ? "" : "s", have);
 				return false;
-			c->cpus[c->ncpus++] = (int)i;
+			}
+			if (n < max)
+				c->cpus[c->ncpus++] = (int)i;
 		}
+	}
+	if (n > max) {
+		snprintf(why, len, "lists %lu CPUs: at most %u (queue pair i runs on the i-th)",
+			 n, max);
+		return false;
 	}
 	return c->ncpus > 0;
 }
@@ -136,8 +179,11 @@ static int key_netns(struct vnetd_port_cfg *c, const char *val,
 static int key_cpus(struct vnetd_port_cfg *c, const char *val,
 		    const char *where)
 {
-	if (!vnetd_parse_cpus(val, c))
-		return vnetd_usage_error("%s: bad CPU list '%s'", where, val);
+	char why[512];
+
+	if (!vnetd_parse_cpus(val, c, why, sizeof(why)))
+		return vnetd_usage_error("%s: cpus '%s'%s%s", where, val,
+					 strncmp(why, "is ", 3) ? ": " : " ", why);
 	return 0;
 }
 
