@@ -422,12 +422,30 @@ case_vnetd_log()
 	expect "error line" yes "$(has "$RUN_ERR" "^vnetd: error: .*another process is listening")"
 	report log_plain_severity "$(run_said)"
 
+	# the busy socket is found before the second vnetd makes anything, it
+	# names the listener, and the first one sees no connection
+	expect "names the listener" yes "$(has "$RUN_ERR" "$sock: another process is listening there: vnetd \(pid $VPID\)")"
+	expect "no tap created, not even for a while" yes "$(lacks "$RUN_ERR" "tap ${tap}b: created")"
+	expect "no tap" no "$(yesno tap_exists "${tap}b")"
+	expect "no pins" yes "$(yesno pins_gone "${tap}b")"
+	expect "the first logs no phantom frontend" yes "$(lacks "$(cat "$VNET_TMP/first.log")" "frontend (connected|disconnected)")"
+	expect "the first still listens" yes "$(yesno "$UNIXSOCK" connect "$sock")"
+	report busy_socket_checked_first "$(run_said) first: $(tail -c 300 "$VNET_TMP/first.log")"
+
 	# stderr is the journal ($JOURNAL_STREAM = its device:inode): <N> prefixes
 	: >"$log"
 	js=$(stat -c '%d:%i' "$log")
 	JOURNAL_STREAM=$js timeout 10 "$VNETD" --socket "$sock" --tap "${tap}b" \
 		--netns "$NS" -v 2>>"$log"
 	expect "journal: exit" 1 "$?"
+	# info and debug lines: a vnetd that starts, serves, and stops
+	# (--cpus 0: "pinned to CPU 0" is a debug line)
+	JOURNAL_STREAM=$js "$VNETD" --socket "$VNET_TMP/log2.sock" --tap "${tap}c" --cpus 0 \
+		--netns "$NS" -v 2>>"$log" &
+	VPID=$!
+	_daemons+=("$VPID")
+	busywait 5000 test -S "$VNET_TMP/log2.sock" && busywait 5000 grep -q "^<7>" "$log"
+	vnetd_stop
 	expect "an error at priority 3" yes "$(has "$(cat "$log")" "^<3>.*another process is listening")"
 	expect "info at priority 6" yes "$(has "$(cat "$log")" "^<6>")"
 	expect "debug at priority 7" yes "$(has "$(cat "$log")" "^<7>")"
