@@ -197,8 +197,11 @@ static int prometheus(int ndev, char **devs, int only_queue, unsigned int watch)
 	if (ndev > 1024)
 		return cli_usage("stats", "too many devices");
 	for (i = 0; i < ndev; i++) {
-		if (devs[i][0] == '-' || strlen(devs[i]) >= IF_NAMESIZE)
-			return cli_usage("stats", "'%s' is not a device name", devs[i]);
+		if (devs[i][0] == '-')
+			return cli_usage("stats", "unknown option '%s'", devs[i]);
+		if (vnet_ifname_invalid(devs[i]))
+			return cli_usage("stats", "'%s' is not a device name: %s",
+					 devs[i], vnet_ifname_invalid(devs[i]));
 		snprintf(names[i], IF_NAMESIZE, "%s", devs[i]);
 	}
 	n = ndev;

@@ -20,7 +20,7 @@ VNETD=${VNETD:-$OUT/vnetd}
 UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
 IO=${IO:-$OUT/bench/bench_vnetd_io}
 
-ALL_CASES="hints cli_words netns_exec attach_mode_stats tx_hook_switch vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
+ALL_CASES="hints cli_words netns_exec attach_mode_stats tx_hook_switch ifname_limit vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
 
 _daemons=()
 
@@ -266,6 +266,27 @@ case_tx_hook_switch()
 	expect "same hook: no-op" 0 "$RUN_RC"
 	report tx_hook_same_is_noop "$(run_said)"
 	end_case
+}
+
+# --- a name over 15 characters: the kernel's limit, said ------------------------
+
+case_ifname_limit()
+{
+	local long=vtabcdefghijklmno c
+
+	for c in "attach $long" "stats $long" "status $long" "detach $long" "coalesce show $long" "stats $long --prometheus"; do
+		# shellcheck disable=SC2086
+		run vnetctl $c
+		expect "'$c' exit" yes "$([ "$RUN_RC" = 1 ] || [ "$RUN_RC" = 2 ] && echo yes || echo "no: $RUN_RC")"
+		expect "'$c' names the limit" yes "$(has "$RUN_ERR" "'$long' is not a (valid interface|device) name: longer than 15 characters")"
+	done
+	for c in "--tap $long --socket $VNET_TMP/long.sock" "--port socket=$VNET_TMP/long.sock,tap=$long" "--agent $long"; do
+		# shellcheck disable=SC2086
+		run timeout 10 "$VNETD" $c
+		expect "vnetd $c exit" 2 "$RUN_RC"
+		expect "vnetd $c names the limit" yes "$(has "$RUN_ERR" "'$long' is not a valid interface name: longer than 15 characters")"
+	done
+	report ifname_limit_named "$(run_said)"
 }
 
 # --- vnetd: the socket's directory, checked before the tap ---------------------

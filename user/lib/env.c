@@ -345,14 +345,32 @@ int vnet_pin_path(char *buf, size_t len, const char *ifname, const char *obj)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+const char *vnet_ifname_invalid(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (!n)
+		return "it is empty";
+	if (n >= IF_NAMESIZE)
+		return "longer than 15 characters (the kernel's limit, IFNAMSIZ 16 with the terminating NUL)";
+	if (!strcmp(s, ".") || !strcmp(s, ".."))
+		return "'.' and '..' are not names";
+	for (i = 0; i < n; i++)
+		if (s[i] == '/' || s[i] == ':' || s[i] <= ' ' || s[i] == 0x7f)
+			return "no '/', ':', blanks or control characters";
+	return NULL;
+}
+
 int vnet_tap_check(const char *ifname, int *ifindex, struct vnet_err *err)
 {
 	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
 	struct ifreq ifr = {};
+	const char *bad = vnet_ifname_invalid(ifname);
 	int fd, ret = 0;
 
-	if (!ifname[0] || strlen(ifname) >= IF_NAMESIZE || strchr(ifname, '/')) {
-		vnet_err_set(err, "'%s' is not a valid interface name", ifname);
+	if (bad) {
+		vnet_err_set(err, "'%s' is not a valid interface name: %s", ifname,
+			     bad);
 		return -EINVAL;
 	}
 	*ifindex = (int)if_nametoindex(ifname);

@@ -112,6 +112,9 @@ const char *vnet_hint_netns_dev(const char *ifname, char *buf, size_t len);
 
 int vnet_pin_path(char *buf, size_t len, const char *ifname, const char *obj);
 
+/* NULL when S can be an interface name, else why not (the limit, ...) */
+const char *vnet_ifname_invalid(const char *s);
+
 /* DEV exists in this netns and is a tap (tun driver, Ethernet framing). */
 int vnet_tap_check(const char *ifname, int *ifindex, struct vnet_err *err);
 

@@ -57,7 +57,10 @@ static int open_failed(const char *ifname, const char *path,
 	int ret = -errno;
 	char ns[NAME_MAX + 8];
 
-	if (ret == -ENOENT)
+	if (ret == -ENOENT && vnet_ifname_invalid(ifname))
+		vnet_err_set(err, "'%s' is not a valid interface name: %s", ifname,
+			     vnet_ifname_invalid(ifname));
+	else if (ret == -ENOENT)
 		vnet_err_set(err, "%s: vnet is not attached (no %s); run 'vnetctl%s attach %s'",
 			     ifname, path, vnet_hint_netns_dev(ifname, ns, sizeof(ns)),
 			     ifname);

@@ -128,6 +128,9 @@ int vnet_pins_missing(const char *ifname, const char *dir,
 	if (errno == EACCES || errno == EPERM)
 		vnet_err_set(err, "%s: cannot read %s: permission denied (vnetctl needs root)",
 			     ifname, dir);
+	else if (errno == ENOENT && vnet_ifname_invalid(ifname))
+		vnet_err_set(err, "'%s' is not a valid interface name: %s", ifname,
+			     vnet_ifname_invalid(ifname));
 	else if (errno == ENOENT)
 		vnet_err_set(err, "%s: vnet is not attached (no pins in %s)",
 			     ifname, dir);

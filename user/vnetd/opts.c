@@ -289,9 +289,9 @@ static int opt_agent(struct vnetd_opts *o, const char *arg)
 {
 	unsigned int i;
 
-	if (!vnetd_tap_name_ok(arg))
-		return vnetd_usage_error("--agent: '%s' is not a valid interface name",
-				   arg);
+	if (vnet_ifname_invalid(arg))
+		return vnetd_usage_error("--agent: '%s' is not a valid interface name: %s",
+					 arg, vnet_ifname_invalid(arg));
 	if (o->agent.ntaps == VNETD_AGENT_MAX_TAPS)
 		return vnetd_usage_error("more than %d --agent", VNETD_AGENT_MAX_TAPS);
 	for (i = 0; i < o->agent.ntaps; i++)

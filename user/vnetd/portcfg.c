@@ -114,17 +114,10 @@ bool vnetd_parse_cpus(const char *s, struct vnetd_port_cfg *c, char *why,
 	return c->ncpus > 0;
 }
 
-/* every CPU of C is one this process may run on (sched_getaffinity) */
+/* S can be the name of a network device (the kernel's dev_valid_name()) */
 bool vnetd_tap_name_ok(const char *s)
 {
-	size_t i, n = strlen(s);
-
-	if (!n || n >= IF_NAMESIZE || !strcmp(s, ".") || !strcmp(s, ".."))
-		return false;
-	for (i = 0; i < n; i++)
-		if (s[i] == '/' || s[i] == ':' || s[i] <= ' ' || s[i] == 0x7f)
-			return false;
-	return true;
+	return !vnet_ifname_invalid(s);
 }
 
 /* Which keys a port got, for the defaults and the required ones. */
@@ -148,9 +141,9 @@ static int key_socket(struct vnetd_port_cfg *c, const char *val,
 static int key_tap(struct vnetd_port_cfg *c, const char *val,
 		   const char *where)
 {
-	if (!vnetd_tap_name_ok(val))
-		return vnetd_usage_error("%s: '%s' is not a valid interface name",
-				   where, val);
+	if (vnet_ifname_invalid(val))
+		return vnetd_usage_error("%s: '%s' is not a valid interface name: %s",
+					 where, val, vnet_ifname_invalid(val));
 	snprintf(c->tap, sizeof(c->tap), "%s", val);
 	return 0;
 }
