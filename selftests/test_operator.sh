@@ -20,7 +20,7 @@ VNETD=${VNETD:-$OUT/vnetd}
 UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
 IO=${IO:-$OUT/bench/bench_vnetd_io}
 
-ALL_CASES="hints cli_words netns_exec attach_mode_stats tx_hook_switch ifname_limit vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
+ALL_CASES="hints cli_words netns_exec attach_mode_stats tx_hook_switch ifname_limit vnetd_config_lines vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
 
 _daemons=()
 
@@ -287,6 +287,39 @@ case_ifname_limit()
 		expect "vnetd $c names the limit" yes "$(has "$RUN_ERR" "'$long' is not a valid interface name: longer than 15 characters")"
 	done
 	report ifname_limit_named "$(run_said)"
+}
+
+# --- vnetd --config: a line in --port's words, quoted values -------------------
+
+case_vnetd_config_lines()
+{
+	local conf=$VNET_TMP/ports.conf tap
+
+	new_case cfglines || { fail cfglines_setup "cannot create netns"; return; }
+	tap=$(rand_tap)
+	echo "socket=$VNET_TMP/cfg.sock,tap=$tap,queues=2" >"$conf"
+	run timeout 10 "$VNETD" --config "$conf" --netns "$NS"
+	expect "commas: exit" 2 "$RUN_RC"
+	expect "commas: says blanks, not commas" yes "$(has "$RUN_ERR" "$conf:1: .*separates its keys with blanks, not commas")"
+	expect "commas: not 'tap=NAME missing'" yes "$(lacks "$RUN_ERR" "tap=NAME missing")"
+	echo "socket=\"$VNET_TMP/cfg.sock\" tap=$tap" >"$conf"
+	run timeout 10 "$VNETD" --config "$conf" --netns "$NS"
+	expect "quotes: exit" 2 "$RUN_RC"
+	expect "quotes: says so" yes "$(has "$RUN_ERR" "$conf:1: socket=\"$VNET_TMP/cfg.sock\": values are taken as written, quotes included")"
+	expect "quotes: no directory error" yes "$(lacks "$RUN_ERR" "directory")"
+	echo "socket='$VNET_TMP/cfg.sock' tap=$tap" >"$conf"
+	run timeout 10 "$VNETD" --config "$conf" --netns "$NS"
+	expect "single quotes: says so" yes "$(has "$RUN_ERR" "quotes included")"
+	expect "no tap created" no "$(yesno tap_exists "$tap")"
+	report config_line_words "$(run_said)"
+	# the words --port takes, on a line, still work
+	echo "socket=$VNET_TMP/cfg.sock tap=$tap queues=2 client=0 # a comment, with, commas" >"$conf"
+	vnetd_start "$VNET_TMP/cfg.log" --config "$conf" --netns "$NS"
+	busywait 5000 test -S "$VNET_TMP/cfg.sock"
+	expect "a good line serves" yes "$(yesno test -S "$VNET_TMP/cfg.sock")"
+	report config_line_good "$(head -c 300 "$VNET_TMP/cfg.log")"
+	vnetd_stop
+	end_case
 }
 
 # --- vnetd: the socket's directory, checked before the tap ---------------------

@@ -217,6 +217,9 @@ int vnetd_port_kv(struct vnetd_port_cfg *c, char *tok, const char *where,
 	}
 	if (!val)
 		return vnetd_usage_error("%s: '%s' is not KEY=VALUE", where, tok);
+	if (val[0] == '"' || val[0] == '\'')
+		return vnetd_usage_error("%s: %s=%s: values are taken as written, quotes included: write %s=VALUE without quotes (a value has no blanks)",
+					 where, tok, val, tok);
 	for (i = 0; i < sizeof(port_keys) / sizeof(port_keys[0]); i++) {
 		if (strcmp(tok, port_keys[i].name))
 			continue;
@@ -227,6 +230,26 @@ int vnetd_port_kv(struct vnetd_port_cfg *c, char *tok, const char *where,
 	}
 	return vnetd_usage_error("%s: unknown key '%s' (socket, tap, queues, client, netns, cpus)",
 			   where, tok);
+}
+
+/* TOK holds ",KEY=" or ",client" of a port key after its first one */
+static bool comma_keys(const char *tok)
+{
+	const char *c;
+	unsigned int i;
+	size_t n;
+
+	for (c = strchr(tok, ','); c; c = strchr(c + 1, ',')) {
+		if (!strncmp(c + 1, "client", 6) &&
+		    (!c[7] || c[7] == ',' || c[7] == '='))
+			return true;
+		for (i = 0; i < sizeof(port_keys) / sizeof(port_keys[0]); i++) {
+			n = strlen(port_keys[i].name);
+			if (!strncmp(c + 1, port_keys[i].name, n) && c[1 + n] == '=')
+				return true;
+		}
+	}
+	return false;
 }
 
 int vnetd_port_add(struct vnetd_opts *o, const struct vnetd_port_cfg *c,
@@ -303,6 +326,11 @@ int vnetd_parse_config(struct vnetd_opts *o, const char *path)
 		got = 0;
 		for (tok = strtok_r(line, " \t\r\n", &save); tok;
 		     tok = strtok_r(NULL, " \t\r\n", &save)) {
+			if (comma_keys(tok)) {
+				ret = vnetd_usage_error("%s: '%s': a config line separates its keys with blanks, not commas (commas are --port's): socket=PATH tap=NAME ...",
+							where, tok);
+				goto out;
+			}
 			ret = vnetd_port_kv(&c, tok, where, &got);
 			if (ret)
 				goto out;
