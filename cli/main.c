@@ -46,7 +46,8 @@ static const struct cmd cmds[] = {
 	{ "status", do_status, "[DEV]",
 	  "show what is attached where",
 	  "Show what is attached where: ifindex, whether the device is still\n"
-	  "there, hooks with program and link ids, XDP mode, queues seen.\n" },
+	  "there, its network namespace, hooks with program and link ids, XDP\n"
+	  "mode, queues seen.\n" },
 	{ "stats", do_stats, "DEV [--queue N] [--watch SECONDS [--count N]] | [DEV...] --prometheus",
 	  "per queue, direction and class counters (and vnetd's datapath)",
 	  "Per queue and direction (tx = from the guest, rx = to the guest),\n"

@@ -20,7 +20,7 @@ VNETD=${VNETD:-$OUT/vnetd}
 UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
 IO=${IO:-$OUT/bench/bench_vnetd_io}
 
-ALL_CASES="hints cli_words netns_exec attach_mode_stats tx_hook_switch ifname_limit vnetd_config_lines vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
+ALL_CASES="hints cli_words netns_exec attach_mode_stats status_netns tx_hook_switch ifname_limit vnetd_config_lines vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
 
 _daemons=()
 
@@ -245,6 +245,25 @@ case_attach_mode_stats()
 	run vnetctl -n "$NS" -j stats "$DEV"
 	expect "JSON keeps the datapath object" 0 "$(json "$RUN_OUT" '.queues[0].datapath.frames')"
 	report attach_mode_json_datapath "$(run_said)"
+	end_case
+}
+
+# --- status names the device's network namespace -------------------------------
+
+case_status_netns()
+{
+	local ino
+
+	new_case stnetns || { fail stnetns_setup "cannot create netns/tap"; return; }
+	run vnetctl -n "$NS" attach "$DEV"
+	[ "$RUN_RC" = 0 ] || { fail stnetns_attach "$(run_said)"; end_case; return; }
+	ino=$(stat -L -c %i "/var/run/netns/$NS")
+	run vnetctl status "$DEV"
+	expect "text (from the host)" yes "$(has "$RUN_OUT" "^  netns +$NS \(inode $ino\)")"
+	run vnetctl -n "$NS" -j status "$DEV"
+	expect "JSON netns" "$NS" "$(json "$RUN_OUT" '.[0].netns')"
+	expect "JSON netns_ino" "$ino" "$(json "$RUN_OUT" '.[0].netns_ino')"
+	report status_names_netns "$(run_said)"
 	end_case
 }
 
