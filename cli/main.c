@@ -119,19 +119,20 @@ static void usage(FILE *f)
 static int cmd_unknown(const char *name, bool ambiguous)
 {
 	const struct cmd *c;
-	size_t n = strlen(name);
+	size_t n = strlen(name), off = 0;
+	char could[256] = "";
 	int k = 0;
 
-	fprintf(stderr, "Error: %s command '%s'", ambiguous ? "ambiguous" : "unknown",
-		name);
 	if (ambiguous) {
-		fputs(": could be", stderr);
-		for (c = cmds; c->name; c++)
+		off += (size_t)snprintf(could, sizeof(could), ": could be");
+		for (c = cmds; c->name && off < sizeof(could); c++)
 			if (!strncmp(c->name, name, n))
-				fprintf(stderr, "%s %s", k++ ? "," : "", c->name);
+				off += (size_t)snprintf(could + off, sizeof(could) - off,
+							"%s %s", k++ ? "," : "", c->name);
 	}
-	fprintf(stderr, "; try '%s --help'\n", prog_name);
-	return EXIT_USAGE;
+	return cli_usage(NULL, "%s command '%s'%s; try '%s --help'",
+			 ambiguous ? "ambiguous" : "unknown", name, could,
+			 prog_name);
 }
 
 static void cmd_help(FILE *f, const struct cmd *c)
@@ -203,21 +204,27 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf("%s %s (vnet ABI %d)\n", prog_name, VNET_VERSION,
-			       VNET_ABI_VERSION);
+			if (out_json)
+				printf(out_pretty ?
+					       "{\n  \"name\": \"%s\",\n  \"version\": \"%s\",\n  \"abi\": %d,\n  \"json_schema\": %d\n}\n" :
+					       "{\"name\":\"%s\",\"version\":\"%s\",\"abi\":%d,\"json_schema\":%d}\n",
+				       prog_name, VNET_VERSION, VNET_ABI_VERSION,
+				       VNETCTL_JSON_SCHEMA);
+			else
+				printf("%s %s (vnet ABI %d, JSON schema %d)\n",
+				       prog_name, VNET_VERSION, VNET_ABI_VERSION,
+				       VNETCTL_JSON_SCHEMA);
 			return 0;
 		case ':':
-			fprintf(stderr, "Error: option '%s' needs a value; try '%s --help'\n",
-				argv[optind - 1], prog_name);
-			return EXIT_USAGE;
+			return cli_usage(NULL, "option '%s' needs a value; try '%s --help'",
+					 argv[optind - 1], prog_name);
 		default:
-			fprintf(stderr, "Error: unknown option '%s'; try '%s --help'\n",
-				argv[optind - 1], prog_name);
-			return EXIT_USAGE;
+			return cli_usage(NULL, "unknown option '%s'; try '%s --help'",
+					 argv[optind - 1], prog_name);
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "Error: no command given\n");
+		cli_usage(NULL, "no command given");
 		usage(stderr);
 		return EXIT_USAGE;
 	}

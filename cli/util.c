@@ -43,29 +43,35 @@ int cli_bad_option(const char *cmd, int opt, char **argv)
 	return cli_usage(cmd, "unknown option '%s'", arg);
 }
 
+/* "Error: MSG" on stderr, and with -j {"error": MSG} on stdout */
+static void error_say(const char *fmt, va_list ap)
+{
+	char msg[2048];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "Error: %s\n", msg);
+	out_error(msg);
+}
+
 int cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("Error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	error_say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return 1;
 }
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
 	bool amb;
-	const struct cmd *c = cli_find_cmd(cmd, &amb);
+	const struct cmd *c = cmd ? cli_find_cmd(cmd, &amb) : NULL;
 	va_list ap;
 
-	fputs("Error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	error_say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	if (c)
 		fprintf(stderr, "Usage: %s %s %s\n", prog_name, c->name,
 			c->synopsis);

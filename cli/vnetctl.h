@@ -7,6 +7,12 @@
 #include "out.h"
 
 #define EXIT_USAGE 2
+/*
+ * The version of the JSON that -j prints (docs/cli-contract.md): bumped
+ * when a key goes, is renamed or changes its type or meaning; keys are
+ * added without a bump.  `vnetctl -j --version` prints it.
+ */
+#define VNETCTL_JSON_SCHEMA 1
 
 struct cmd {
 	const char *name;
@@ -25,7 +31,7 @@ const struct cmd *cli_find_cmd(const char *name, bool *ambiguous);
 
 /* "Error: ..." on stderr; returns 1 (the error exit code) */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* usage error for CMD: message, then its synopsis; returns 2 */
+/* usage error for CMD (NULL: vnetctl's own): message, then its synopsis; 2 */
 int cli_usage(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* getopt returned OPT (':' or '?') for CMD: the usage error, 2 */

@@ -190,6 +190,32 @@ case_cli_words()
 	expect "lists the candidates" yes "$(has "$RUN_ERR" "ambiguous command 'st': could be status, stats")"
 	report ambiguous_lists_candidates "$(run_said)"
 
+	# -j: errors are JSON documents on stdout too (bpftool's way)
+	run vnetctl -j stats vtnosuchdev0
+	expect "-j error exit" 1 "$RUN_RC"
+	expect "-j error: one JSON object" "object" "$(json "$RUN_OUT" 'type')"
+	expect "-j error message" yes "$(has "$(json "$RUN_OUT" '.error')" "^vtnosuchdev0: vnet is not attached")"
+	expect "-j error: stderr as ever" yes "$(has "$RUN_ERR" "^Error: vtnosuchdev0: vnet is not attached")"
+	run vnetctl -p st "$DEV"
+	expect "-p usage error exit" 2 "$RUN_RC"
+	expect "-p usage error" yes "$(has "$(json "$RUN_OUT" '.error')" "ambiguous command 'st'")"
+	run vnetctl -j --bogus
+	expect "-j unknown option" yes "$(has "$(json "$RUN_OUT" '.error')" "unknown option '--bogus'")"
+	run vnetctl -j stats "$DEV" --prometheus
+	expect "-j --prometheus: JSON error" yes "$(has "$(json "$RUN_OUT" '.error')" "two formats")"
+	run vnetctl stats vtnosuchdev0
+	expect "without -j: stdout empty" "" "$RUN_OUT"
+	report json_errors_on_stdout "$(run_said)"
+
+	# the JSON's schema version: printed, and the one the contract documents
+	run vnetctl -j --version
+	expect "schema version is the documented one" \
+		"$(sed -n 's/^The JSON is versioned: \*\*schema version \([0-9]*\)\*\*.*/\1/p' "$VNET_ROOT/docs/cli-contract.md")" \
+		"$(json "$RUN_OUT" '.json_schema')"
+	expect "name" vnetctl "$(json "$RUN_OUT" '.name')"
+	expect "abi" yes "$(yesno positive "$(json "$RUN_OUT" '.abi')")"
+	report json_schema_version "$(run_said)"
+
 	# every command of --help has a description, gc included
 	run vnetctl --help
 	expect "gc described" yes "$(has "$(grep -A1 '^  gc' <<<"$RUN_OUT")" "remove the pins")"
