@@ -7,6 +7,26 @@
 
 #include "vnetctl.h"
 
+/*
+ * Attached, but not to the tap a virtio-net guest's VMM makes (QEMU and
+ * libvirt create multi-queue taps with vnet_hdr): say what that means.
+ * The attachment stands; the warnings are on stderr (docs/cli-contract.md).
+ */
+static void tap_warn(const char *dev)
+{
+	struct vnet_tap_flags f;
+	int ifindex;
+
+	if (vnet_tap_check(dev, &ifindex, NULL) || vnet_tap_flags(ifindex, &f))
+		return;
+	if (!f.multi_queue)
+		fprintf(stderr, "Warning: %s is a single-queue tap (no multi_queue): every frame is counted on queue 0, and a multi-queue guest NIC cannot use it (create it with 'ip tuntap add dev %s mode tap multi_queue vnet_hdr', as QEMU and libvirt do)\n",
+			dev, dev);
+	if (!f.vnet_hdr)
+		fprintf(stderr, "Warning: %s has no vnet_hdr: frames carry no virtio_net_hdr, so a guest behind it has no checksum or segmentation offload (QEMU and libvirt create taps with vnet_hdr)\n",
+			dev);
+}
+
 int do_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -60,6 +80,7 @@ int do_attach(int argc, char **argv)
 	fprintf(stderr, "%s: attached (guest tx: %s, guest rx: tc egress); pinned in %s/%s\n",
 		dev, ao.tx_hook == VNET_HOOK_XDP ? "xdp" : "tc ingress",
 		VNET_PIN_ROOT, dev);
+	tap_warn(dev);
 	return 0;
 }
 

@@ -20,7 +20,7 @@ VNETD=${VNETD:-$OUT/vnetd}
 UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
 IO=${IO:-$OUT/bench/bench_vnetd_io}
 
-ALL_CASES="hints cli_words netns_exec attach_mode_stats status_netns tx_hook_switch ifname_limit vnetd_config_lines vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
+ALL_CASES="hints cli_words netns_exec attach_mode_stats status_netns tap_kind_warnings tx_hook_switch ifname_limit vnetd_config_lines vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
 
 _daemons=()
 
@@ -271,6 +271,27 @@ case_attach_mode_stats()
 	run vnetctl -n "$NS" -j stats "$DEV"
 	expect "JSON keeps the datapath object" 0 "$(json "$RUN_OUT" '.queues[0].datapath.frames')"
 	report attach_mode_json_datapath "$(run_said)"
+	end_case
+}
+
+# --- attach: a tap unlike a VMM's (single queue, no vnet_hdr) is said ----------
+
+case_tap_kind_warnings()
+{
+	local sq
+
+	new_case tapkind || { fail tapkind_setup "cannot create netns/tap"; return; }
+	sq=$(rand_tap)
+	ip -n "$NS" tuntap add dev "$sq" mode tap && _case_taps+=("$NS $sq") ||
+		{ fail tapkind_setup "cannot create a single-queue tap"; end_case; return; }
+	run vnetctl -n "$NS" attach "$sq"
+	expect "attached all the same" 0 "$RUN_RC"
+	expect "pins" yes "$(yesno pins_exist "$sq")"
+	expect "single-queue warning" yes "$(has "$RUN_ERR" "^Warning: $sq is a single-queue tap")"
+	expect "vnet_hdr warning" yes "$(has "$RUN_ERR" "^Warning: $sq has no vnet_hdr")"
+	run vnetctl -n "$NS" attach "$DEV"
+	expect "a VMM's kind of tap: no warning" yes "$(lacks "$RUN_ERR" "Warning")"
+	report attach_warns_tap_kind "$(run_said)"
 	end_case
 }
 

@@ -115,6 +115,16 @@ int vnet_pin_path(char *buf, size_t len, const char *ifname, const char *obj);
 /* NULL when S can be an interface name, else why not (the limit, ...) */
 const char *vnet_ifname_invalid(const char *s);
 
+/* A tap's tun flags (rtnetlink link info); known: the kernel said them. */
+struct vnet_tap_flags {
+	bool known;
+	bool multi_queue; /* IFF_MULTI_QUEUE */
+	bool vnet_hdr;    /* IFF_VNET_HDR: a virtio_net_hdr with each frame */
+	__u32 queues;     /* queues attached now */
+};
+/* The flags of tap IFINDEX (this netns): 0, or -errno (-EOPNOTSUPP: old kernel). */
+int vnet_tap_flags(int ifindex, struct vnet_tap_flags *f);
+
 /* DEV exists in this netns and is a tap (tun driver, Ethernet framing). */
 int vnet_tap_check(const char *ifname, int *ifindex, struct vnet_err *err);
 
