@@ -20,7 +20,7 @@ VNETD=${VNETD:-$OUT/vnetd}
 UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
 IO=${IO:-$OUT/bench/bench_vnetd_io}
 
-ALL_CASES="hints cli_words netns_exec attach_mode_stats status_netns tap_kind_warnings tx_hook_switch ifname_limit vnetd_config_lines vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
+ALL_CASES="hints cli_words netns_exec attach_mode_stats map_keys_documented status_netns tap_kind_warnings tx_hook_switch ifname_limit vnetd_config_lines vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
 
 _daemons=()
 
@@ -271,6 +271,27 @@ case_attach_mode_stats()
 	run vnetctl -n "$NS" -j stats "$DEV"
 	expect "JSON keeps the datapath object" 0 "$(json "$RUN_OUT" '.queues[0].datapath.frames')"
 	report attach_mode_json_datapath "$(run_said)"
+	end_case
+}
+
+# --- the stats map's keys as vnetctl.8 explains them: its bpftool line works ---
+
+case_map_keys_documented()
+{
+	local line want got
+
+	new_case mapkeys || { fail mapkeys_setup "cannot create netns/tap"; return; }
+	run vnetctl -n "$NS" attach "$DEV"
+	"$TAPWRITE" -n "$NS" -d "$DEV" -q 2 send 1 push 3 send 0 push 1 >/dev/null
+	# the man page's example, unescaped, on this tap
+	line=$(grep -F 'bpftool \-j map lookup pinned' "$VNET_ROOT/docs/vnetctl.8" | head -n1 |
+		sed 's/\\-/-/g; s/^# //')
+	expect "the man page has the line" yes "$([ -n "$line" ] && echo yes || echo no)"
+	got=$(sh -c "${line//vnet0/$DEV}" 2>&1)
+	want=$(vnet_stat "$(vnetctl -j stats "$DEV")" tx 1 push)
+	expect "tx queue 1 push packets" "3" "$want"
+	expect "the documented lookup reads them" "$want" "$got"
+	report man_map_key_lookup "$line -> $got"
 	end_case
 }
 
