@@ -276,18 +276,20 @@ soak: $(VNETCTL) $(VNETD) $(SOAK)
 	SOAK_SECS=$(SOAK_SECS) selftests/test_soak.sh
 
 # binaries, man pages, systemd units (ExecStart= naming $(PREFIX)/sbin),
-# bash completion, the libvirt hook (docs/libvirt.md) and the operator's
+# bash completion, the libvirt hook and its switch, off (docs/libvirt.md), and the operator's
 # docs; `make uninstall` removes exactly these files
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 COMPDIR    ?= $(PREFIX)/share/bash-completion/completions
 DOCDIR     ?= $(PREFIX)/share/doc/vnet
 HOOKDIR    ?= /etc/libvirt/hooks/qemu.d
+# the hook's switch (off as installed; docs/libvirt.md)
+HOOKCONF   ?= /etc/default/vnet-hook
 UNITS      := vnetd@.service vnetd.service
 OPS_DOCS   := systemd.md metrics.md libvirt.md cli-contract.md vnetd.md coalesce.md
 INSTALLED  := $(PREFIX)/sbin/vnetctl $(PREFIX)/sbin/vnetd \
 	      $(PREFIX)/share/man/man8/vnetctl.8 $(PREFIX)/share/man/man8/vnetd.8 \
 	      $(UNITS:%=$(UNITDIR)/%) $(COMPDIR)/vnetctl $(COMPDIR)/vnetd \
-	      $(HOOKDIR)/vnet \
+	      $(HOOKDIR)/vnet $(HOOKCONF) \
 	      $(OPS_DOCS:%=$(DOCDIR)/%)
 
 install: $(VNETCTL) $(VNETD)
@@ -304,6 +306,9 @@ install: $(VNETCTL) $(VNETD)
 	install -D -m 0644 completion/vnetctl $(DESTDIR)$(COMPDIR)/vnetctl
 	install -D -m 0644 completion/vnetd $(DESTDIR)$(COMPDIR)/vnetd
 	install -D -m 0755 libvirt/qemu-hook $(DESTDIR)$(HOOKDIR)/vnet
+	@# the operator's switch: never overwritten by a later install
+	[ -e $(DESTDIR)$(HOOKCONF) ] || \
+		install -D -m 0644 libvirt/vnet-hook.default $(DESTDIR)$(HOOKCONF)
 	for d in $(OPS_DOCS); do \
 		install -D -m 0644 docs/$$d $(DESTDIR)$(DOCDIR)/$$d || exit 1; \
 	done

@@ -120,10 +120,15 @@ case_install()
 		usr/share/bash-completion/completions/vnetctl \
 		usr/share/bash-completion/completions/vnetd \
 		usr/share/doc/vnet/systemd.md usr/share/doc/vnet/libvirt.md \
-		usr/share/doc/vnet/metrics.md etc/libvirt/hooks/qemu.d/vnet; do
+		usr/share/doc/vnet/metrics.md etc/libvirt/hooks/qemu.d/vnet \
+		etc/default/vnet-hook; do
 		[ -f "$d/$f" ] || missing+="$f "
 	done
 	expect "installed" "" "$missing"
+	expect "the libvirt hook's switch: off" "VNET_HOOK_ENABLE=no" "$(grep '^VNET_HOOK_ENABLE=' "$d/etc/default/vnet-hook")"
+	echo "VNET_HOOK_ENABLE=yes" >>"$d/etc/default/vnet-hook"
+	run make -s -C "$VNET_ROOT" install DESTDIR="$d" PREFIX=/usr
+	expect "a second install keeps the operator's switch" "VNET_HOOK_ENABLE=yes" "$(grep '^VNET_HOOK_ENABLE=' "$d/etc/default/vnet-hook" | tail -n1)"
 	expect "the unit runs the installed vnetd" "/usr/sbin/vnetd" \
 		"$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$d/usr/lib/systemd/system/vnetd@.service")"
 	run make -s -C "$VNET_ROOT" install DESTDIR="$d" PREFIX=/usr/local

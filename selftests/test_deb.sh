@@ -25,6 +25,26 @@ deb_cleanup()
 
 trap 'deb_cleanup; _cleanup_all' EXIT
 
+# the installed /etc/libvirt/hooks/qemu.d/vnet and /etc/default/vnet-hook
+# on a real tap (a netns of the test's: VNETCTL_ARGS is the hook's own
+# variable for that)
+hook_off_after_install()
+{
+	local dev xml
+
+	ns_create debhook && dev=$(rand_tap) && tap_create "$NS" "$dev" ||
+		{ expect "hook setup" ok "cannot create netns/tap"; return; }
+	xml="<domain type='kvm'><name>vm1</name><devices>
+  <interface type='bridge'><source bridge='br0'/><target dev='$dev'/><model type='virtio'/></interface>
+</devices></domain>"
+	expect "the switch as installed" "VNET_HOOK_ENABLE=no" "$(grep '^VNET_HOOK_ENABLE=' /etc/default/vnet-hook)"
+	VNETCTL=/usr/sbin/vnetctl VNETCTL_ARGS="-n $NS" run /etc/libvirt/hooks/qemu.d/vnet vm1 started begin - <<<"$xml"
+	expect "hook exit" 0 "$RUN_RC"
+	expect "nothing attached" yes "$(pins_gone "$dev" && echo yes || echo no)"
+	expect "says it is off" yes "$(grep -q 'vm1: off (VNET_HOOK_ENABLE=yes in /etc/default/vnet-hook' <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+	case_cleanup
+}
+
 main()
 {
 	local src=$VNET_TMP/src deb f missing="" ver
@@ -54,7 +74,8 @@ main()
 		/lib/systemd/system/vnetd.service \
 		/usr/share/bash-completion/completions/vnetctl \
 		/usr/share/bash-completion/completions/vnetd \
-		/etc/libvirt/hooks/qemu.d/vnet /usr/share/doc/vnet/libvirt.md \
+		/etc/libvirt/hooks/qemu.d/vnet /etc/default/vnet-hook \
+		/usr/share/doc/vnet/libvirt.md \
 		/usr/share/doc/vnet/systemd.md /usr/share/doc/vnet/metrics.md \
 		/usr/share/doc/vnet/copyright; do
 		grep -qxF "$f" "$VNET_TMP/files" || missing+="$f "
@@ -90,15 +111,23 @@ main()
 		expect "verify says nothing" "" "$RUN_OUT$RUN_ERR"
 	fi
 	expect "man page" yes "$(man -w vnetctl 2>/dev/null | grep -q vnetctl.8 && echo yes || echo no)"
+	expect "the hook's switch is a conffile" yes \
+		"$(dpkg-query -W -f='${Conffiles}' vnet | grep -q '/etc/default/vnet-hook ' && echo yes || echo no)"
 	expect "completion loads" yes \
 		"$(bash -c 'source /usr/share/bash-completion/completions/vnetctl && complete -p vnetctl' 2>/dev/null | grep -q _vnetctl && echo yes || echo no)"
 	report installed "$(run_said)"
+
+	# the installed hook, as libvirtd runs it when a domain has started:
+	# off as installed, nothing attached to the domain's taps
+	hook_off_after_install
+	report hook_off_as_installed "$(run_said)"
 
 	run dpkg --purge vnet
 	expect "purge exit" 0 "$RUN_RC"
 	_installed_here=0
 	expect "vnetctl gone" no "$([ -e /usr/sbin/vnetctl ] && echo yes || echo no)"
 	expect "hook gone" no "$([ -e /etc/libvirt/hooks/qemu.d/vnet ] && echo yes || echo no)"
+	expect "its switch gone" no "$([ -e /etc/default/vnet-hook ] && echo yes || echo no)"
 	report purged "$(run_said)"
 	ksft_exit
 }

@@ -672,7 +672,7 @@ case_vnetd_notify()
 
 case_libvirt_hook()
 {
-	local hook=$VNET_ROOT/libvirt/qemu-hook br net vu xml
+	local hook=$VNET_ROOT/libvirt/qemu-hook br net vu xml on=$VNET_TMP/vnet-hook.on
 
 	new_case hook || { fail hook_setup "cannot create netns/tap"; return; }
 	br=$DEV
@@ -698,22 +698,38 @@ case_libvirt_hook()
     <target dev='$vu'/>
   </interface>
 </devices></domain>"
-	VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 started begin - <<<"$xml"
+	# the switch as installed (libvirt/vnet-hook.default): off, nothing
+	# attached, and the log line says how to turn it on
+	VNET_HOOK_CONF=$VNET_ROOT/libvirt/vnet-hook.default VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" \
+		run "$hook" vm1 started begin - <<<"$xml"
+	expect "off: exit" 0 "$RUN_RC"
+	expect "off: bridge tap untouched" yes "$(yesno pins_gone "$br")"
+	expect "off: network tap untouched" yes "$(yesno pins_gone "$net")"
+	expect "off: says how to turn it on" yes "$(has "$RUN_OUT$RUN_ERR" "vm1: off \(VNET_HOOK_ENABLE=yes in .*vnet-hook.default turns it on\)")"
+	# no switch file at all: off too
+	VNET_HOOK_CONF=$VNET_TMP/no-such-file VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" \
+		run "$hook" vm1 started begin - <<<"$xml"
+	expect "no file: bridge tap untouched" yes "$(yesno pins_gone "$br")"
+	report hook_off_as_installed "$(run_said)"
+
+	# on: VNET_HOOK_ENABLE=yes
+	echo "VNET_HOOK_ENABLE=yes" >"$on"
+	VNET_HOOK_CONF=$on VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 started begin - <<<"$xml"
 	expect "started exit" 0 "$RUN_RC"
 	expect "bridge tap attached" yes "$(yesno pins_exist "$br")"
 	expect "network tap attached" yes "$(yesno pins_exist "$net")"
 	expect "vhostuser tap left alone" yes "$(yesno pins_gone "$vu")"
 	report hook_started_attaches "$(run_said)"
 	# other operations change nothing; release removes the pins
-	VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 prepare begin - <<<"$xml"
+	VNET_HOOK_CONF=$on VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 prepare begin - <<<"$xml"
 	expect "prepare: still attached" yes "$(yesno pins_exist "$br")"
-	VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 release end - <<<"$xml"
+	VNET_HOOK_CONF=$on VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 release end - <<<"$xml"
 	expect "release exit" 0 "$RUN_RC"
 	expect "bridge pins gone" yes "$(yesno pins_gone "$br")"
 	expect "network pins gone" yes "$(yesno pins_gone "$net")"
 	report hook_release_unpins "$(run_said)"
 	# a failing attach never fails the domain
-	VNETCTL=$VNETCTL VNETCTL_ARGS="-n vnet-no-such-ns-$$" run "$hook" vm1 started begin - <<<"$xml"
+	VNET_HOOK_CONF=$on VNETCTL=$VNETCTL VNETCTL_ARGS="-n vnet-no-such-ns-$$" run "$hook" vm1 started begin - <<<"$xml"
 	expect "failed attach: exit" 0 "$RUN_RC"
 	report hook_never_fails_domain "$(run_said)"
 	end_case
