@@ -125,8 +125,9 @@ $(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h
 $(LIBVNET): $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
+# vnetctl exporter's HTTP server: libmicrohttpd
 $(VNETCTL): $(CLI_OBJS) $(LIBVNET)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lmicrohttpd
 
 $(OUT)/selftests/%: $(OUT)/selftests/%.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -284,7 +285,7 @@ DOCDIR     ?= $(PREFIX)/share/doc/vnet
 HOOKDIR    ?= /etc/libvirt/hooks/qemu.d
 # the hook's switch (off as installed; docs/libvirt.md)
 HOOKCONF   ?= /etc/default/vnet-hook
-UNITS      := vnetd@.service vnetd.service
+UNITS      := vnetd@.service vnetd.service vnet-exporter.service
 OPS_DOCS   := systemd.md metrics.md libvirt.md cli-contract.md vnetd.md coalesce.md
 INSTALLED  := $(PREFIX)/sbin/vnetctl $(PREFIX)/sbin/vnetd \
 	      $(PREFIX)/share/man/man8/vnetctl.8 $(PREFIX)/share/man/man8/vnetd.8 \
@@ -299,7 +300,7 @@ install: $(VNETCTL) $(VNETD)
 	install -D -m 0644 docs/vnetd.8 $(DESTDIR)$(PREFIX)/share/man/man8/vnetd.8
 	for u in $(UNITS); do \
 		install -d $(DESTDIR)$(UNITDIR) && \
-		sed 's|/usr/sbin/vnetd|$(PREFIX)/sbin/vnetd|; s|/usr/share/doc/vnet|$(DOCDIR)|' \
+		sed 's|/usr/sbin/vnetd|$(PREFIX)/sbin/vnetd|; s|/usr/sbin/vnetctl|$(PREFIX)/sbin/vnetctl|; s|/usr/share/doc/vnet|$(DOCDIR)|' \
 			systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
 	done

@@ -15,7 +15,6 @@
 
 #include "vnetctl.h"
 
-#define VNET_VERSION "0.1.0"
 
 static bool debug;
 
@@ -84,6 +83,16 @@ static const struct cmd cmds[] = {
 	  "(a direct 'ethtool -C' shows), the policy's recommendations and where\n"
 	  "each parameter takes effect on DEV: vnetd, tun, or nowhere, and whether\n"
 	  "a 'vnetd --agent DEV' drives the tap's rx-frames (pid, changes, rate).\n" },
+	{ "exporter", do_exporter, "--listen ADDR:PORT",
+	  "serve every attached device's counters to Prometheus over HTTP",
+	  "A Prometheus exporter: an HTTP server on ADDR:PORT (:PORT: every\n"
+	  "address; [ADDR]:PORT for IPv6) that answers GET /metrics with the\n"
+	  "counters of 'stats --prometheus' for every attached device that is\n"
+	  "present (read from the pins at each scrape; a gone device has no\n"
+	  "series), vnet_build_info and vnet_device_up{device,netns}, and GET /\n"
+	  "with a page that links there.  Runs until SIGINT or SIGTERM\n"
+	  "(docs/metrics.md; systemd: vnet-exporter.service).\n"
+	  "  --listen ADDR:PORT  where to listen, e.g. 127.0.0.1:9477 or :9477\n" },
 	{ "help", do_help, "[COMMAND]", "show help for COMMAND",
 	  "Show help for COMMAND.\n" },
 	{ NULL, NULL, NULL, NULL, NULL },
@@ -240,7 +249,8 @@ int main(int argc, char **argv)
 	 * without bpffs): say that rather than "not attached".  attach mounts
 	 * bpffs itself; help needs none.
 	 */
-	if (c->fn != do_attach && c->fn != do_help && !wants_help(argc, argv) &&
+	if (c->fn != do_attach && c->fn != do_help && c->fn != do_exporter &&
+	    !wants_help(argc, argv) &&
 	    vnet_bpffs_check(&err) == -ENOTSUP)
 		return cli_error("%s", err.msg);
 

@@ -211,7 +211,7 @@ static int prometheus(int ndev, char **devs, int only_queue, unsigned int watch)
 			return cli_error("cannot read %s: %s", VNET_PIN_ROOT,
 					 strerror(-n));
 	}
-	return stats_prometheus(names, n, only_queue);
+	return stats_prometheus(stdout, names, n, only_queue, false);
 }
 
 int do_stats(int argc, char **argv)

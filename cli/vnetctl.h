@@ -3,10 +3,12 @@
 #define VNETCTL_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include "libvnet.h"
 #include "out.h"
 
 #define EXIT_USAGE 2
+#define VNET_VERSION "0.1.0"
 /*
  * The version of the JSON that -j prints (docs/cli-contract.md): bumped
  * when a key goes, is renamed or changes its type or meaning; keys are
@@ -47,8 +49,13 @@ bool stats_dp_active(const struct vnet_dp_stats *d); /* counted anything */
 struct vnet_dp_stats *stats_dp_read(const char *dev); /* malloc'd, or NULL */
 bool stats_key_active(const struct vnet_stats_snapshot *s,
 		      const struct vnet_dp_stats *dp, __u32 k);
-/* prom.c: the Prometheus text format of devices NAMES */
-int stats_prometheus(char (*names)[IF_NAMESIZE], int n, int only_queue);
+/*
+ * prom.c: the Prometheus text format of devices NAMES into F (gone ones
+ * left out).  LENIENT (the exporter): a device that cannot be read is
+ * left out too, said on stderr; else it is the error (1).
+ */
+int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
+		     bool lenient);
 
 int do_attach(int argc, char **argv);
 int do_detach(int argc, char **argv);
@@ -56,5 +63,6 @@ int do_status(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_gc(int argc, char **argv);
 int do_coalesce(int argc, char **argv);
+int do_exporter(int argc, char **argv);
 
 #endif

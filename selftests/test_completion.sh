@@ -116,7 +116,7 @@ case_install()
 	expect "install exit" 0 "$RUN_RC"
 	for f in usr/sbin/vnetctl usr/sbin/vnetd usr/share/man/man8/vnetctl.8 \
 		usr/share/man/man8/vnetd.8 usr/lib/systemd/system/vnetd@.service \
-		usr/lib/systemd/system/vnetd.service \
+		usr/lib/systemd/system/vnetd.service usr/lib/systemd/system/vnet-exporter.service \
 		usr/share/bash-completion/completions/vnetctl \
 		usr/share/bash-completion/completions/vnetd \
 		usr/share/doc/vnet/systemd.md usr/share/doc/vnet/libvirt.md \
@@ -134,6 +134,8 @@ case_install()
 	run make -s -C "$VNET_ROOT" install DESTDIR="$d" PREFIX=/usr/local
 	expect "PREFIX=/usr/local: the unit names it" "/usr/local/sbin/vnetd" \
 		"$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$d/usr/local/lib/systemd/system/vnetd@.service")"
+	expect "the exporter's unit runs the installed vnetctl" "/usr/sbin/vnetctl" \
+		"$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$d/usr/lib/systemd/system/vnet-exporter.service")"
 	report make_install "$(run_said)"
 	run make -s -C "$VNET_ROOT" uninstall DESTDIR="$d" PREFIX=/usr
 	expect "uninstall exit" 0 "$RUN_RC"

@@ -71,7 +71,7 @@ main()
 	dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$VNET_TMP/files"
 	for f in /usr/sbin/vnetctl /usr/sbin/vnetd /usr/share/man/man8/vnetctl.8.gz \
 		/usr/share/man/man8/vnetd.8.gz /lib/systemd/system/vnetd@.service \
-		/lib/systemd/system/vnetd.service \
+		/lib/systemd/system/vnetd.service /lib/systemd/system/vnet-exporter.service \
 		/usr/share/bash-completion/completions/vnetctl \
 		/usr/share/bash-completion/completions/vnetd \
 		/etc/libvirt/hooks/qemu.d/vnet /etc/default/vnet-hook \

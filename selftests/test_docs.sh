@@ -49,7 +49,9 @@ awk '/^\.SH /{s=$2} /^\.BR \\-V /{print s}' "$top/docs/vnetd.8" | grep -qx OPTIO
 check "docs/vnetd_man_version_in_options" $? "docs/vnetd.8 lists -V outside OPTIONS"
 # README names every shared library the binaries need (the package of each)
 VNETD=${VNETD:-$top/build/vnetd}
-for lib in $(ldd "$VNETCTL" "$VNETD" | awk '$1 ~ /^lib/ && $1 !~ /^lib(c|m|pthread|dl|rt)\.so/ {print $1}' | sort -u); do
+# (the libraries they link directly, ELF NEEDED: a library's own come with its package)
+for lib in $(readelf -d "$VNETCTL" "$VNETD" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' |
+	grep -Ev '^lib(c|m|pthread|dl|rt)\.so' | sort -u); do
 	pkg=$(dpkg -S "*/$lib" 2>/dev/null | head -n1 | cut -d: -f1)
 	grep -qF "\`${pkg:-$lib}\`" "$top/README.md"
 	check "docs/readme_names_${lib%%.so*}" $? "README.md does not name ${pkg:-$lib} ($lib, linked by vnetctl or vnetd)"
