@@ -286,7 +286,9 @@ HOOKDIR    ?= /etc/libvirt/hooks/qemu.d
 # the hook's switch (off as installed; docs/libvirt.md)
 HOOKCONF   ?= /etc/default/vnet-hook
 UNITS      := vnetd@.service vnetd.service vnet-exporter.service
-OPS_DOCS   := systemd.md metrics.md libvirt.md cli-contract.md vnetd.md coalesce.md
+# every doc the man pages name (they refer to $(DOCDIR)/NAME.md)
+OPS_DOCS   := systemd.md metrics.md libvirt.md cli-contract.md vnetd.md coalesce.md \
+	      policy.md design.md benchmarks.md evidence.md vhost-user.md vnetd-contract.md
 INSTALLED  := $(PREFIX)/sbin/vnetctl $(PREFIX)/sbin/vnetd \
 	      $(PREFIX)/share/man/man8/vnetctl.8 $(PREFIX)/share/man/man8/vnetd.8 \
 	      $(UNITS:%=$(UNITDIR)/%) $(COMPDIR)/vnetctl $(COMPDIR)/vnetd \
@@ -295,9 +297,12 @@ INSTALLED  := $(PREFIX)/sbin/vnetctl $(PREFIX)/sbin/vnetd \
 
 install: $(VNETCTL) $(VNETD)
 	install -D -m 0755 $(VNETCTL) $(DESTDIR)$(PREFIX)/sbin/vnetctl
-	install -D -m 0644 docs/vnetctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/vnetctl.8
 	install -D -m 0755 $(VNETD) $(DESTDIR)$(PREFIX)/sbin/vnetd
-	install -D -m 0644 docs/vnetd.8 $(DESTDIR)$(PREFIX)/share/man/man8/vnetd.8
+	for m in vnetctl.8 vnetd.8; do \
+		install -d $(DESTDIR)$(PREFIX)/share/man/man8 && \
+		sed 's|/usr/share/doc/vnet|$(DOCDIR)|g' docs/$$m > $(DESTDIR)$(PREFIX)/share/man/man8/$$m && \
+		chmod 0644 $(DESTDIR)$(PREFIX)/share/man/man8/$$m || exit 1; \
+	done
 	for u in $(UNITS); do \
 		install -d $(DESTDIR)$(UNITDIR) && \
 		sed 's|/usr/sbin/vnetd|$(PREFIX)/sbin/vnetd|; s|/usr/sbin/vnetctl|$(PREFIX)/sbin/vnetctl|; s|/usr/share/doc/vnet|$(DOCDIR)|' \

@@ -108,6 +108,24 @@ case_vnetd_words()
 	report vnetd_options
 }
 
+# man_docs_missing ROOT DOCDIR MANDIR: the docs (NAME.md, or DOCDIR/PATH)
+# the man pages in ROOT/MANDIR name that ROOT/DOCDIR lacks, and any
+# relative docs/ path (a source tree's, not an installed one)
+man_docs_missing()
+{
+	local root=$1 docdir=$2 man f
+
+	for man in "$root/$3"/vnetctl.8 "$root/$3"/vnetd.8; do
+		for f in $(zcat -f "$man" | grep -oE '[A-Za-z0-9_.-]+\.md' | sort -u); do
+			[ -f "$root$docdir/$f" ] || echo -n "$(basename "$man"): $f "
+		done
+		for f in $(zcat -f "$man" | grep -oE "$docdir/[A-Za-z0-9_./-]+" | sed 's/[.]$//' | sort -u); do
+			[ -e "$root$f" ] || echo -n "$(basename "$man"): $f "
+		done
+		zcat -f "$man" | grep -qE '(^|[^/a-z])docs/' && echo -n "$(basename "$man"): names docs/ "
+	done
+}
+
 case_install()
 {
 	local d=$VNET_TMP/destdir f missing=""
@@ -136,6 +154,10 @@ case_install()
 		"$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$d/usr/local/lib/systemd/system/vnetd@.service")"
 	expect "the exporter's unit runs the installed vnetctl" "/usr/sbin/vnetctl" \
 		"$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$d/usr/lib/systemd/system/vnet-exporter.service")"
+	# every doc the installed man pages name is installed where they say
+	expect "docs the man pages name, missing" "" "$(man_docs_missing "$d" /usr/share/doc/vnet usr/share/man/man8)"
+	expect "PREFIX=/usr/local: docs the man pages name, missing" "" \
+		"$(man_docs_missing "$d" /usr/local/share/doc/vnet usr/local/share/man/man8)"
 	report make_install "$(run_said)"
 	run make -s -C "$VNET_ROOT" uninstall DESTDIR="$d" PREFIX=/usr
 	expect "uninstall exit" 0 "$RUN_RC"

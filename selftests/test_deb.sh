@@ -81,6 +81,17 @@ main()
 		grep -qxF "$f" "$VNET_TMP/files" || missing+="$f "
 	done
 	expect "files missing from the package" "" "$missing"
+	# every doc the packaged man pages name is in the package, where they say
+	mkdir -p "$VNET_TMP/x"
+	dpkg-deb -x "$deb" "$VNET_TMP/x"
+	missing=""
+	for man in "$VNET_TMP"/x/usr/share/man/man8/vnetctl.8.gz "$VNET_TMP"/x/usr/share/man/man8/vnetd.8.gz; do
+		for f in $(zcat "$man" | grep -oE '[A-Za-z0-9_.-]+\.md' | sort -u); do
+			[ -f "$VNET_TMP/x/usr/share/doc/vnet/$f" ] || missing+="$(basename "$man"): $f "
+		done
+		zcat "$man" | grep -qE '(^|[^/a-z])docs/' && missing+="$(basename "$man"): names docs/ "
+	done
+	expect "docs the man pages name, not in the package" "" "$missing"
 	expect "depends on the shared libraries" yes \
 		"$(dpkg-deb -f "$deb" Depends | grep -q 'libbpf1' && dpkg-deb -f "$deb" Depends | grep -q 'liburing2' && echo yes || echo no)"
 	report contents "$(dpkg-deb -f "$deb" Depends)"
