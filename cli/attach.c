@@ -27,20 +27,29 @@ static void tap_warn(const char *dev)
 			dev);
 }
 
+const struct cli_opt attach_opts[] = {
+	{ "tx-hook", 't', "HOOK",
+	  "tc (default) or xdp: the hook for guest-TX frames\n(any XDP program makes tun linearize GSO frames)" },
+	{ "force", 'f', NULL, "with xdp: replace a foreign XDP program" },
+	{ "policy", 'P', "FILE",
+	  "link the batching policy in FILE.bpf.o into the\nprograms instead of the built-in (docs/policy.md)" },
+	{ NULL, 0, NULL, NULL },
+};
+
+const struct cli_opt detach_opts[] = {
+	{ "force", 'f', NULL,
+	  "detach all the same (that vnetd keeps running on\nmaps nothing updates any more)" },
+	{ NULL, 0, NULL, NULL },
+};
+
 int do_attach(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "force", no_argument, NULL, 'f' },
-		{ "tx-hook", required_argument, NULL, 't' },
-		{ "policy", required_argument, NULL, 'P' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct vnet_attach_opts ao = {}; /* tx_hook 0: tc, or what is there */
 	struct vnet_err err = {};
 	const char *dev;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, ":ft:P:", opts, NULL)) != -1) {
+	while ((opt = cli_getopt(argc, argv, attach_opts, "")) != -1) {
 		switch (opt) {
 		case 'f':
 			ao.force = true;
@@ -114,19 +123,15 @@ static bool tap_served(const char *dev, char *who, size_t len)
 
 int do_detach(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "force", no_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct vnet_err err = {};
 	bool force = false;
 	char who[96];
 	const char *dev;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
+	while ((opt = cli_getopt(argc, argv, detach_opts, "")) != -1) {
 		if (opt != 'f')
-			return cli_usage("detach", "unknown option");
+			return cli_bad_option("detach", opt, argv);
 		force = true;
 	}
 	if (argc - optind != 1)

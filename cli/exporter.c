@@ -176,19 +176,20 @@ static int listen_on(const char *spec, char *shown, size_t len)
 	return fd;
 }
 
+const struct cli_opt exporter_opts[] = {
+	{ "listen", 'l', "ADDR:PORT", "where to listen, e.g. 127.0.0.1:9477 or :9477" },
+	{ NULL, 0, NULL, NULL },
+};
+
 int do_exporter(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "listen", required_argument, NULL, 'l' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *spec = NULL;
 	struct MHD_Daemon *d;
 	char shown[128];
 	sigset_t mask;
 	int opt, fd, sig;
 
-	while ((opt = getopt_long(argc, argv, ":l:", opts, NULL)) != -1) {
+	while ((opt = cli_getopt(argc, argv, exporter_opts, "")) != -1) {
 		if (opt != 'l')
 			return cli_bad_option("exporter", opt, argv);
 		spec = optarg;

@@ -16,13 +16,40 @@
  */
 #define VNETCTL_JSON_SCHEMA 1
 
+/*
+ * An option of vnetctl or of one of its commands: getopt_long's table and
+ * the help (`--help`, `help COMMAND`) are made from it; completion/vnetctl
+ * and vnetctl(8) list the same (selftests/test_options.sh).
+ */
+struct cli_opt {
+	const char *name;  /* long name */
+	char short_name;   /* 0: none */
+	const char *arg;   /* its name in the help; NULL: takes none */
+	const char *help;  /* lines after the first continue under it */
+};
+
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *synopsis; /* arguments after the name */
 	const char *summary;  /* one line, for --help */
-	const char *help;     /* what it does, options */
+	const char *help;     /* what it does */
+	const struct cli_opt *opts; /* its options, ended by a NULL name */
 };
+
+/* the commands' options (their files), for main.c's table */
+extern const struct cli_opt attach_opts[], detach_opts[], stats_opts[],
+	exporter_opts[];
+
+/*
+ * getopt_long over OPTS (PREFIX: "+" stops at the first non-option; ":"
+ * is added): the option's short name, 256 + its index when it has none,
+ * ':' or '?' as getopt's, -1 at the end.
+ */
+int cli_getopt(int argc, char **argv, const struct cli_opt *opts,
+	       const char *prefix);
+/* the help lines of OPTS */
+void cli_opts_help(FILE *f, const struct cli_opt *opts);
 
 extern const char *prog_name;
 /* the command table, ended by a NULL name (main.c sets it) */

@@ -54,7 +54,7 @@ case_vnetctl_words()
 	report vnetctl_commands_and_options
 
 	for c in $(complete_words _vnetctl vnetctl ''); do
-		want=$("$VNETCTL" help "$c" | grep -oE '^ +--[a-z-]+' | tr -d ' ' | sorted)
+		want=$("$VNETCTL" help "$c" | grep -oE '^ +(-[a-zA-Z], )?--[a-z-]+' | grep -oE -- '--[a-z-]+' | sorted)
 		got=$(complete_words _vnetctl vnetctl "$c" -- | sed 's/ /\n/g' | grep -- '^--' | sorted)
 		expect "$c options" "$want" "$got"
 	done

@@ -25,7 +25,7 @@ for c in $cmds; do
 	check "docs/help_$c" $? "'vnetctl help $c' failed"
 	# long options of the command, as its help prints them
 	section=$(awk -v c="$c" '/^\.SS /{f=($2==c)} f' "$MAN" | sed 's/\\-/-/g')
-	for o in $("$VNETCTL" help "$c" | grep -oE '^ +--[a-z-]+' | tr -d ' '); do
+	for o in $("$VNETCTL" help "$c" | grep -oE '^ +(-[a-zA-Z], )?--[a-z-]+' | grep -oE -- '--[a-z-]+'); do
 		grep -qF -- "$o" <<<"$section"
 		check "docs/man_${c}_${o#--}" $? "docs/vnetctl.8 section '$c' does not document $o"
 	done
