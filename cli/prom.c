@@ -198,7 +198,7 @@ static void skipped(const char *msg)
 	if (!skip_f)
 		skip_f = open_memstream(&skip_now, &skip_len);
 	if (skip_f)
-		fprintf(skip_f, "%s exporter: left out: %s\n", prog_name, msg);
+		fprintf(skip_f, "%s: left out of the scrape: %s\n", prog_name, msg);
 }
 
 static void skipped_say(void)
@@ -209,7 +209,7 @@ static void skipped_say(void)
 	if (skip_now && (!skip_last || strcmp(skip_now, skip_last)))
 		fputs(skip_now, stderr);
 	else if (!skip_now && skip_last)
-		fprintf(stderr, "%s exporter: every device read again\n", prog_name);
+		fprintf(stderr, "%s: every device is in the scrape again\n", prog_name);
 	free(skip_last);
 	skip_last = skip_now;
 	skip_now = NULL;
@@ -230,26 +230,21 @@ int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
 	for (i = 0; i < n; i++) {
 		struct prom_dev *d = &devs[k];
 
-		if (vnet_status(names[i], &st, &err) || !st.present) {
-			if (!st.present && !err.msg[0])
-				continue; /* gone: no series */
-			if (!lenient) {
-				ret = cli_error("%s", err.msg);
-				goto out;
-			}
-			skipped(err.msg);
-			err.msg[0] = '\0';
-			continue;
+		if (!vnet_status(names[i], &st, &err) && !st.present)
+			continue; /* gone: no series */
+		if (!err.msg[0]) {
+			snprintf(d->name, sizeof(d->name), "%s", names[i]);
+			if (!st.info.netns_ino ||
+			    vnet_netns_name(st.info.netns_ino, d->netns,
+					    sizeof(d->netns)))
+				d->netns[0] = '\0';
+			vnet_stats_read(names[i], &d->snap, &err);
 		}
-		snprintf(d->name, sizeof(d->name), "%s", names[i]);
-		if (!st.info.netns_ino ||
-		    vnet_netns_name(st.info.netns_ino, d->netns, sizeof(d->netns)))
-			d->netns[0] = '\0';
-		if (vnet_stats_read(names[i], &d->snap, &err)) {
-			if (!lenient) {
-				ret = cli_error("%s", err.msg);
-				goto out;
-			}
+		if (err.msg[0] && !lenient) {
+			ret = cli_error("%s", err.msg);
+			goto out;
+		}
+		if (err.msg[0]) {
 			skipped(err.msg);
 			err.msg[0] = '\0';
 			continue;

@@ -211,7 +211,8 @@ static int prometheus(int ndev, char **devs, int only_queue, unsigned int watch)
 			return cli_error("cannot read %s: %s", VNET_PIN_ROOT,
 					 strerror(-n));
 	}
-	return stats_prometheus(stdout, names, n, only_queue, false);
+	/* every device: one that cannot be read is left out (and said) */
+	return stats_prometheus(stdout, names, n, only_queue, !ndev);
 }
 
 const struct cli_opt stats_opts[] = {

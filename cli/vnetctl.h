@@ -78,8 +78,9 @@ bool stats_key_active(const struct vnet_stats_snapshot *s,
 		      const struct vnet_dp_stats *dp, __u32 k);
 /*
  * prom.c: the Prometheus text format of devices NAMES into F (gone ones
- * left out).  LENIENT (the exporter): a device that cannot be read is
- * left out too, said on stderr; else it is the error (1).
+ * left out).  LENIENT (the exporter, and stats --prometheus of every
+ * device): a device that cannot be read is left out too, said on stderr;
+ * else it is the error (1).
  */
 int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
 		     bool lenient);
