@@ -37,8 +37,8 @@ enum opt_section { SEC_PORT, SEC_AGENT, SEC_GENERAL, SEC_MAX };
 
 static const char *const section_head[SEC_MAX] = {
 	[SEC_PORT] = "Port:",
-	[SEC_AGENT] = "Agent (attach mode: kernel vhost-net drives taps that 'vnetctl attach'\n"
-		      "attached; no vhost-user socket):",
+	/* one literal: clang takes two in an array for a missing comma */
+	[SEC_AGENT] = "Agent (attach mode: kernel vhost-net drives taps that 'vnetctl attach'\nattached; no vhost-user socket):",
 	[SEC_GENERAL] = "Options:",
 };
 
