@@ -49,14 +49,14 @@ rand_port()
 # exporter_start: vnetctl exporter on a free loopback port ($EPORT, $EPID)
 exporter_start()
 {
-	local try
-
-	for try in 1 2 3 4 5; do
+	for _ in 1 2 3 4 5; do
 		EPORT=$(rand_port)
 		"$VNETCTL" exporter --listen "127.0.0.1:$EPORT" >"$VNET_TMP/exporter.log" 2>&1 &
 		EPID=$!
 		_pids+=("$EPID")
-		busywait 5000 curl -sf -o /dev/null "http://127.0.0.1:$EPORT/" && return 0
+		# ours answering, not another server on a port we drew
+		busywait 5000 sh -c "curl -sf http://127.0.0.1:$EPORT/ | grep -q 'vnet exporter'" &&
+			kill -0 "$EPID" 2>/dev/null && return 0
 		kill "$EPID" 2>/dev/null
 		wait "$EPID" 2>/dev/null
 	done
@@ -66,8 +66,6 @@ exporter_start()
 # prometheus_start: scraping the exporter every second ($PPORT, $PPID_)
 prometheus_start()
 {
-	local try
-
 	cat >"$VNET_TMP/prometheus.yml" <<-EOF
 	global:
 	  scrape_interval: 1s
@@ -77,7 +75,7 @@ prometheus_start()
 	    static_configs:
 	      - targets: ['127.0.0.1:$EPORT']
 	EOF
-	for try in 1 2 3 4 5; do
+	for _ in 1 2 3 4 5; do
 		PPORT=$(rand_port)
 		rm -rf "$VNET_TMP/tsdb"
 		prometheus --config.file="$VNET_TMP/prometheus.yml" \
@@ -134,7 +132,7 @@ rate_positive()
 
 main()
 {
-	local dev gone later out ver tpid hdr q
+	local dev gone later ver tpid hdr q t
 
 	require_root exporter || { ksft_exit; return; }
 	require_cmd exporter prometheus promtool curl jq "$TAPWRITE" || { ksft_exit; return; }
