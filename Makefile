@@ -125,8 +125,9 @@ $(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h
 $(LIBVNET): $(LIB_OBJS)
 	$(AR) rcs $@ $^
 
+# vnetctl exporter's HTTP server: libmicrohttpd
 $(VNETCTL): $(CLI_OBJS) $(LIBVNET)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lmicrohttpd
 
 $(OUT)/selftests/%: $(OUT)/selftests/%.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -279,34 +280,44 @@ soak: $(VNETCTL) $(VNETD) $(SOAK)
 	SOAK_SECS=$(SOAK_SECS) selftests/test_soak.sh
 
 # binaries, man pages, systemd units (ExecStart= naming $(PREFIX)/sbin),
-# bash completion, the libvirt hook (docs/libvirt.md) and the operator's
+# bash completion, the libvirt hook and its switch, off (docs/libvirt.md), and the operator's
 # docs; `make uninstall` removes exactly these files
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 COMPDIR    ?= $(PREFIX)/share/bash-completion/completions
 DOCDIR     ?= $(PREFIX)/share/doc/vnet
 HOOKDIR    ?= /etc/libvirt/hooks/qemu.d
-UNITS      := vnetd@.service vnetd.service
-OPS_DOCS   := systemd.md metrics.md libvirt.md cli-contract.md vnetd.md coalesce.md
+# the hook's switch (off as installed; docs/libvirt.md)
+HOOKCONF   ?= /etc/default/vnet-hook
+UNITS      := vnetd@.service vnetd.service vnet-exporter.service
+# every doc the man pages name (they refer to $(DOCDIR)/NAME.md)
+OPS_DOCS   := systemd.md metrics.md libvirt.md cli-contract.md vnetd.md coalesce.md \
+	      policy.md design.md benchmarks.md evidence.md vhost-user.md vnetd-contract.md
 INSTALLED  := $(PREFIX)/sbin/vnetctl $(PREFIX)/sbin/vnetd \
 	      $(PREFIX)/share/man/man8/vnetctl.8 $(PREFIX)/share/man/man8/vnetd.8 \
 	      $(UNITS:%=$(UNITDIR)/%) $(COMPDIR)/vnetctl $(COMPDIR)/vnetd \
-	      $(HOOKDIR)/vnet \
+	      $(HOOKDIR)/vnet $(HOOKCONF) \
 	      $(OPS_DOCS:%=$(DOCDIR)/%)
 
 install: $(VNETCTL) $(VNETD)
 	install -D -m 0755 $(VNETCTL) $(DESTDIR)$(PREFIX)/sbin/vnetctl
-	install -D -m 0644 docs/vnetctl.8 $(DESTDIR)$(PREFIX)/share/man/man8/vnetctl.8
 	install -D -m 0755 $(VNETD) $(DESTDIR)$(PREFIX)/sbin/vnetd
-	install -D -m 0644 docs/vnetd.8 $(DESTDIR)$(PREFIX)/share/man/man8/vnetd.8
+	for m in vnetctl.8 vnetd.8; do \
+		install -d $(DESTDIR)$(PREFIX)/share/man/man8 && \
+		sed 's|/usr/share/doc/vnet|$(DOCDIR)|g' docs/$$m > $(DESTDIR)$(PREFIX)/share/man/man8/$$m && \
+		chmod 0644 $(DESTDIR)$(PREFIX)/share/man/man8/$$m || exit 1; \
+	done
 	for u in $(UNITS); do \
 		install -d $(DESTDIR)$(UNITDIR) && \
-		sed 's|/usr/sbin/vnetd|$(PREFIX)/sbin/vnetd|; s|/usr/share/doc/vnet|$(DOCDIR)|' \
+		sed 's|/usr/sbin/vnetd|$(PREFIX)/sbin/vnetd|; s|/usr/sbin/vnetctl|$(PREFIX)/sbin/vnetctl|; s|/usr/share/doc/vnet|$(DOCDIR)|' \
 			systemd/$$u > $(DESTDIR)$(UNITDIR)/$$u && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
 	done
 	install -D -m 0644 completion/vnetctl $(DESTDIR)$(COMPDIR)/vnetctl
 	install -D -m 0644 completion/vnetd $(DESTDIR)$(COMPDIR)/vnetd
 	install -D -m 0755 libvirt/qemu-hook $(DESTDIR)$(HOOKDIR)/vnet
+	@# the operator's switch: never overwritten by a later install
+	[ -e $(DESTDIR)$(HOOKCONF) ] || \
+		install -D -m 0644 libvirt/vnet-hook.default $(DESTDIR)$(HOOKCONF)
 	for d in $(OPS_DOCS); do \
 		install -D -m 0644 docs/$$d $(DESTDIR)$(DOCDIR)/$$d || exit 1; \
 	done

@@ -7,20 +7,49 @@
 
 #include "vnetctl.h"
 
+/*
+ * Attached, but not to the tap a virtio-net guest's VMM makes (QEMU and
+ * libvirt create multi-queue taps with vnet_hdr): say what that means.
+ * The attachment stands; the warnings are on stderr (docs/cli-contract.md).
+ */
+static void tap_warn(const char *dev)
+{
+	struct vnet_tap_flags f;
+	int ifindex;
+
+	if (vnet_tap_check(dev, &ifindex, NULL) || vnet_tap_flags(ifindex, &f))
+		return;
+	if (!f.multi_queue)
+		fprintf(stderr, "Warning: %s is a single-queue tap (no multi_queue): every frame is counted on queue 0, and a multi-queue guest NIC cannot use it (create it with 'ip tuntap add dev %s mode tap multi_queue vnet_hdr', as QEMU and libvirt do)\n",
+			dev, dev);
+	if (!f.vnet_hdr)
+		fprintf(stderr, "Warning: %s has no vnet_hdr: frames carry no virtio_net_hdr, so a guest behind it has no checksum or segmentation offload (QEMU and libvirt create taps with vnet_hdr)\n",
+			dev);
+}
+
+const struct cli_opt attach_opts[] = {
+	{ "tx-hook", 't', "HOOK",
+	  "tc (default) or xdp: the hook for guest-TX frames\n(any XDP program makes tun linearize GSO frames)" },
+	{ "force", 'f', NULL, "with xdp: replace a foreign XDP program" },
+	{ "policy", 'P', "FILE",
+	  "link the batching policy in FILE.bpf.o into the\nprograms instead of the built-in (docs/policy.md)" },
+	{ NULL, 0, NULL, NULL },
+};
+
+const struct cli_opt detach_opts[] = {
+	{ "force", 'f', NULL,
+	  "detach all the same (that vnetd keeps running on\nmaps nothing updates any more)" },
+	{ NULL, 0, NULL, NULL },
+};
+
 int do_attach(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "force", no_argument, NULL, 'f' },
-		{ "tx-hook", required_argument, NULL, 't' },
-		{ "policy", required_argument, NULL, 'P' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct vnet_attach_opts ao = {}; /* tx_hook 0: tc, or what is there */
 	struct vnet_err err = {};
 	const char *dev;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, ":ft:P:", opts, NULL)) != -1) {
+	while ((opt = cli_getopt(argc, argv, attach_opts, "")) != -1) {
 		switch (opt) {
 		case 'f':
 			ao.force = true;
@@ -60,6 +89,7 @@ int do_attach(int argc, char **argv)
 	fprintf(stderr, "%s: attached (guest tx: %s, guest rx: tc egress); pinned in %s/%s\n",
 		dev, ao.tx_hook == VNET_HOOK_XDP ? "xdp" : "tc ingress",
 		VNET_PIN_ROOT, dev);
+	tap_warn(dev);
 	return 0;
 }
 
@@ -93,19 +123,15 @@ static bool tap_served(const char *dev, char *who, size_t len)
 
 int do_detach(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "force", no_argument, NULL, 'f' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct vnet_err err = {};
 	bool force = false;
 	char who[96];
 	const char *dev;
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "f", opts, NULL)) != -1) {
+	while ((opt = cli_getopt(argc, argv, detach_opts, "")) != -1) {
 		if (opt != 'f')
-			return cli_usage("detach", "unknown option");
+			return cli_bad_option("detach", opt, argv);
 		force = true;
 	}
 	if (argc - optind != 1)

@@ -12,6 +12,7 @@
  * publishes itself in the info map and `show` says so while it lives.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ struct show {
 	struct vnet_queue_state qs[VNET_DIR_MAX * VNET_MAX_QUEUES];
 	struct vnet_ethtool_coalesce tap;
 	bool tap_ok;
-	char tap_err[512];
+	char tap_err[1024];
 	struct vnet_tap_users users;
 	struct vnet_policy_info policy;
 	struct vnet_info info; /* zero when it cannot be read */
@@ -49,11 +50,31 @@ static bool guest_eq(const struct vnet_config *a, const struct vnet_config *b)
 	       a->min_usecs == b->min_usecs && a->max_usecs == b->max_usecs;
 }
 
-/* queues whose guest-NIC values equal those of queue `lead`, as ranges */
-static void print_ranges(const struct show *s, int lead, bool *done,
-			 bool text_too)
+/*
+ * The queues the tap has, when known: those processes hold, or up to the
+ * last that carried traffic; 0 when neither (a tap nobody serves yet).
+ */
+static int device_queues(const struct show *s)
 {
-	int q, start = -1, n = 0;
+	int q, n = s->users.nr_queues;
+
+	for (q = n; q < VNET_MAX_QUEUES; q++)
+		if (s->qs[vnet_key(VNET_DIR_TX, (__u32)q)].first_seen_ns ||
+		    s->qs[vnet_key(VNET_DIR_RX, (__u32)q)].first_seen_ns)
+			n = q + 1;
+	return n;
+}
+
+/*
+ * Queues whose guest-NIC values equal those of queue `lead`, as ranges:
+ * all of them in JSON (the config map has 256 entries); in text only the
+ * tap's own (NQ, when known) unless they were set apart from queue 0's.
+ */
+static void print_ranges(const struct show *s, int lead, bool *done,
+			 bool text_too, int nq)
+{
+	int q, start = -1, end, n = 0;
+	bool clip = nq > 0 && guest_eq(&s->cfg[lead], &s->cfg[0]);
 	char text[32];
 
 	out_arr_open("queues");
@@ -69,12 +90,17 @@ static void print_ranges(const struct show *s, int lead, bool *done,
 		out_u64(NULL, NULL, start);
 		out_u64(NULL, NULL, q - 1);
 		out_arr_close();
-		if (start == q - 1)
+		end = clip && q - 1 >= nq ? nq - 1 : q - 1;
+		if (start > end) {
+			start = -1;
+			continue;
+		}
+		if (start == end)
 			snprintf(text, sizeof(text), "%s%d", n ? "," : "",
 				 start);
 		else
 			snprintf(text, sizeof(text), "%s%d-%d", n ? "," : "",
-				 start, q - 1);
+				 start, end);
 		if (text_too)
 			out_text("%s", text);
 		n++;
@@ -86,12 +112,14 @@ static void print_ranges(const struct show *s, int lead, bool *done,
 			done[q] = true;
 }
 
-/* how many queues not yet printed share queue lead's values */
-static int group_size(const struct show *s, int lead, const bool *done)
+/* how many queues not yet printed share queue lead's values (as shown) */
+static int group_size(const struct show *s, int lead, const bool *done,
+		      int nq)
 {
+	bool clip = nq > 0 && guest_eq(&s->cfg[lead], &s->cfg[0]);
 	int q, n = 0;
 
-	for (q = lead; q < VNET_MAX_QUEUES; q++)
+	for (q = lead; q < VNET_MAX_QUEUES && (!clip || q < nq); q++)
 		n += !done[q] && guest_eq(&s->cfg[q], &s->cfg[lead]);
 	return n;
 }
@@ -411,7 +439,7 @@ static bool print_agent(const struct show *s)
 static void print_show(const struct show *s)
 {
 	bool done[VNET_MAX_QUEUES] = {}, grouped = false, agent;
-	int q;
+	int q, nq = device_queues(s);
 
 	out_obj_open(NULL);
 	out_str("ifname", "Coalesce parameters for %s", s->dev);
@@ -428,11 +456,11 @@ static void print_show(const struct show *s)
 			continue;
 		out_obj_open(NULL);
 		if (grouped) {
-			out_text("Queue%s ", group_size(s, q, done) > 1 ? "s" : "");
-			print_ranges(s, q, done, true);
+			out_text("Queue%s ", group_size(s, q, done, nq) > 1 ? "s" : "");
+			print_ranges(s, q, done, true, nq);
 			out_text(":\n");
 		} else {
-			print_ranges(s, q, done, false);
+			print_ranges(s, q, done, false, nq);
 		}
 		print_guest(&s->cfg[q]);
 		out_obj_close();
@@ -477,6 +505,7 @@ static void print_show(const struct show *s)
 
 static int coalesce_show(int argc, char **argv)
 {
+	char ns[NAME_MAX + 1];
 	struct vnet_err err = {};
 	struct show *s;
 	int ret;
@@ -499,6 +528,11 @@ static int coalesce_show(int argc, char **argv)
 	if (!vnet_tap_check(s->dev, &s->ifindex, &err) &&
 	    !vnet_ethtool_coalesce_get(s->ifindex, &s->tap, &err))
 		s->tap_ok = true;
+	else if (!vnet_netns_of_dev(s->dev, ns, sizeof(ns)))
+		/* pins are the host's; the tap's own value is in its netns */
+		snprintf(s->tap_err, sizeof(s->tap_err),
+			 "%s is in network namespace %s: 'vnetctl -n %s coalesce show %s' reads its live value",
+			 s->dev, ns, ns, s->dev);
 	else
 		snprintf(s->tap_err, sizeof(s->tap_err), "%s", err.msg);
 	vnet_tap_users(s->dev, &s->users);

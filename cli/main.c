@@ -15,7 +15,6 @@
 
 #include "vnetctl.h"
 
-#define VNET_VERSION "0.1.0"
 
 static bool debug;
 
@@ -30,38 +29,28 @@ static const struct cmd cmds[] = {
 	  "/sys/fs/bpf/vnet/DEV/ (mode 0700), so the attachment outlives the\n"
 	  "command.  Attaching twice is a no-op (with --tx-hook naming the\n"
 	  "other hook: an error that says how to switch).  With --tx-hook xdp, a foreign\n"
-	  "XDP program on DEV is refused unless --force, which replaces it.\n"
-	  "  --tx-hook HOOK   tc (default) or xdp: the hook for guest-TX frames\n"
-	  "                   (any XDP program makes tun linearize GSO frames)\n"
-	  "  --force          with xdp: replace a foreign XDP program\n"
-	  "  --policy FILE    link the batching policy in FILE.bpf.o into the\n"
-	  "                   programs instead of the built-in (docs/policy.md)\n" },
+	  "XDP program on DEV is refused unless --force, which replaces it.\n",
+	  attach_opts },
 	{ "detach", do_detach, "DEV [--force]",
 	  "detach vnet's programs from DEV and remove its pins",
 	  "Detach vnet's programs from DEV and remove its pins.  When DEV is gone,\n"
 	  "only the pins are removed.  Refused while a vnetd serves DEV (its\n"
-	  "datapath, or vnetd --agent): the error names its pid.\n"
-	  "  --force          detach all the same (that vnetd keeps running on\n"
-	  "                   maps nothing updates any more)\n" },
+	  "datapath, or vnetd --agent): the error names its pid.\n",
+	  detach_opts },
 	{ "status", do_status, "[DEV]",
 	  "show what is attached where",
 	  "Show what is attached where: ifindex, whether the device is still\n"
-	  "there, hooks with program and link ids, XDP mode, queues seen.\n" },
+	  "there, its network namespace, hooks with program and link ids, XDP\n"
+	  "mode, queues seen.\n", NULL },
 	{ "stats", do_stats, "DEV [--queue N] [--watch SECONDS [--count N]] | [DEV...] --prometheus",
 	  "per queue, direction and class counters (and vnetd's datapath)",
 	  "Per queue and direction (tx = from the guest, rx = to the guest),\n"
 	  "packets and bytes of each class: urgent (TCP payload, no PSH), push\n"
-	  "(TCP payload with PSH), ack (TCP without payload), other, malformed.\n"
-	  "  --queue N        only queue N (0-255)\n"
-	  "  --watch SECONDS  print again every SECONDS with rates (pps, bit/s)\n"
-	  "  --count N        with --watch: stop after N reports\n"
-	  "  --prometheus     every counter (classifier, datapath, notifications,\n"
-	  "                   drops by reason) of DEV..., or of every attached\n"
-	  "                   device, in the Prometheus text format (for\n"
-	  "                   node_exporter's textfile collector)\n" },
+	  "(TCP payload with PSH), ack (TCP without payload), other, malformed.\n",
+	  stats_opts },
 	{ "gc", do_gc, "",
 	  "remove the pins of devices that no longer exist",
-	  "Remove the pins of devices that no longer exist.\n" },
+	  "Remove the pins of devices that no longer exist.\n", NULL },
 	{ "coalesce", do_coalesce,
 	  "show DEV | set DEV [queue N] PARAM VALUE... | set DEV tap rx-frames N",
 	  "coalescing in ethtool's words: the guest NIC's and the tap's own",
@@ -82,10 +71,31 @@ static const struct cmd cmds[] = {
 	  "'show DEV' prints both (per queue where they differ), the live tap value\n"
 	  "(a direct 'ethtool -C' shows), the policy's recommendations and where\n"
 	  "each parameter takes effect on DEV: vnetd, tun, or nowhere, and whether\n"
-	  "a 'vnetd --agent DEV' drives the tap's rx-frames (pid, changes, rate).\n" },
+	  "a 'vnetd --agent DEV' drives the tap's rx-frames (pid, changes, rate).\n", NULL },
+	{ "exporter", do_exporter, "--listen ADDR:PORT",
+	  "serve every attached device's counters to Prometheus over HTTP",
+	  "A Prometheus exporter: an HTTP server on ADDR:PORT (:PORT: every\n"
+	  "address; [ADDR]:PORT for IPv6) that answers GET /metrics with the\n"
+	  "counters of 'stats --prometheus' for every attached device that is\n"
+	  "present (read from the pins at each scrape; a gone device has no\n"
+	  "series), vnet_build_info and vnet_device_up{device,netns}, and GET /\n"
+	  "with a page that links there.  Runs until SIGINT or SIGTERM\n"
+	  "(docs/metrics.md; systemd: vnet-exporter.service).\n",
+	  exporter_opts },
 	{ "help", do_help, "[COMMAND]", "show help for COMMAND",
-	  "Show help for COMMAND.\n" },
-	{ NULL, NULL, NULL, NULL, NULL },
+	  "Show help for COMMAND.\n", NULL },
+	{ NULL, NULL, NULL, NULL, NULL, NULL },
+};
+
+/* vnetctl's own options, before the command */
+static const struct cli_opt global_opts[] = {
+	{ "json", 'j', NULL, "JSON output (errors too: {\"error\": ...})" },
+	{ "pretty", 'p', NULL, "indented JSON (implies -j)" },
+	{ "netns", 'n', "NAME", "the device is in network namespace NAME" },
+	{ "debug", 'd', NULL, "print libbpf's messages (verifier log)" },
+	{ "help", 'h', NULL, "this help" },
+	{ "version", 'V', NULL, "version (with -j: JSON, the schema version too)" },
+	{ NULL, 0, NULL, NULL },
 };
 
 static void usage(FILE *f)
@@ -100,17 +110,9 @@ static void usage(FILE *f)
 	for (c = cmds; c->name; c++)
 		fprintf(f, *c->synopsis ? "  %-8s %s\n%11s%s\n" : "  %s%s\n%11s%s\n",
 			c->name, c->synopsis, "", c->summary);
-	fprintf(f,
-		"\n"
-		"Options:\n"
-		"  -j, --json          JSON output\n"
-		"  -p, --pretty        indented JSON (implies -j)\n"
-		"  -n, --netns NAME    the device is in network namespace NAME\n"
-		"  -d, --debug         print libbpf's messages (verifier log)\n"
-		"  -h, --help          this help\n"
-		"  -V, --version       version\n"
-		"\n"
-		"'%s help COMMAND' explains a command; see vnetctl(8).\n",
+	fputs("\nOptions:\n", f);
+	cli_opts_help(f, global_opts);
+	fprintf(f, "\n'%s help COMMAND' explains a command; see vnetctl(8).\n",
 		prog_name);
 }
 
@@ -118,25 +120,27 @@ static void usage(FILE *f)
 static int cmd_unknown(const char *name, bool ambiguous)
 {
 	const struct cmd *c;
-	size_t n = strlen(name);
+	size_t n = strlen(name), off = 0;
+	char could[256] = "";
 	int k = 0;
 
-	fprintf(stderr, "Error: %s command '%s'", ambiguous ? "ambiguous" : "unknown",
-		name);
 	if (ambiguous) {
-		fputs(": could be", stderr);
-		for (c = cmds; c->name; c++)
+		off += (size_t)snprintf(could, sizeof(could), ": could be");
+		for (c = cmds; c->name && off < sizeof(could); c++)
 			if (!strncmp(c->name, name, n))
-				fprintf(stderr, "%s %s", k++ ? "," : "", c->name);
+				off += (size_t)snprintf(could + off, sizeof(could) - off,
+							"%s %s", k++ ? "," : "", c->name);
 	}
-	fprintf(stderr, "; try '%s --help'\n", prog_name);
-	return EXIT_USAGE;
+	return cli_usage(NULL, "%s command '%s'%s; try '%s --help'",
+			 ambiguous ? "ambiguous" : "unknown", name, could,
+			 prog_name);
 }
 
 static void cmd_help(FILE *f, const struct cmd *c)
 {
 	fprintf(f, "Usage: %s %s %s\n\n%s", prog_name, c->name, c->synopsis,
 		c->help);
+	cli_opts_help(f, c->opts);
 }
 
 static int do_help(int argc, char **argv)
@@ -166,15 +170,6 @@ static bool wants_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "pretty", no_argument, NULL, 'p' },
-		{ "netns", required_argument, NULL, 'n' },
-		{ "debug", no_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *netns = NULL;
 	const struct cmd *c;
 	struct vnet_err err = {};
@@ -184,7 +179,7 @@ int main(int argc, char **argv)
 	cli_cmds = cmds;
 	/* '+': stop at the command; its own options are parsed by it */
 	opterr = 0; /* one message per mistake: ours */
-	while ((opt = getopt_long(argc, argv, "+:jpn:dhV", opts, NULL)) != -1) {
+	while ((opt = cli_getopt(argc, argv, global_opts, "+")) != -1) {
 		switch (opt) {
 		case 'j':
 			out_json = true;
@@ -202,21 +197,27 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf("%s %s (vnet ABI %d)\n", prog_name, VNET_VERSION,
-			       VNET_ABI_VERSION);
+			if (out_json)
+				printf(out_pretty ?
+					       "{\n  \"name\": \"%s\",\n  \"version\": \"%s\",\n  \"abi\": %d,\n  \"json_schema\": %d\n}\n" :
+					       "{\"name\":\"%s\",\"version\":\"%s\",\"abi\":%d,\"json_schema\":%d}\n",
+				       prog_name, VNET_VERSION, VNET_ABI_VERSION,
+				       VNETCTL_JSON_SCHEMA);
+			else
+				printf("%s %s (vnet ABI %d, JSON schema %d)\n",
+				       prog_name, VNET_VERSION, VNET_ABI_VERSION,
+				       VNETCTL_JSON_SCHEMA);
 			return 0;
 		case ':':
-			fprintf(stderr, "Error: option '%s' needs a value; try '%s --help'\n",
-				argv[optind - 1], prog_name);
-			return EXIT_USAGE;
+			return cli_usage(NULL, "option '%s' needs a value; try '%s --help'",
+					 argv[optind - 1], prog_name);
 		default:
-			fprintf(stderr, "Error: unknown option '%s'; try '%s --help'\n",
-				argv[optind - 1], prog_name);
-			return EXIT_USAGE;
+			return cli_usage(NULL, "unknown option '%s'; try '%s --help'",
+					 argv[optind - 1], prog_name);
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "Error: no command given\n");
+		cli_usage(NULL, "no command given");
 		usage(stderr);
 		return EXIT_USAGE;
 	}
@@ -232,7 +233,8 @@ int main(int argc, char **argv)
 	 * without bpffs): say that rather than "not attached".  attach mounts
 	 * bpffs itself; help needs none.
 	 */
-	if (c->fn != do_attach && c->fn != do_help && !wants_help(argc, argv) &&
+	if (c->fn != do_attach && c->fn != do_help && c->fn != do_exporter &&
+	    !wants_help(argc, argv) &&
 	    vnet_bpffs_check(&err) == -ENOTSUP)
 		return cli_error("%s", err.msg);
 

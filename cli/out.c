@@ -160,6 +160,17 @@ void out_text(const char *fmt, ...)
 	va_end(ap);
 }
 
+void out_error(const char *msg)
+{
+	/* inside a document (an error in a listing): stderr says it */
+	if (!out_json || depth > 0 || !first[0])
+		return;
+	fputs(out_pretty ? "{\n  \"error\": " : "{\"error\":", stdout);
+	json_str(msg);
+	fputs(out_pretty ? "\n}\n" : "}\n", stdout);
+	fflush(stdout);
+}
+
 void out_doc_end(void)
 {
 	if (out_json) {

@@ -26,5 +26,7 @@ void out_null(const char *key, const char *fmt);
 void out_text(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* end of one JSON document (a newline) */
 void out_doc_end(void);
+/* in JSON mode and outside a document: {"error": MSG} as one document */
+void out_error(const char *msg);
 
 #endif

@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * vnetctl stats [DEV...] --prometheus: every counter in the Prometheus text
- * exposition format (version 0.0.4), for node_exporter's textfile
- * collector.  One family per counter, its samples grouped across devices:
+ * vnetctl stats [DEV...] --prometheus and vnetctl exporter's /metrics: every
+ * counter in the Prometheus text exposition format (version 0.0.4).  One
+ * family per counter, its samples grouped across devices:
  *
+ *   vnet_build_info{version,abi}                       1
+ *   vnet_device_up{device,netns}                       1 per present device
  *   vnet_packets_total{device,queue,direction,class}   classifier
  *   vnet_bytes_total{device,queue,direction,class}
  *   vnet_queue_urgent_total, vnet_queue_push_total     {device,queue,direction}
  *   vnet_datapath_*_total                              vnetd's, same labels
  *   vnet_datapath_drops_total{...,reason}
  *
- * Rows are the queues `stats` shows (that carried traffic).
+ * Rows are the queues `stats` shows (that carried traffic).  A device that
+ * is gone (its pins are left, status GONE) has no series at all.
  */
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +23,12 @@
 
 #include "vnetctl.h"
 
+/* where this scrape goes */
+static FILE *po;
+
 struct prom_dev {
 	char name[IF_NAMESIZE];
+	char netns[NAME_MAX + 1]; /* "" when it has no name */
 	struct vnet_stats_snapshot snap;
 	struct vnet_dp_stats *dp; /* NULL: no dp_stats map */
 };
@@ -30,25 +38,30 @@ static void label(const char *s)
 {
 	for (; *s; s++) {
 		if (*s == '\\' || *s == '"')
-			printf("\\%c", *s);
+			fprintf(po, "\\%c", *s);
 		else if (*s == '\n')
-			fputs("\\n", stdout);
+			fputs("\\n", po);
 		else
-			putchar(*s);
+			fputc(*s, po);
 	}
+}
+
+static void head_type(const char *name, const char *help, const char *type)
+{
+	fprintf(po, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 static void head(const char *name, const char *help)
 {
-	printf("# HELP %s %s\n# TYPE %s counter\n", name, help, name);
+	head_type(name, help, "counter");
 }
 
 static void sample_start(const char *name, const struct prom_dev *d, __u32 q,
 			 int dir)
 {
-	printf("%s{device=\"", name);
+	fprintf(po, "%s{device=\"", name);
 	label(d->name);
-	printf("\",queue=\"%u\",direction=\"%s\"", q, vnet_dir_name(dir));
+	fprintf(po, "\",queue=\"%u\",direction=\"%s\"", q, vnet_dir_name(dir));
 }
 
 /* FN(d, q, dir, k) for every shown (device, queue, direction) */
@@ -112,7 +125,7 @@ static void print_families(const struct prom_dev *devs, int n, int only_queue)
 
 				sample_start(bytes ? "vnet_bytes_total" : "vnet_packets_total",
 					     d, q, dir);
-				printf(",class=\"%s\"} %llu\n", vnet_class_name(c),
+				fprintf(po, ",class=\"%s\"} %llu\n", vnet_class_name(c),
 				       (unsigned long long)(bytes ? v->bytes : v->packets));
 			}
 		})
@@ -120,12 +133,12 @@ static void print_families(const struct prom_dev *devs, int n, int only_queue)
 	head("vnet_queue_urgent_total", "Urgent frames (TCP payload without PSH) counted in the queue's state.");
 	FOR_ROWS(devs, n, only_queue, {
 		sample_start("vnet_queue_urgent_total", d, q, dir);
-		printf("} %llu\n", (unsigned long long)d->snap.state[k].urgent);
+		fprintf(po, "} %llu\n", (unsigned long long)d->snap.state[k].urgent);
 	})
 	head("vnet_queue_push_total", "Push frames (TCP payload with PSH) counted in the queue's state.");
 	FOR_ROWS(devs, n, only_queue, {
 		sample_start("vnet_queue_push_total", d, q, dir);
-		printf("} %llu\n", (unsigned long long)d->snap.state[k].push);
+		fprintf(po, "} %llu\n", (unsigned long long)d->snap.state[k].push);
 	})
 	if (!any_dp)
 		return;
@@ -135,7 +148,7 @@ static void print_families(const struct prom_dev *devs, int n, int only_queue)
 			if (!d->dp)
 				continue;
 			sample_start(dpf[f].name, d, q, dir);
-			printf("} %llu\n", (unsigned long long)*(const __u64 *)
+			fprintf(po, "} %llu\n", (unsigned long long)*(const __u64 *)
 				       ((const char *)&d->dp[k] + dpf[f].off));
 		})
 	}
@@ -150,36 +163,106 @@ static void print_families(const struct prom_dev *devs, int n, int only_queue)
 				continue; /* a reason without a name: only if counted */
 			sample_start("vnet_datapath_drops_total", d, q, dir);
 			if (r)
-				printf(",reason=\"%s\"} %llu\n", r,
+				fprintf(po, ",reason=\"%s\"} %llu\n", r,
 				       (unsigned long long)d->dp[k].drops[c]);
 			else
-				printf(",reason=\"drop_%d\"} %llu\n", c,
+				fprintf(po, ",reason=\"drop_%d\"} %llu\n", c,
 				       (unsigned long long)d->dp[k].drops[c]);
 		}
 	})
 }
 
-int stats_prometheus(char (*names)[IF_NAMESIZE], int n, int only_queue)
+/* the exposition's own families: what built it, which devices are there */
+static void print_info(const struct prom_dev *devs, int n)
+{
+	head_type("vnet_build_info", "The vnetctl that exports these metrics (value 1).", "gauge");
+	fprintf(po, "vnet_build_info{version=\"%s\",abi=\"%d\"} 1\n", VNET_VERSION,
+		VNET_ABI_VERSION);
+	head_type("vnet_device_up", "1 for each attached device that is present; a device that is gone has no series.",
+		  "gauge");
+	for (int i = 0; i < n; i++) {
+		fputs("vnet_device_up{device=\"", po);
+		label(devs[i].name);
+		fputs("\",netns=\"", po);
+		label(devs[i].netns);
+		fputs("\"} 1\n", po);
+	}
+}
+
+/*
+ * The devices a lenient scrape left out, and why: said on stderr when
+ * that differs from the previous scrape's (not once per scrape).
+ */
+static char *skip_now, *skip_last;
+static size_t skip_len;
+static FILE *skip_f;
+
+static void skipped(const char *msg)
+{
+	if (!skip_f)
+		skip_f = open_memstream(&skip_now, &skip_len);
+	if (skip_f)
+		fprintf(skip_f, "%s: left out of the scrape: %s\n", prog_name, msg);
+}
+
+static void skipped_say(void)
+{
+	if (skip_f)
+		fclose(skip_f);
+	skip_f = NULL;
+	if (skip_now && (!skip_last || strcmp(skip_now, skip_last)))
+		fputs(skip_now, stderr);
+	else if (!skip_now && skip_last)
+		fprintf(stderr, "%s: every device is in the scrape again\n", prog_name);
+	free(skip_last);
+	skip_last = skip_now;
+	skip_now = NULL;
+}
+
+int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
+		     bool lenient)
 {
 	struct vnet_err err = {};
+	struct vnet_status st;
 	struct prom_dev *devs;
-	int i, ret = 0;
+	int i, k = 0, ret = 0;
 
+	po = f;
 	devs = calloc(n ? n : 1, sizeof(*devs));
 	if (!devs)
 		return cli_error("out of memory");
 	for (i = 0; i < n; i++) {
-		snprintf(devs[i].name, sizeof(devs[i].name), "%s", names[i]);
-		if (vnet_stats_read(names[i], &devs[i].snap, &err)) {
+		struct prom_dev *d = &devs[k];
+
+		if (!vnet_status(names[i], &st, &err) && !st.present)
+			continue; /* gone: no series */
+		if (!err.msg[0]) {
+			snprintf(d->name, sizeof(d->name), "%s", names[i]);
+			if (!st.info.netns_ino ||
+			    vnet_netns_name(st.info.netns_ino, d->netns,
+					    sizeof(d->netns)))
+				d->netns[0] = '\0';
+			vnet_stats_read(names[i], &d->snap, &err);
+		}
+		if (err.msg[0] && !lenient) {
 			ret = cli_error("%s", err.msg);
 			goto out;
 		}
-		devs[i].dp = stats_dp_read(names[i]);
+		if (err.msg[0]) {
+			skipped(err.msg);
+			err.msg[0] = '\0';
+			continue;
+		}
+		d->dp = stats_dp_read(names[i]);
+		k++;
 	}
-	print_families(devs, n, only_queue);
-	fflush(stdout);
+	print_info(devs, k);
+	print_families(devs, k, only_queue);
+	fflush(po);
+	if (lenient)
+		skipped_say();
 out:
-	for (i = 0; i < n; i++)
+	for (i = 0; i < k; i++)
 		free(devs[i].dp);
 	free(devs);
 	return ret;

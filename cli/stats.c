@@ -201,8 +201,11 @@ static int prometheus(int ndev, char **devs, int only_queue, unsigned int watch)
 	if (ndev > 1024)
 		return cli_usage("stats", "too many devices");
 	for (i = 0; i < ndev; i++) {
-		if (devs[i][0] == '-' || strlen(devs[i]) >= IF_NAMESIZE)
-			return cli_usage("stats", "'%s' is not a device name", devs[i]);
+		if (devs[i][0] == '-')
+			return cli_usage("stats", "unknown option '%s'", devs[i]);
+		if (vnet_ifname_invalid(devs[i]))
+			return cli_usage("stats", "'%s' is not a device name: %s",
+					 devs[i], vnet_ifname_invalid(devs[i]));
 		snprintf(names[i], IF_NAMESIZE, "%s", devs[i]);
 	}
 	n = ndev;
@@ -212,18 +215,21 @@ static int prometheus(int ndev, char **devs, int only_queue, unsigned int watch)
 			return cli_error("cannot read %s: %s", VNET_PIN_ROOT,
 					 strerror(-n));
 	}
-	return stats_prometheus(names, n, only_queue);
+	/* every device: one that cannot be read is left out (and said) */
+	return stats_prometheus(stdout, names, n, only_queue, !ndev);
 }
+
+const struct cli_opt stats_opts[] = {
+	{ "queue", 'q', "N", "only queue N (0-255)" },
+	{ "watch", 'w', "SECONDS", "print again every SECONDS with rates (pps, bit/s)" },
+	{ "count", 'c', "N", "with --watch: stop after N reports" },
+	{ "prometheus", 'P', NULL,
+	  "every counter (classifier, datapath, notifications,\ndrops by reason) of DEV..., or of every attached\ndevice that is present, in the Prometheus text\nformat (for node_exporter's textfile collector)" },
+	{ NULL, 0, NULL, NULL },
+};
 
 int do_stats(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "queue", required_argument, NULL, 'q' },
-		{ "watch", required_argument, NULL, 'w' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "prometheus", no_argument, NULL, 'P' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct vnet_stats_snapshot *cur = NULL, *prev = NULL, *tmp;
 	struct vnet_dp_stats *dp = NULL;
 	unsigned int queue = 0, watch = 0, count = 0, v;
@@ -235,7 +241,7 @@ int do_stats(int argc, char **argv)
 	const char *dev;
 	int opt, ret = 0;
 
-	while ((opt = getopt_long(argc, argv, ":q:w:c:P", opts, NULL)) != -1) {
+	while ((opt = cli_getopt(argc, argv, stats_opts, "")) != -1) {
 		switch (opt) {
 		case 'q':
 			if (!cli_parse_u32("stats", "--queue", optarg, 0,

@@ -85,6 +85,28 @@ static void print_queues(const char *key, const __u64 *bits)
 		out_text(" none");
 }
 
+/*
+ * The device's network namespace, recorded at attach: its name in
+ * /var/run/netns, or its inode when it has none (the host's, usually).
+ */
+static void print_netns(const struct vnet_status *st)
+{
+	char name[NAME_MAX + 1];
+	__u64 ino = st->info.netns_ino;
+
+	out_text("  netns       ");
+	if (!ino) {
+		out_null("netns", "? (attached by an older vnet)\n");
+		out_null("netns_ino", NULL);
+		return;
+	}
+	if (!vnet_netns_name(ino, name, sizeof(name)))
+		out_str("netns", "%s", name);
+	else
+		out_null("netns", "no name in /var/run/netns (the host's, or an unnamed one)");
+	out_u64("netns_ino", " (inode %llu)\n", ino);
+}
+
 static void print_status(const struct vnet_status *st)
 {
 	char dir[PATH_MAX];
@@ -97,6 +119,7 @@ static void print_status(const struct vnet_status *st)
 	out_text(st->present ? ", present\n" :
 			       ", GONE (device removed; run 'vnetctl gc' or 'vnetctl detach %s')\n",
 		 st->ifname);
+	print_netns(st);
 	out_str("pin_dir", "  pins        %s\n", dir);
 	out_str("tx_hook", "  tx hook     %s\n",
 		st->info.tx_hook == VNET_HOOK_TC ? "tc" : "xdp");

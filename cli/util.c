@@ -34,6 +34,56 @@ const struct cmd *cli_find_cmd(const char *name, bool *ambiguous)
 	return *ambiguous ? NULL : found;
 }
 
+#define CLI_MAX_OPTS 16
+#define HELP_COL 24 /* where an option's help starts */
+
+int cli_getopt(int argc, char **argv, const struct cli_opt *opts,
+	       const char *prefix)
+{
+	static struct option lopts[CLI_MAX_OPTS + 1];
+	static char sopts[2 * CLI_MAX_OPTS + 4];
+	int i, n;
+
+	n = snprintf(sopts, sizeof(sopts), "%s:", prefix);
+	for (i = 0; opts[i].name && i < CLI_MAX_OPTS; i++) {
+		lopts[i] = (struct option){
+			opts[i].name,
+			opts[i].arg ? required_argument : no_argument, NULL,
+			opts[i].short_name ? opts[i].short_name : 256 + i
+		};
+		if (opts[i].short_name) {
+			sopts[n++] = opts[i].short_name;
+			if (opts[i].arg)
+				sopts[n++] = ':';
+		}
+	}
+	sopts[n] = '\0';
+	lopts[i] = (struct option){ NULL, 0, NULL, 0 };
+	return getopt_long(argc, argv, sopts, lopts, NULL);
+}
+
+void cli_opts_help(FILE *f, const struct cli_opt *o)
+{
+	const char *h, *nl;
+	int n;
+
+	for (; o && o->name; o++) {
+		if (o->short_name)
+			n = fprintf(f, "  -%c, --%s", o->short_name, o->name);
+		else
+			n = fprintf(f, "  --%s", o->name);
+		if (o->arg)
+			n += fprintf(f, " %s", o->arg);
+		if (n >= HELP_COL) {
+			fputc('\n', f);
+			n = 0;
+		}
+		for (h = o->help; (nl = strchr(h, '\n')); h = nl + 1, n = 0)
+			fprintf(f, "%*s%.*s\n", HELP_COL - n, "", (int)(nl - h), h);
+		fprintf(f, "%*s%s\n", HELP_COL - n, "", h);
+	}
+}
+
 int cli_bad_option(const char *cmd, int opt, char **argv)
 {
 	const char *arg = optind > 0 ? argv[optind - 1] : "?";
@@ -43,29 +93,35 @@ int cli_bad_option(const char *cmd, int opt, char **argv)
 	return cli_usage(cmd, "unknown option '%s'", arg);
 }
 
+/* "Error: MSG" on stderr, and with -j {"error": MSG} on stdout */
+static void error_say(const char *fmt, va_list ap)
+{
+	char msg[2048];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	fprintf(stderr, "Error: %s\n", msg);
+	out_error(msg);
+}
+
 int cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("Error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	error_say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return 1;
 }
 
 int cli_usage(const char *cmd, const char *fmt, ...)
 {
 	bool amb;
-	const struct cmd *c = cli_find_cmd(cmd, &amb);
+	const struct cmd *c = cmd ? cli_find_cmd(cmd, &amb) : NULL;
 	va_list ap;
 
-	fputs("Error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	error_say(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	if (c)
 		fprintf(stderr, "Usage: %s %s %s\n", prog_name, c->name,
 			c->synopsis);

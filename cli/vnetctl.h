@@ -3,18 +3,53 @@
 #define VNETCTL_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include "libvnet.h"
 #include "out.h"
 
 #define EXIT_USAGE 2
+#define VNET_VERSION "0.1.0"
+/*
+ * The version of the JSON that -j prints (docs/cli-contract.md): bumped
+ * when a key goes, is renamed or changes its type or meaning; keys are
+ * added without a bump.  `vnetctl -j --version` prints it.
+ */
+#define VNETCTL_JSON_SCHEMA 1
+
+/*
+ * An option of vnetctl or of one of its commands: getopt_long's table and
+ * the help (`--help`, `help COMMAND`) are made from it; completion/vnetctl
+ * and vnetctl(8) list the same (selftests/test_options.sh).
+ */
+struct cli_opt {
+	const char *name;  /* long name */
+	char short_name;   /* 0: none */
+	const char *arg;   /* its name in the help; NULL: takes none */
+	const char *help;  /* lines after the first continue under it */
+};
 
 struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *synopsis; /* arguments after the name */
 	const char *summary;  /* one line, for --help */
-	const char *help;     /* what it does, options */
+	const char *help;     /* what it does */
+	const struct cli_opt *opts; /* its options, ended by a NULL name */
 };
+
+/* the commands' options (their files), for main.c's table */
+extern const struct cli_opt attach_opts[], detach_opts[], stats_opts[],
+	exporter_opts[];
+
+/*
+ * getopt_long over OPTS (PREFIX: "+" stops at the first non-option; ":"
+ * is added): the option's short name, 256 + its index when it has none,
+ * ':' or '?' as getopt's, -1 at the end.
+ */
+int cli_getopt(int argc, char **argv, const struct cli_opt *opts,
+	       const char *prefix);
+/* the help lines of OPTS */
+void cli_opts_help(FILE *f, const struct cli_opt *opts);
 
 extern const char *prog_name;
 /* the command table, ended by a NULL name (main.c sets it) */
@@ -25,7 +60,7 @@ const struct cmd *cli_find_cmd(const char *name, bool *ambiguous);
 
 /* "Error: ..." on stderr; returns 1 (the error exit code) */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* usage error for CMD: message, then its synopsis; returns 2 */
+/* usage error for CMD (NULL: vnetctl's own): message, then its synopsis; 2 */
 int cli_usage(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* getopt returned OPT (':' or '?') for CMD: the usage error, 2 */
@@ -41,8 +76,14 @@ bool stats_dp_active(const struct vnet_dp_stats *d); /* counted anything */
 struct vnet_dp_stats *stats_dp_read(const char *dev); /* malloc'd, or NULL */
 bool stats_key_active(const struct vnet_stats_snapshot *s,
 		      const struct vnet_dp_stats *dp, __u32 k);
-/* prom.c: the Prometheus text format of devices NAMES */
-int stats_prometheus(char (*names)[IF_NAMESIZE], int n, int only_queue);
+/*
+ * prom.c: the Prometheus text format of devices NAMES into F (gone ones
+ * left out).  LENIENT (the exporter, and stats --prometheus of every
+ * device): a device that cannot be read is left out too, said on stderr;
+ * else it is the error (1).
+ */
+int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
+		     bool lenient);
 
 int do_attach(int argc, char **argv);
 int do_detach(int argc, char **argv);
@@ -50,5 +91,6 @@ int do_status(int argc, char **argv);
 int do_stats(int argc, char **argv);
 int do_gc(int argc, char **argv);
 int do_coalesce(int argc, char **argv);
+int do_exporter(int argc, char **argv);
 
 #endif

@@ -121,7 +121,14 @@ refused()
 	run vnetctl "$@"
 	expect "vnetctl $* refused: exit" 1 "$RUN_RC"
 	expect "vnetctl $*: the error names the other namespace" yes "$(grep -q 'another network namespace' <<<"$RUN_ERR" && echo yes || echo no)"
-	expect "vnetctl $*: nothing on stdout" "" "$RUN_OUT"
+	# with -j the error is a JSON document on stdout too, else nothing
+	case " $* " in
+	*" -j "* | *" -p "*)
+		expect "vnetctl $*: the JSON error names it" yes \
+			"$(json "$RUN_OUT" '.error' | grep -q 'another network namespace' && echo yes || echo no)"
+		;;
+	*) expect "vnetctl $*: nothing on stdout" "" "$RUN_OUT" ;;
+	esac
 }
 
 # tun_rx_frames NS DEV: the tap's own rx-frames (ethtool -c)

@@ -217,7 +217,7 @@ case_not_attached()
 	fi
 	run timeout 10 "$VNETD" --agent "$DEV" --netns "$NS"
 	expect "exit" 1 "$RUN_RC"
-	expect "message names the fix" yes "$(grep -qF "vnet is not attached" <<<"$RUN_ERR" && grep -qF "run 'vnetctl attach $DEV'" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+	expect "message names the fix" yes "$(grep -qF "vnet is not attached" <<<"$RUN_ERR" && grep -qF "run 'vnetctl -n $NS attach $DEV'" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
 	expect "no pins made" yes "$(pins_gone "$DEV" && echo yes || echo no)"
 	report not_attached_refused "$(run_said)"
 

@@ -409,6 +409,17 @@ case_vnetd()
 	expect "config[1].tap_rx_frames" 12 "$(cfg_map 1 tap_rx_frames)"
 	report vnetd_follows_ethtool "$doc $(tail -c 300 "$VNET_TMP/vnetd.log")"
 
+	# a 2-queue tap with queue 1 set apart: the text lists its two
+	# queues, not the config map's 256 entries; JSON keeps every entry
+	run vnetctl -n "$NS" coalesce set "$DEV" queue 1 tx-frames 4
+	run vnetctl -n "$NS" coalesce show "$DEV"
+	expect "Queue 0 line" yes "$(grep -qx "Queue 0:" <<<"$RUN_OUT" && echo yes || echo no)"
+	expect "Queue 1 line" yes "$(grep -qx "Queue 1:" <<<"$RUN_OUT" && echo yes || echo no)"
+	expect "no queues past the tap's two" "" "$(grep -E '^Queues? .*(2|255)' <<<"$RUN_OUT")"
+	doc=$(show_json)
+	expect "JSON: every entry" '[[[0,0],[2,255]],[[1,1]]]' "$(json "$doc" '[.guest.groups[].queues]' -c)"
+	report vnetd_queue_list_is_the_taps "$RUN_OUT"
+
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	case_cleanup

@@ -54,7 +54,7 @@ case_vnetctl_words()
 	report vnetctl_commands_and_options
 
 	for c in $(complete_words _vnetctl vnetctl ''); do
-		want=$("$VNETCTL" help "$c" | grep -oE '^ +--[a-z-]+' | tr -d ' ' | sorted)
+		want=$("$VNETCTL" help "$c" | grep -oE '^ +(-[a-zA-Z], )?--[a-z-]+' | grep -oE -- '--[a-z-]+' | sorted)
 		got=$(complete_words _vnetctl vnetctl "$c" -- | sed 's/ /\n/g' | grep -- '^--' | sorted)
 		expect "$c options" "$want" "$got"
 	done
@@ -108,6 +108,24 @@ case_vnetd_words()
 	report vnetd_options
 }
 
+# man_docs_missing ROOT DOCDIR MANDIR: the docs (NAME.md, or DOCDIR/PATH)
+# the man pages in ROOT/MANDIR name that ROOT/DOCDIR lacks, and any
+# relative docs/ path (a source tree's, not an installed one)
+man_docs_missing()
+{
+	local root=$1 docdir=$2 man f
+
+	for man in "$root/$3"/vnetctl.8 "$root/$3"/vnetd.8; do
+		for f in $(zcat -f "$man" | grep -oE '[A-Za-z0-9_.-]+\.md' | sort -u); do
+			[ -f "$root$docdir/$f" ] || echo -n "$(basename "$man"): $f "
+		done
+		for f in $(zcat -f "$man" | grep -oE "$docdir/[A-Za-z0-9_./-]+" | sed 's/[.]$//' | sort -u); do
+			[ -e "$root$f" ] || echo -n "$(basename "$man"): $f "
+		done
+		zcat -f "$man" | grep -qE '(^|[^/a-z])docs/' && echo -n "$(basename "$man"): names docs/ "
+	done
+}
+
 case_install()
 {
 	local d=$VNET_TMP/destdir f missing=""
@@ -116,19 +134,30 @@ case_install()
 	expect "install exit" 0 "$RUN_RC"
 	for f in usr/sbin/vnetctl usr/sbin/vnetd usr/share/man/man8/vnetctl.8 \
 		usr/share/man/man8/vnetd.8 usr/lib/systemd/system/vnetd@.service \
-		usr/lib/systemd/system/vnetd.service \
+		usr/lib/systemd/system/vnetd.service usr/lib/systemd/system/vnet-exporter.service \
 		usr/share/bash-completion/completions/vnetctl \
 		usr/share/bash-completion/completions/vnetd \
 		usr/share/doc/vnet/systemd.md usr/share/doc/vnet/libvirt.md \
-		usr/share/doc/vnet/metrics.md etc/libvirt/hooks/qemu.d/vnet; do
+		usr/share/doc/vnet/metrics.md etc/libvirt/hooks/qemu.d/vnet \
+		etc/default/vnet-hook; do
 		[ -f "$d/$f" ] || missing+="$f "
 	done
 	expect "installed" "" "$missing"
+	expect "the libvirt hook's switch: off" "VNET_HOOK_ENABLE=no" "$(grep '^VNET_HOOK_ENABLE=' "$d/etc/default/vnet-hook")"
+	echo "VNET_HOOK_ENABLE=yes" >>"$d/etc/default/vnet-hook"
+	run make -s -C "$VNET_ROOT" install DESTDIR="$d" PREFIX=/usr
+	expect "a second install keeps the operator's switch" "VNET_HOOK_ENABLE=yes" "$(grep '^VNET_HOOK_ENABLE=' "$d/etc/default/vnet-hook" | tail -n1)"
 	expect "the unit runs the installed vnetd" "/usr/sbin/vnetd" \
 		"$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$d/usr/lib/systemd/system/vnetd@.service")"
 	run make -s -C "$VNET_ROOT" install DESTDIR="$d" PREFIX=/usr/local
 	expect "PREFIX=/usr/local: the unit names it" "/usr/local/sbin/vnetd" \
 		"$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$d/usr/local/lib/systemd/system/vnetd@.service")"
+	expect "the exporter's unit runs the installed vnetctl" "/usr/sbin/vnetctl" \
+		"$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$d/usr/lib/systemd/system/vnet-exporter.service")"
+	# every doc the installed man pages name is installed where they say
+	expect "docs the man pages name, missing" "" "$(man_docs_missing "$d" /usr/share/doc/vnet usr/share/man/man8)"
+	expect "PREFIX=/usr/local: docs the man pages name, missing" "" \
+		"$(man_docs_missing "$d" /usr/local/share/doc/vnet usr/local/share/man/man8)"
 	report make_install "$(run_said)"
 	run make -s -C "$VNET_ROOT" uninstall DESTDIR="$d" PREFIX=/usr
 	expect "uninstall exit" 0 "$RUN_RC"

@@ -25,6 +25,26 @@ deb_cleanup()
 
 trap 'deb_cleanup; _cleanup_all' EXIT
 
+# the installed /etc/libvirt/hooks/qemu.d/vnet and /etc/default/vnet-hook
+# on a real tap (a netns of the test's: VNETCTL_ARGS is the hook's own
+# variable for that)
+hook_off_after_install()
+{
+	local dev xml
+
+	ns_create debhook && dev=$(rand_tap) && tap_create "$NS" "$dev" ||
+		{ expect "hook setup" ok "cannot create netns/tap"; return; }
+	xml="<domain type='kvm'><name>vm1</name><devices>
+  <interface type='bridge'><source bridge='br0'/><target dev='$dev'/><model type='virtio'/></interface>
+</devices></domain>"
+	expect "the switch as installed" "VNET_HOOK_ENABLE=no" "$(grep '^VNET_HOOK_ENABLE=' /etc/default/vnet-hook)"
+	VNETCTL=/usr/sbin/vnetctl VNETCTL_ARGS="-n $NS" run /etc/libvirt/hooks/qemu.d/vnet vm1 started begin - <<<"$xml"
+	expect "hook exit" 0 "$RUN_RC"
+	expect "nothing attached" yes "$(pins_gone "$dev" && echo yes || echo no)"
+	expect "says it is off" yes "$(grep -q 'vm1: off (VNET_HOOK_ENABLE=yes in /etc/default/vnet-hook' <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+	case_cleanup
+}
+
 main()
 {
 	local src=$VNET_TMP/src deb f missing="" ver
@@ -51,15 +71,27 @@ main()
 	dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$VNET_TMP/files"
 	for f in /usr/sbin/vnetctl /usr/sbin/vnetd /usr/share/man/man8/vnetctl.8.gz \
 		/usr/share/man/man8/vnetd.8.gz /lib/systemd/system/vnetd@.service \
-		/lib/systemd/system/vnetd.service \
+		/lib/systemd/system/vnetd.service /lib/systemd/system/vnet-exporter.service \
 		/usr/share/bash-completion/completions/vnetctl \
 		/usr/share/bash-completion/completions/vnetd \
-		/etc/libvirt/hooks/qemu.d/vnet /usr/share/doc/vnet/libvirt.md \
+		/etc/libvirt/hooks/qemu.d/vnet /etc/default/vnet-hook \
+		/usr/share/doc/vnet/libvirt.md \
 		/usr/share/doc/vnet/systemd.md /usr/share/doc/vnet/metrics.md \
 		/usr/share/doc/vnet/copyright; do
 		grep -qxF "$f" "$VNET_TMP/files" || missing+="$f "
 	done
 	expect "files missing from the package" "" "$missing"
+	# every doc the packaged man pages name is in the package, where they say
+	mkdir -p "$VNET_TMP/x"
+	dpkg-deb -x "$deb" "$VNET_TMP/x"
+	missing=""
+	for man in "$VNET_TMP"/x/usr/share/man/man8/vnetctl.8.gz "$VNET_TMP"/x/usr/share/man/man8/vnetd.8.gz; do
+		for f in $(zcat "$man" | grep -oE '[A-Za-z0-9_.-]+\.md' | sort -u); do
+			[ -f "$VNET_TMP/x/usr/share/doc/vnet/$f" ] || missing+="$(basename "$man"): $f "
+		done
+		zcat "$man" | grep -qE '(^|[^/a-z])docs/' && missing+="$(basename "$man"): names docs/ "
+	done
+	expect "docs the man pages name, not in the package" "" "$missing"
 	expect "depends on the shared libraries" yes \
 		"$(dpkg-deb -f "$deb" Depends | grep -q 'libbpf1' && dpkg-deb -f "$deb" Depends | grep -q 'liburing2' && echo yes || echo no)"
 	report contents "$(dpkg-deb -f "$deb" Depends)"
@@ -90,15 +122,23 @@ main()
 		expect "verify says nothing" "" "$RUN_OUT$RUN_ERR"
 	fi
 	expect "man page" yes "$(man -w vnetctl 2>/dev/null | grep -q vnetctl.8 && echo yes || echo no)"
+	expect "the hook's switch is a conffile" yes \
+		"$(dpkg-query -W -f='${Conffiles}' vnet | grep -q '/etc/default/vnet-hook ' && echo yes || echo no)"
 	expect "completion loads" yes \
 		"$(bash -c 'source /usr/share/bash-completion/completions/vnetctl && complete -p vnetctl' 2>/dev/null | grep -q _vnetctl && echo yes || echo no)"
 	report installed "$(run_said)"
+
+	# the installed hook, as libvirtd runs it when a domain has started:
+	# off as installed, nothing attached to the domain's taps
+	hook_off_after_install
+	report hook_off_as_installed "$(run_said)"
 
 	run dpkg --purge vnet
 	expect "purge exit" 0 "$RUN_RC"
 	_installed_here=0
 	expect "vnetctl gone" no "$([ -e /usr/sbin/vnetctl ] && echo yes || echo no)"
 	expect "hook gone" no "$([ -e /etc/libvirt/hooks/qemu.d/vnet ] && echo yes || echo no)"
+	expect "its switch gone" no "$([ -e /etc/default/vnet-hook ] && echo yes || echo no)"
 	report purged "$(run_said)"
 	ksft_exit
 }

@@ -25,7 +25,7 @@ for c in $cmds; do
 	check "docs/help_$c" $? "'vnetctl help $c' failed"
 	# long options of the command, as its help prints them
 	section=$(awk -v c="$c" '/^\.SS /{f=($2==c)} f' "$MAN" | sed 's/\\-/-/g')
-	for o in $("$VNETCTL" help "$c" | grep -oE '^ +--[a-z-]+' | tr -d ' '); do
+	for o in $("$VNETCTL" help "$c" | grep -oE '^ +(-[a-zA-Z], )?--[a-z-]+' | grep -oE -- '--[a-z-]+'); do
 		grep -qF -- "$o" <<<"$section"
 		check "docs/man_${c}_${o#--}" $? "docs/vnetctl.8 section '$c' does not document $o"
 	done
@@ -36,9 +36,22 @@ for o in $("$VNETCTL" --help | grep -oE '^ +-[a-zA-Z], --[a-z-]+' | grep -oE -- 
 	sed 's/\\-/-/g' "$MAN" | grep -qF -- "$o"
 	check "docs/man_option_${o#--}" $? "docs/vnetctl.8 does not document $o"
 done
+# coalesce.md's defaults are include/vnet/abi.h's (what attach writes)
+abi=$top/include/vnet/abi.h
+d() { awk -v n="VNET_DEFAULT_$1" '$1 == "#define" && $2 == n { print $3 }' "$abi"; }
+want="tx-frames $(d TX_FRAMES) tx-usecs $(d TX_USECS) rx-frames $(d RX_FRAMES) rx-usecs $(d RX_USECS)"
+tr '\n' ' ' <"$top/docs/coalesce.md" | sed 's/  */ /g' | grep -qF "\`$want\`" &&
+	! grep -qi "all values 0" "$top/docs/coalesce.md"
+check "docs/coalesce_defaults_are_abi_h" $? "docs/coalesce.md does not give abi.h's defaults ($want) or still says 'all values 0'"
+# vnetd.8: -V is an option (OPTIONS), not under LOGGING
+awk '/^\.SH /{s=$2} /^\.BR \\-V /{print s}' "$top/docs/vnetd.8" | grep -qx OPTIONS &&
+	! awk '/^\.SH /{s=$2} /^\.BR \\-V /{print s}' "$top/docs/vnetd.8" | grep -qvx OPTIONS
+check "docs/vnetd_man_version_in_options" $? "docs/vnetd.8 lists -V outside OPTIONS"
 # README names every shared library the binaries need (the package of each)
 VNETD=${VNETD:-$top/build/vnetd}
-for lib in $(ldd "$VNETCTL" "$VNETD" | awk '$1 ~ /^lib/ && $1 !~ /^lib(c|m|pthread|dl|rt)\.so/ {print $1}' | sort -u); do
+# (the libraries they link directly, ELF NEEDED: a library's own come with its package)
+for lib in $(readelf -d "$VNETCTL" "$VNETD" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' |
+	grep -Ev '^lib(c|m|pthread|dl|rt)\.so' | sort -u); do
 	pkg=$(dpkg -S "*/$lib" 2>/dev/null | head -n1 | cut -d: -f1)
 	grep -qF "\`${pkg:-$lib}\`" "$top/README.md"
 	check "docs/readme_names_${lib%%.so*}" $? "README.md does not name ${pkg:-$lib} ($lib, linked by vnetctl or vnetd)"

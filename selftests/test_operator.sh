@@ -3,7 +3,8 @@
 #
 # What an operator meets first: vnetctl's messages and hints, vnetd's
 # start-up checks, its socket's group and mode, its log severities, its
-# systemd readiness (the sd_notify datagrams) and SIGHUP, and `make deps`.
+# systemd readiness (the sd_notify datagrams), SIGHUP (a warning, vnetd
+# serves on) and SIGTERM, and `make deps`.
 # Every case runs in its own network namespace with its own tap.  Needs
 # root, jq, bpftool, iproute2.
 #
@@ -17,8 +18,9 @@ source "$(dirname "$0")/lib.sh"
 KSFT_PREFIX=operator
 VNETD=${VNETD:-$OUT/vnetd}
 UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
+IO=${IO:-$OUT/bench/bench_vnetd_io}
 
-ALL_CASES="hints cli_words netns_exec attach_mode_stats tx_hook_switch vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
+ALL_CASES="hints cli_words netns_exec attach_mode_stats map_keys_documented status_netns tap_kind_warnings tx_hook_switch ifname_limit vnetd_config_lines vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
 
 _daemons=()
 
@@ -84,6 +86,36 @@ case_hints()
 	expect "names the namespace" yes "$(has "$RUN_ERR" "in network namespace $NS")"
 	expect "does not suggest -n again" yes "$(lacks "$RUN_ERR" "-n NETNS")"
 	report hint_no_device_in_netns "$(run_said)"
+
+	# not attached yet: the hint to attach names the namespace (vnetctl's
+	# -n, and vnetd --agent's --netns, both in vnetctl's words)
+	run vnetctl -n "$NS" stats "$DEV"
+	expect "exit" 1 "$RUN_RC"
+	expect "attach hint with -n" yes "$(has "$RUN_ERR" "run 'vnetctl -n $NS attach $DEV'")"
+	run timeout 10 "$VNETD" --agent "$DEV" --netns "$NS"
+	expect "agent exit" 1 "$RUN_RC"
+	expect "agent's attach hint with -n" yes "$(has "$RUN_ERR" "run 'vnetctl -n $NS attach $DEV'")"
+	report hint_attach_names_netns "$(run_said)"
+
+	# from the host: the namespace that has the tap, never a placeholder
+	# (PID 1's namespace may be unreadable: containers)
+	run vnetctl attach "$DEV"
+	expect "exit" 1 "$RUN_RC"
+	expect "names the tap's namespace" yes "$(has "$RUN_ERR" "network namespace $NS has one: use 'vnetctl -n $NS ...'")"
+	expect "no placeholder" yes "$(lacks "$RUN_ERR" "NETNS")"
+	run timeout 10 "$VNETD" --agent "$DEV"
+	expect "agent: names the tap's namespace" yes "$(has "$RUN_ERR" "network namespace $NS has one: add --netns $NS")"
+	expect "agent: no placeholder" yes "$(lacks "$RUN_ERR" "NETNS")"
+	run vnetctl attach vtnosuchdev0
+	expect "no such device anywhere: no placeholder" yes "$(lacks "$RUN_ERR" "NETNS")"
+	report hint_host_names_tap_netns "$(run_said)"
+	run vnetctl -n "$NS" attach "$DEV"
+	run vnetctl coalesce show "$DEV"
+	expect "coalesce show exit" 0 "$RUN_RC"
+	expect "the tap's value is read there" yes "$(has "$RUN_OUT" "$DEV is in network namespace $NS: 'vnetctl -n $NS coalesce show $DEV'")"
+	expect "coalesce show: no placeholder" yes "$(lacks "$RUN_OUT" "NETNS")"
+	report hint_coalesce_show_from_host "$(run_said)"
+	run vnetctl -n "$NS" detach "$DEV"
 
 	# loopback: "not a tap", not an ethtool errno
 	run vnetctl -n "$NS" attach lo
@@ -158,6 +190,32 @@ case_cli_words()
 	expect "lists the candidates" yes "$(has "$RUN_ERR" "ambiguous command 'st': could be status, stats")"
 	report ambiguous_lists_candidates "$(run_said)"
 
+	# -j: errors are JSON documents on stdout too (bpftool's way)
+	run vnetctl -j stats vtnosuchdev0
+	expect "-j error exit" 1 "$RUN_RC"
+	expect "-j error: one JSON object" "object" "$(json "$RUN_OUT" 'type')"
+	expect "-j error message" yes "$(has "$(json "$RUN_OUT" '.error')" "^vtnosuchdev0: vnet is not attached")"
+	expect "-j error: stderr as ever" yes "$(has "$RUN_ERR" "^Error: vtnosuchdev0: vnet is not attached")"
+	run vnetctl -p st "$DEV"
+	expect "-p usage error exit" 2 "$RUN_RC"
+	expect "-p usage error" yes "$(has "$(json "$RUN_OUT" '.error')" "ambiguous command 'st'")"
+	run vnetctl -j --bogus
+	expect "-j unknown option" yes "$(has "$(json "$RUN_OUT" '.error')" "unknown option '--bogus'")"
+	run vnetctl -j stats "$DEV" --prometheus
+	expect "-j --prometheus: JSON error" yes "$(has "$(json "$RUN_OUT" '.error')" "two formats")"
+	run vnetctl stats vtnosuchdev0
+	expect "without -j: stdout empty" "" "$RUN_OUT"
+	report json_errors_on_stdout "$(run_said)"
+
+	# the JSON's schema version: printed, and the one the contract documents
+	run vnetctl -j --version
+	expect "schema version is the documented one" \
+		"$(sed -n 's/^The JSON is versioned: \*\*schema version \([0-9]*\)\*\*.*/\1/p' "$VNET_ROOT/docs/cli-contract.md")" \
+		"$(json "$RUN_OUT" '.json_schema')"
+	expect "name" vnetctl "$(json "$RUN_OUT" '.name')"
+	expect "abi" yes "$(yesno positive "$(json "$RUN_OUT" '.abi')")"
+	report json_schema_version "$(run_said)"
+
 	# every command of --help has a description, gc included
 	run vnetctl --help
 	expect "gc described" yes "$(has "$(grep -A1 '^  gc' <<<"$RUN_OUT")" "remove the pins")"
@@ -216,6 +274,67 @@ case_attach_mode_stats()
 	end_case
 }
 
+# --- the stats map's keys as vnetctl.8 explains them: its bpftool line works ---
+
+case_map_keys_documented()
+{
+	local line want got
+
+	new_case mapkeys || { fail mapkeys_setup "cannot create netns/tap"; return; }
+	run vnetctl -n "$NS" attach "$DEV"
+	"$TAPWRITE" -n "$NS" -d "$DEV" -q 2 send 1 push 3 send 0 push 1 >/dev/null
+	# the man page's example, unescaped, on this tap
+	line=$(grep -F 'bpftool \-j map lookup pinned' "$VNET_ROOT/docs/vnetctl.8" | head -n1 |
+		sed 's/\\-/-/g; s/^# //')
+	expect "the man page has the line" yes "$([ -n "$line" ] && echo yes || echo no)"
+	got=$(sh -c "${line//vnet0/$DEV}" 2>&1)
+	want=$(vnet_stat "$(vnetctl -j stats "$DEV")" tx 1 push)
+	expect "tx queue 1 push packets" "3" "$want"
+	expect "the documented lookup reads them" "$want" "$got"
+	report man_map_key_lookup "$line -> $got"
+	end_case
+}
+
+# --- attach: a tap unlike a VMM's (single queue, no vnet_hdr) is said ----------
+
+case_tap_kind_warnings()
+{
+	local sq
+
+	new_case tapkind || { fail tapkind_setup "cannot create netns/tap"; return; }
+	sq=$(rand_tap)
+	ip -n "$NS" tuntap add dev "$sq" mode tap && _case_taps+=("$NS $sq") ||
+		{ fail tapkind_setup "cannot create a single-queue tap"; end_case; return; }
+	run vnetctl -n "$NS" attach "$sq"
+	expect "attached all the same" 0 "$RUN_RC"
+	expect "pins" yes "$(yesno pins_exist "$sq")"
+	expect "single-queue warning" yes "$(has "$RUN_ERR" "^Warning: $sq is a single-queue tap")"
+	expect "vnet_hdr warning" yes "$(has "$RUN_ERR" "^Warning: $sq has no vnet_hdr")"
+	run vnetctl -n "$NS" attach "$DEV"
+	expect "a VMM's kind of tap: no warning" yes "$(lacks "$RUN_ERR" "Warning")"
+	report attach_warns_tap_kind "$(run_said)"
+	end_case
+}
+
+# --- status names the device's network namespace -------------------------------
+
+case_status_netns()
+{
+	local ino
+
+	new_case stnetns || { fail stnetns_setup "cannot create netns/tap"; return; }
+	run vnetctl -n "$NS" attach "$DEV"
+	[ "$RUN_RC" = 0 ] || { fail stnetns_attach "$(run_said)"; end_case; return; }
+	ino=$(stat -L -c %i "/var/run/netns/$NS")
+	run vnetctl status "$DEV"
+	expect "text (from the host)" yes "$(has "$RUN_OUT" "^  netns +$NS \(inode $ino\)")"
+	run vnetctl -n "$NS" -j status "$DEV"
+	expect "JSON netns" "$NS" "$(json "$RUN_OUT" '.[0].netns')"
+	expect "JSON netns_ino" "$ino" "$(json "$RUN_OUT" '.[0].netns_ino')"
+	report status_names_netns "$(run_said)"
+	end_case
+}
+
 # --- attach --tx-hook tc on an XDP attachment: refused with the fix ------------
 
 case_tx_hook_switch()
@@ -233,6 +352,60 @@ case_tx_hook_switch()
 	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp
 	expect "same hook: no-op" 0 "$RUN_RC"
 	report tx_hook_same_is_noop "$(run_said)"
+	end_case
+}
+
+# --- a name over 15 characters: the kernel's limit, said ------------------------
+
+case_ifname_limit()
+{
+	local long=vtabcdefghijklmno c
+
+	for c in "attach $long" "stats $long" "status $long" "detach $long" "coalesce show $long" "stats $long --prometheus"; do
+		# shellcheck disable=SC2086
+		run vnetctl $c
+		expect "'$c' exit" yes "$([ "$RUN_RC" = 1 ] || [ "$RUN_RC" = 2 ] && echo yes || echo "no: $RUN_RC")"
+		expect "'$c' names the limit" yes "$(has "$RUN_ERR" "'$long' is not a (valid interface|device) name: longer than 15 characters")"
+	done
+	for c in "--tap $long --socket $VNET_TMP/long.sock" "--port socket=$VNET_TMP/long.sock,tap=$long" "--agent $long"; do
+		# shellcheck disable=SC2086
+		run timeout 10 "$VNETD" $c
+		expect "vnetd $c exit" 2 "$RUN_RC"
+		expect "vnetd $c names the limit" yes "$(has "$RUN_ERR" "'$long' is not a valid interface name: longer than 15 characters")"
+	done
+	report ifname_limit_named "$(run_said)"
+}
+
+# --- vnetd --config: a line in --port's words, quoted values -------------------
+
+case_vnetd_config_lines()
+{
+	local conf=$VNET_TMP/ports.conf tap
+
+	new_case cfglines || { fail cfglines_setup "cannot create netns"; return; }
+	tap=$(rand_tap)
+	echo "socket=$VNET_TMP/cfg.sock,tap=$tap,queues=2" >"$conf"
+	run timeout 10 "$VNETD" --config "$conf" --netns "$NS"
+	expect "commas: exit" 2 "$RUN_RC"
+	expect "commas: says blanks, not commas" yes "$(has "$RUN_ERR" "$conf:1: .*separates its keys with blanks, not commas")"
+	expect "commas: not 'tap=NAME missing'" yes "$(lacks "$RUN_ERR" "tap=NAME missing")"
+	echo "socket=\"$VNET_TMP/cfg.sock\" tap=$tap" >"$conf"
+	run timeout 10 "$VNETD" --config "$conf" --netns "$NS"
+	expect "quotes: exit" 2 "$RUN_RC"
+	expect "quotes: says so" yes "$(has "$RUN_ERR" "$conf:1: socket=\"$VNET_TMP/cfg.sock\": values are taken as written, quotes included")"
+	expect "quotes: no directory error" yes "$(lacks "$RUN_ERR" "directory")"
+	echo "socket='$VNET_TMP/cfg.sock' tap=$tap" >"$conf"
+	run timeout 10 "$VNETD" --config "$conf" --netns "$NS"
+	expect "single quotes: says so" yes "$(has "$RUN_ERR" "quotes included")"
+	expect "no tap created" no "$(yesno tap_exists "$tap")"
+	report config_line_words "$(run_said)"
+	# the words --port takes, on a line, still work
+	echo "socket=$VNET_TMP/cfg.sock tap=$tap queues=2 client=0 # a comment, with, commas" >"$conf"
+	vnetd_start "$VNET_TMP/cfg.log" --config "$conf" --netns "$NS"
+	busywait 5000 test -S "$VNET_TMP/cfg.sock"
+	expect "a good line serves" yes "$(yesno test -S "$VNET_TMP/cfg.sock")"
+	report config_line_good "$(head -c 300 "$VNET_TMP/cfg.log")"
+	vnetd_stop
 	end_case
 }
 
@@ -312,8 +485,22 @@ case_vnetd_cpus()
 	report cpus_checked_at_start "$(run_said)"
 	run timeout 10 "$VNETD" --port "socket=$VNET_TMP/cpus.sock,tap=$tap,cpus=0:$bad" --netns "$NS"
 	expect "--port exit" 2 "$RUN_RC"
-	expect "--port names it" yes "$(has "$RUN_ERR" "--port: CPU $bad")"
+	expect "--port names it" yes "$(has "$RUN_ERR" "--port: cpus '0:$bad': CPU $bad does not exist")"
 	report cpus_checked_in_port "$(run_said)"
+
+	# a valid list naming CPUs that are not there: which CPU, and which
+	# CPUs vnetd may use, never "not a CPU list" nor a command on its pid
+	run timeout 10 "$VNETD" --socket "$VNET_TMP/cpus.sock" --tap "$tap" --netns "$NS" --cpus 0-99
+	expect "0-99 exit" 2 "$RUN_RC"
+	expect "0-99: a CPU that is not there" yes "$(has "$RUN_ERR" "--cpus '0-99': CPU [0-9]+ does not exist or is not available to vnetd \(it may run on CPUs? [0-9]")"
+	expect "0-99: not called a syntax error" yes "$(lacks "$RUN_ERR" "not a CPU list")"
+	run timeout 10 "$VNETD" --socket "$VNET_TMP/cpus.sock" --tap "$tap" --netns "$NS" --cpus "$bad"
+	expect "no taskset on vnetd's own pid" yes "$(lacks "$RUN_ERR" "taskset")"
+	expect "names the CPUs there are" yes "$(has "$RUN_ERR" "it may run on CPUs? [0-9]")"
+	run timeout 10 "$VNETD" --socket "$VNET_TMP/cpus.sock" --tap "$tap" --netns "$NS" --cpus 0-1,x
+	expect "garbage is not a list" yes "$(has "$RUN_ERR" "--cpus '0-1,x' is not a CPU list")"
+	expect "no tap created" no "$(yesno tap_exists "$tap")"
+	report cpus_messages "$(run_said)"
 	end_case
 }
 
@@ -376,12 +563,30 @@ case_vnetd_log()
 	expect "error line" yes "$(has "$RUN_ERR" "^vnetd: error: .*another process is listening")"
 	report log_plain_severity "$(run_said)"
 
+	# the busy socket is found before the second vnetd makes anything, it
+	# names the listener, and the first one sees no connection
+	expect "names the listener" yes "$(has "$RUN_ERR" "$sock: another process is listening there: vnetd \(pid $VPID\)")"
+	expect "no tap created, not even for a while" yes "$(lacks "$RUN_ERR" "tap ${tap}b: created")"
+	expect "no tap" no "$(yesno tap_exists "${tap}b")"
+	expect "no pins" yes "$(yesno pins_gone "${tap}b")"
+	expect "the first logs no phantom frontend" yes "$(lacks "$(cat "$VNET_TMP/first.log")" "frontend (connected|disconnected)")"
+	expect "the first still listens" yes "$(yesno "$UNIXSOCK" connect "$sock")"
+	report busy_socket_checked_first "$(run_said) first: $(tail -c 300 "$VNET_TMP/first.log")"
+
 	# stderr is the journal ($JOURNAL_STREAM = its device:inode): <N> prefixes
 	: >"$log"
 	js=$(stat -c '%d:%i' "$log")
 	JOURNAL_STREAM=$js timeout 10 "$VNETD" --socket "$sock" --tap "${tap}b" \
 		--netns "$NS" -v 2>>"$log"
 	expect "journal: exit" 1 "$?"
+	# info and debug lines: a vnetd that starts, serves, and stops
+	# (--cpus 0: "pinned to CPU 0" is a debug line)
+	JOURNAL_STREAM=$js "$VNETD" --socket "$VNET_TMP/log2.sock" --tap "${tap}c" --cpus 0 \
+		--netns "$NS" -v 2>>"$log" &
+	VPID=$!
+	_daemons+=("$VPID")
+	busywait 5000 test -S "$VNET_TMP/log2.sock" && busywait 5000 grep -q "^<7>" "$log"
+	vnetd_stop
 	expect "an error at priority 3" yes "$(has "$(cat "$log")" "^<3>.*another process is listening")"
 	expect "info at priority 6" yes "$(has "$(cat "$log")" "^<6>")"
 	expect "debug at priority 7" yes "$(has "$(cat "$log")" "^<7>")"
@@ -404,7 +609,7 @@ case_vnetd_notify()
 
 	new_case notify || { fail notify_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
-	"$UNIXSOCK" notify "$nsock" 20 >"$VNET_TMP/notify.out" 2>&1 &
+	"$UNIXSOCK" notify "$nsock" 120 >"$VNET_TMP/notify.out" 2>&1 &
 	npid=$!
 	_daemons+=("$npid")
 	busywait 2000 test -S "$nsock"
@@ -418,12 +623,26 @@ case_vnetd_notify()
 	expect "pins at READY" yes "$(yesno pins_exist "$tap")"
 	report notify_ready "$(cat "$VNET_TMP/notify.out") $(head -c 300 "$VNET_TMP/notify.log")"
 
-	# SIGHUP: a clean stop like SIGTERM (vnetd does not reload)
+	# SIGHUP: no reload, and no stop either: a warning, and vnetd serves on
 	kill -HUP "$VPID"
+	busywait 5000 grep -q "SIGHUP: reload is not supported" "$VNET_TMP/notify.log"
+	expect "warning logged" yes "$(has "$(cat "$VNET_TMP/notify.log")" "^vnetd: warning: SIGHUP: reload is not supported")"
+	expect "still running after SIGHUP" yes "$(yesno kill -0 "$VPID")"
+	expect "no STOPPING=1" yes "$(lacks "$(cat "$VNET_TMP/notify.out")" "STOPPING=1")"
+	expect "socket still listens" yes "$(yesno "$UNIXSOCK" connect "$sock")"
+	# frames both ways through a vhost-user frontend after the HUP
+	run timeout 60 "$IO" signals --socket "$sock" --netns "$NS" --tap "$tap" --frames 100
+	expect "frontend moved frames" 0 "$RUN_RC"
+	expect "guest-TX frames counted" yes \
+		"$(yesno positive "$(json "$(vnetctl -j stats "$tap")" '[.queues[] | select(.dir == "tx") | .datapath.frames] | add')")"
+	report sighup_keeps_serving "$(run_said) $(tail -c 300 "$VNET_TMP/notify.log")"
+
+	# SIGTERM: the clean stop
+	kill -TERM "$VPID"
 	wait "$VPID"
 	rc=$?
 	wait "$npid"
-	expect "exit after SIGHUP" 0 "$rc"
+	expect "exit after SIGTERM" 0 "$rc"
 	expect "STOPPING=1" yes "$(has "$(cat "$VNET_TMP/notify.out")" "STOPPING=1")"
 	expect "socket removed" no "$(yesno test -e "$sock")"
 	# the kernel frees the tap when the last reference goes, and io_uring
@@ -431,9 +650,21 @@ case_vnetd_notify()
 	busywait 2000 sh -c "! ip -n '$NS' link show '$tap' >/dev/null 2>&1"
 	expect "tap removed" no "$(yesno tap_exists "$tap")"
 	expect "pins removed" yes "$(yesno pins_gone "$tap")"
-	expect "log says why" yes "$(has "$(cat "$VNET_TMP/notify.log")" "Hangup.*does not reload")"
-	report sighup_cleans_up "$(cat "$VNET_TMP/notify.out") $(tail -c 300 "$VNET_TMP/notify.log")"
+	report sigterm_cleans_up "$(cat "$VNET_TMP/notify.out") $(tail -c 300 "$VNET_TMP/notify.log")"
 	_daemons=()
+
+	# the agent: SIGHUP is a warning there too
+	DEV=$(rand_tap)
+	tap_create "$NS" "$DEV" && run vnetctl -n "$NS" attach "$DEV"
+	vnetd_start "$VNET_TMP/agent.log" --agent "$DEV" --netns "$NS"
+	busywait 5000 grep -q "driving tun's rx-frames" "$VNET_TMP/agent.log"
+	kill -HUP "$VPID"
+	busywait 5000 grep -q "SIGHUP: reload is not supported" "$VNET_TMP/agent.log"
+	expect "agent warned" yes "$(has "$(cat "$VNET_TMP/agent.log")" "warning: agent: SIGHUP: reload is not supported")"
+	expect "agent still running" yes "$(yesno kill -0 "$VPID")"
+	expect "agent still publishes itself" yes \
+		"$(has "$(vnetctl -n "$NS" -j coalesce show "$DEV")" "\"pid\": *$VPID")"
+	report agent_sighup_keeps_running "$(tail -c 300 "$VNET_TMP/agent.log")"
 	end_case
 }
 
@@ -441,7 +672,7 @@ case_vnetd_notify()
 
 case_libvirt_hook()
 {
-	local hook=$VNET_ROOT/libvirt/qemu-hook br net vu xml
+	local hook=$VNET_ROOT/libvirt/qemu-hook br net vu xml on=$VNET_TMP/vnet-hook.on
 
 	new_case hook || { fail hook_setup "cannot create netns/tap"; return; }
 	br=$DEV
@@ -467,22 +698,38 @@ case_libvirt_hook()
     <target dev='$vu'/>
   </interface>
 </devices></domain>"
-	VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 started begin - <<<"$xml"
+	# the switch as installed (libvirt/vnet-hook.default): off, nothing
+	# attached, and the log line says how to turn it on
+	VNET_HOOK_CONF=$VNET_ROOT/libvirt/vnet-hook.default VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" \
+		run "$hook" vm1 started begin - <<<"$xml"
+	expect "off: exit" 0 "$RUN_RC"
+	expect "off: bridge tap untouched" yes "$(yesno pins_gone "$br")"
+	expect "off: network tap untouched" yes "$(yesno pins_gone "$net")"
+	expect "off: says how to turn it on" yes "$(has "$RUN_OUT$RUN_ERR" "vm1: off \(VNET_HOOK_ENABLE=yes in .*vnet-hook.default turns it on\)")"
+	# no switch file at all: off too
+	VNET_HOOK_CONF=$VNET_TMP/no-such-file VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" \
+		run "$hook" vm1 started begin - <<<"$xml"
+	expect "no file: bridge tap untouched" yes "$(yesno pins_gone "$br")"
+	report hook_off_as_installed "$(run_said)"
+
+	# on: VNET_HOOK_ENABLE=yes
+	echo "VNET_HOOK_ENABLE=yes" >"$on"
+	VNET_HOOK_CONF=$on VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 started begin - <<<"$xml"
 	expect "started exit" 0 "$RUN_RC"
 	expect "bridge tap attached" yes "$(yesno pins_exist "$br")"
 	expect "network tap attached" yes "$(yesno pins_exist "$net")"
 	expect "vhostuser tap left alone" yes "$(yesno pins_gone "$vu")"
 	report hook_started_attaches "$(run_said)"
 	# other operations change nothing; release removes the pins
-	VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 prepare begin - <<<"$xml"
+	VNET_HOOK_CONF=$on VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 prepare begin - <<<"$xml"
 	expect "prepare: still attached" yes "$(yesno pins_exist "$br")"
-	VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 release end - <<<"$xml"
+	VNET_HOOK_CONF=$on VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 release end - <<<"$xml"
 	expect "release exit" 0 "$RUN_RC"
 	expect "bridge pins gone" yes "$(yesno pins_gone "$br")"
 	expect "network pins gone" yes "$(yesno pins_gone "$net")"
 	report hook_release_unpins "$(run_said)"
 	# a failing attach never fails the domain
-	VNETCTL=$VNETCTL VNETCTL_ARGS="-n vnet-no-such-ns-$$" run "$hook" vm1 started begin - <<<"$xml"
+	VNET_HOOK_CONF=$on VNETCTL=$VNETCTL VNETCTL_ARGS="-n vnet-no-such-ns-$$" run "$hook" vm1 started begin - <<<"$xml"
 	expect "failed attach: exit" 0 "$RUN_RC"
 	report hook_never_fails_domain "$(run_said)"
 	end_case
@@ -503,7 +750,7 @@ main()
 	local c cases=${*:-$ALL_CASES}
 
 	require_root operator || { ksft_exit; return; }
-	require_cmd operator jq bpftool ip setpriv || { ksft_exit; return; }
+	require_cmd operator jq bpftool ip setpriv "$IO" || { ksft_exit; return; }
 	for c in $cases; do
 		"case_$c"
 	done

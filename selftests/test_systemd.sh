@@ -31,7 +31,7 @@ UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
 IO=${IO:-$OUT/bench/bench_vnetd_io}
 UNITS="$VNET_ROOT/systemd/vnetd@.service $VNET_ROOT/systemd/vnetd.service"
 
-ALL_CASES="verify hardened"
+ALL_CASES="verify exporter_unit hardened"
 
 _pids=()
 
@@ -70,9 +70,25 @@ case_verify()
 		expect "$name: verify says nothing" "" "$RUN_OUT$RUN_ERR"
 		expect "$name: Type" notify "$(unit_get "$u" Type)"
 		expect "$name: RuntimeDirectory" vnet "$(unit_get "$u" RuntimeDirectory)"
-		expect "$name: no ExecReload (SIGHUP stops)" "" "$(unit_get "$u" ExecReload)"
+		expect "$name: no ExecReload (SIGHUP is no reload)" "" "$(unit_get "$u" ExecReload)"
 		report "verify_${name%%.service}" "$(run_said)"
 	done
+}
+
+# vnet-exporter.service: verified with the vnetctl under test
+case_exporter_unit()
+{
+	local u=$VNET_ROOT/systemd/vnet-exporter.service dir=$VNET_TMP/units vnetctl=$VNETCTL
+
+	case $vnetctl in /*) ;; *) vnetctl=$PWD/$vnetctl ;; esac
+	mkdir -p "$dir"
+	sed "s|/usr/sbin/vnetctl|$vnetctl|" "$u" >"$dir/vnet-exporter.service"
+	run systemd-analyze verify --man=no "$dir/vnet-exporter.service"
+	expect "verify exit" 0 "$RUN_RC"
+	expect "verify says nothing" "" "$RUN_OUT$RUN_ERR"
+	expect "ExecStart" '/usr/sbin/vnetctl exporter --listen ${VNET_EXPORTER_LISTEN}' "$(unit_get "$u" ExecStart)"
+	expect "default listen" "VNET_EXPORTER_LISTEN=:9477" "$(unit_get "$u" Environment)"
+	report verify_vnet-exporter "$(run_said)"
 }
 
 # sandbox SOCKDIR CMD...: CMD as the unit's [Service] restrictions make it

@@ -7,7 +7,9 @@
 # (user libvirt-qemu) connects as a client to vnetd's socket, created with
 # --socket-group libvirt-qemu --socket-mode 0660, and a second,
 # type='bridge' interface whose tap the libvirt hook (libvirt/qemu-hook,
-# run by libvirtd itself) attaches vnet to.  The guest and the host ping
+# installed by `make install`, run by libvirtd itself) attaches vnet to
+# once its switch is on: started once with the switch as installed (off:
+# nothing attached), then again with it on.  The guest and the host ping
 # each other through vnetd; then the domain is destroyed: vnetd keeps
 # running and the hook has removed the bridge tap's pins.
 #
@@ -82,14 +84,16 @@ lv_start()
 	namespaces = [ ]
 	stdio_handler = "file"
 	EOF
-	# the hook, run by libvirtd with its own environment: the vnetctl
-	# under test, in libvirtd's network namespace
-	mkdir -p "$LV_DIR/etc/hooks/qemu.d"
-	cat >"$LV_DIR/etc/hooks/qemu.d/vnet" <<-EOF
-	#!/bin/sh
-	VNETCTL=$VNETCTL exec $E2E_ROOT/libvirt/qemu-hook "\$@"
-	EOF
-	chmod 0755 "$LV_DIR/etc/hooks/qemu.d/vnet"
+	# the hook and its switch as a fresh `make install` leaves them (off),
+	# in libvirtd's /etc/libvirt and a private /etc/default; the switch
+	# file names the vnetctl under test (libvirtd's PATH has no build/)
+	make -s -C "$E2E_ROOT" install DESTDIR="$LV_DIR/inst" PREFIX=/usr >"$VM_LOGS/install.log" 2>&1 ||
+		return 1
+	mkdir -p "$LV_DIR/etc/hooks/qemu.d" "$LV_DIR/default"
+	cp -a /etc/default/. "$LV_DIR/default/"
+	cp "$LV_DIR/inst/etc/libvirt/hooks/qemu.d/vnet" "$LV_DIR/etc/hooks/qemu.d/vnet"
+	cp "$LV_DIR/inst/etc/default/vnet-hook" "$LV_DIR/default/vnet-hook"
+	echo "VNETCTL=$VNETCTL" >>"$LV_DIR/default/vnet-hook"
 
 	unshare -m --propagation private bash -c '
 		d=$1 ns=$2 libvirtd=$3
@@ -97,7 +101,8 @@ lv_start()
 		mount --bind "$d/run" /run/libvirt &&
 		mount --bind "$d/lib" /var/lib/libvirt &&
 		mount --bind "$d/cache" /var/cache/libvirt &&
-		mount --bind "$d/log" /var/log/libvirt || exit 99
+		mount --bind "$d/log" /var/log/libvirt &&
+		mount --bind "$d/default" /etc/default || exit 99
 		# the network namespace only (not ip netns exec, whose private
 		# /sys has no bpffs: the hook would find no pins to make)
 		exec nsenter --net="/run/netns/$ns" "$libvirtd" --pid-file "$d/run/libvirtd.pid"
@@ -194,7 +199,7 @@ domain_xml()
 
 main()
 {
-	local why out recv st
+	local why out recv st n_disc=0
 
 	if [ "$(id -u)" -ne 0 ]; then
 		echo "SKIP: libvirt: needs root"
@@ -237,6 +242,27 @@ main()
 	domain_xml "reach:30+ping:5+pinged:5" >"$VM_LOGS/domain.xml"
 	lv virsh -q -c qemu:///system define "$VM_LOGS/domain.xml" >"$VM_LOGS/virsh.log" 2>&1 ||
 		{ fail define "$(tr '\n' ' ' <"$VM_LOGS/virsh.log")"; return 1; }
+	# installed off: a started domain gets nothing attached (libvirt runs
+	# the "started" hook before `virsh start` returns)
+	: >"$VM_SERIAL"
+	chown libvirt-qemu "$VM_SERIAL"
+	if ! lv virsh -q -c qemu:///system start vm1 >>"$VM_LOGS/virsh.log" 2>&1; then
+		fail start_off "$(tail -n 3 "$VM_LOGS/virsh.log" | tr '\n' ' ')"
+		return 1
+	fi
+	need "domain running ($(virsh_ domstate vm1 2>&1))" [ "$(virsh_ domstate vm1 2>&1)" = running ]
+	need "installed off: nothing attached to $BRTAP" test ! -e "/sys/fs/bpf/vnet/$BRTAP"
+	need "the switch as installed: VNET_HOOK_ENABLE=no" grep -qx "VNET_HOOK_ENABLE=no" "$LV_DIR/default/vnet-hook"
+	virsh_ destroy vm1 >>"$VM_LOGS/virsh.log" 2>&1
+	_vm_poll 10000 sh -c "[ \"\$(nsenter -t $LV_PID -m -n -- virsh -q -c qemu:///system domstate vm1 2>&1)\" = 'shut off' ]"
+	need "destroyed" [ "$(virsh_ domstate vm1 2>&1)" = "shut off" ]
+	# QEMU's vhost-user connection of that start is gone too
+	_vm_poll 10000 grep -q "frontend disconnected" "$VNETD_LOG"
+	n_disc=$(grep -c "frontend disconnected" "$VNETD_LOG")
+	report hook_installed_off
+
+	# the operator's switch on: the next start attaches
+	sed -i 's/^VNET_HOOK_ENABLE=.*/VNET_HOOK_ENABLE=yes/' "$LV_DIR/default/vnet-hook"
 	: >"$VM_SERIAL"
 	chown libvirt-qemu "$VM_SERIAL"
 	if ! lv virsh -q -c qemu:///system start vm1 >>"$VM_LOGS/virsh.log" 2>&1; then
@@ -272,8 +298,8 @@ main()
 	virsh_ destroy vm1 >>"$VM_LOGS/virsh.log" 2>&1
 	st=$(virsh_ domstate vm1 2>/dev/null)
 	need "domain state after destroy: '$st'" [ "$st" = "shut off" ]
-	_vm_poll 10000 grep -q "frontend disconnected" "$VNETD_LOG"
-	need "vnetd saw the frontend go" grep -q "frontend disconnected" "$VNETD_LOG"
+	_vm_poll 10000 sh -c "[ \$(grep -c 'frontend disconnected' '$VNETD_LOG') -gt $n_disc ]"
+	need "vnetd saw the frontend go" [ "$(grep -c "frontend disconnected" "$VNETD_LOG")" -gt "$n_disc" ]
 	need "vnetd still running" vnetd_alive
 	need "vnetd still listens" test -S "$VM_SOCK"
 	_vm_poll 10000 test ! -e "/sys/fs/bpf/vnet/$BRTAP"

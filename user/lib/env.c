@@ -142,10 +142,16 @@ int vnet_netns_name(__u64 ino, char *buf, size_t len)
 	return ret;
 }
 
-/* the calling thread's network namespace; false if it is the initial one */
+/*
+ * The calling thread's network namespace: its inode, and whether it is
+ * known not to be the initial one (PID 1's).  When PID 1's cannot be read
+ * (a container) a namespace counts as another only if it has a name in
+ * /var/run/netns or the command entered it with -n.
+ */
 static bool netns_other(__u64 *ino)
 {
 	struct stat self, init;
+	char name[NAME_MAX + 1];
 
 	if (stat("/proc/thread-self/ns/net", &self) &&
 	    stat("/proc/self/ns/net", &self))
@@ -153,8 +159,7 @@ static bool netns_other(__u64 *ino)
 	*ino = self.st_ino;
 	if (!stat("/proc/1/ns/net", &init))
 		return self.st_ino != init.st_ino;
-	/* PID 1's is unreadable (a container): a named one is not the host's */
-	return true;
+	return netns_named || !vnet_netns_name(self.st_ino, name, sizeof(name));
 }
 
 const char *vnet_hint_netns(char *buf, size_t len)
@@ -162,13 +167,64 @@ const char *vnet_hint_netns(char *buf, size_t len)
 	char name[NAME_MAX + 1];
 	__u64 ino;
 
-	if (!netns_other(&ino)) {
-		buf[0] = '\0';
-		return buf;
+	buf[0] = '\0';
+	/* a namespace without a name has no -n to give: none */
+	if (netns_other(&ino) && !vnet_netns_name(ino, name, sizeof(name)))
+		snprintf(buf, len, " -n %s", name);
+	return buf;
+}
+
+int vnet_netns_of_dev(const char *ifname, char *buf, size_t len)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	struct stat self, sb;
+	int cur, fd, ret = -ENOENT;
+	DIR *d;
+
+	if (stat("/proc/thread-self/ns/net", &self))
+		return -errno;
+	cur = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (cur < 0)
+		return -errno;
+	d = opendir("/var/run/netns");
+	if (!d) {
+		ret = -errno;
+		close(cur);
+		return ret;
 	}
-	if (vnet_netns_name(ino, name, sizeof(name)))
-		snprintf(name, sizeof(name), "NETNS");
-	snprintf(buf, len, " -n %s", name);
+	while (ret == -ENOENT && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/var/run/netns/%s", de->d_name);
+		if (stat(path, &sb) || sb.st_ino == self.st_ino)
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (!setns(fd, CLONE_NEWNET)) {
+			if (if_nametoindex(ifname)) {
+				snprintf(buf, len, "%s", de->d_name);
+				ret = 0;
+			}
+			if (setns(cur, CLONE_NEWNET))
+				ret = -errno; /* cannot happen: it was ours */
+		}
+		close(fd);
+	}
+	closedir(d);
+	close(cur);
+	return ret;
+}
+
+const char *vnet_hint_netns_dev(const char *ifname, char *buf, size_t len)
+{
+	char name[NAME_MAX + 1];
+
+	vnet_hint_netns(buf, len);
+	if (!buf[0] && !if_nametoindex(ifname) &&
+	    !vnet_netns_of_dev(ifname, name, sizeof(name)))
+		snprintf(buf, len, " -n %s", name);
 	return buf;
 }
 
@@ -239,7 +295,7 @@ int vnet_bpffs_ensure(struct vnet_err *err)
 
 		vnet_hint_netns(ns, sizeof(ns));
 		if (!ns[0])
-			snprintf(ns, sizeof(ns), " -n NETNS");
+			snprintf(ns, sizeof(ns), " -n NAME");
 		if (hint_prog == VNET_HINT_VNETD)
 			vnet_err_set(err,
 				     "bpffs is not mounted at %s in this mount namespace (ip netns exec mounts a private /sys): pins made here would not outlive vnetd; start vnetd from the host's mount namespace with --netns%s instead",
@@ -289,30 +345,61 @@ int vnet_pin_path(char *buf, size_t len, const char *ifname, const char *obj)
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
+const char *vnet_ifname_invalid(const char *s)
+{
+	size_t i, n = strlen(s);
+
+	if (!n)
+		return "it is empty";
+	if (n >= IF_NAMESIZE)
+		return "longer than 15 characters (the kernel's limit, IFNAMSIZ 16 with the terminating NUL)";
+	if (!strcmp(s, ".") || !strcmp(s, ".."))
+		return "'.' and '..' are not names";
+	for (i = 0; i < n; i++)
+		if (s[i] == '/' || s[i] == ':' || s[i] <= ' ' || s[i] == 0x7f)
+			return "no '/', ':', blanks or control characters";
+	return NULL;
+}
+
 int vnet_tap_check(const char *ifname, int *ifindex, struct vnet_err *err)
 {
 	struct ethtool_drvinfo info = { .cmd = ETHTOOL_GDRVINFO };
 	struct ifreq ifr = {};
+	const char *bad = vnet_ifname_invalid(ifname);
 	int fd, ret = 0;
 
-	if (!ifname[0] || strlen(ifname) >= IF_NAMESIZE || strchr(ifname, '/')) {
-		vnet_err_set(err, "'%s' is not a valid interface name", ifname);
+	if (bad) {
+		vnet_err_set(err, "'%s' is not a valid interface name: %s", ifname,
+			     bad);
 		return -EINVAL;
 	}
 	*ifindex = (int)if_nametoindex(ifname);
 	if (!*ifindex) {
-		char ns[NAME_MAX + 8];
+		char ns[NAME_MAX + 8], other[NAME_MAX + 1];
+		bool vnetd = hint_prog == VNET_HINT_VNETD;
 
 		vnet_hint_netns(ns, sizeof(ns));
-		if (ns[0])
+		if (vnet_netns_of_dev(ifname, other, sizeof(other)))
+			other[0] = '\0';
+		if (ns[0] && other[0])
+			vnet_err_set(err, "%s: no such network device in network namespace %s; network namespace %s has one (%s %s)",
+				     ifname, ns + 4, other,
+				     vnetd ? "--netns" : "vnetctl -n", other);
+		else if (ns[0])
 			/* -n (or --netns) was given: do not suggest it again */
 			vnet_err_set(err, "%s: no such network device in network namespace %s",
 				     ifname, ns + 4);
-		else if (hint_prog == VNET_HINT_VNETD)
-			vnet_err_set(err, "%s: no such network device in this network namespace (for a tap in another namespace use --netns NAME)",
+		else if (other[0] && vnetd)
+			vnet_err_set(err, "%s: no such network device in this network namespace; network namespace %s has one: add --netns %s",
+				     ifname, other, other);
+		else if (other[0])
+			vnet_err_set(err, "%s: no such network device in this network namespace; network namespace %s has one: use 'vnetctl -n %s ...'",
+				     ifname, other, other);
+		else if (vnetd)
+			vnet_err_set(err, "%s: no such network device in this network namespace, nor in any named one (ip netns list); for a tap in another namespace use --netns NAME",
 				     ifname);
 		else
-			vnet_err_set(err, "%s: no such network device in this network namespace (for a tap in another namespace use 'vnetctl -n NETNS ...')",
+			vnet_err_set(err, "%s: no such network device in this network namespace, nor in any named one (ip netns list); for a tap in another namespace use 'vnetctl -n NAME ...'",
 				     ifname);
 		return -ENODEV;
 	}

@@ -97,12 +97,33 @@ int vnet_hint_prog(void);
 int vnet_netns_name(__u64 ino, char *buf, size_t len);
 /*
  * " -n NAME" when the calling thread is in a network namespace other than
- * the initial one (" -n NETNS" if it has no name there), else "": what a
+ * the initial one that has a name in /var/run/netns, else "": what a
  * hint's vnetctl command line needs to reach the same device.
  */
 const char *vnet_hint_netns(char *buf, size_t len);
+/*
+ * The name of the (named, other) network namespace that has a device
+ * IFNAME, or -ENOENT.  Enters each one in turn (the calling thread only)
+ * and returns to its own.
+ */
+int vnet_netns_of_dev(const char *ifname, char *buf, size_t len);
+/* vnet_hint_netns(), or " -n NAME" of the namespace that has IFNAME */
+const char *vnet_hint_netns_dev(const char *ifname, char *buf, size_t len);
 
 int vnet_pin_path(char *buf, size_t len, const char *ifname, const char *obj);
+
+/* NULL when S can be an interface name, else why not (the limit, ...) */
+const char *vnet_ifname_invalid(const char *s);
+
+/* A tap's tun flags (rtnetlink link info); known: the kernel said them. */
+struct vnet_tap_flags {
+	bool known;
+	bool multi_queue; /* IFF_MULTI_QUEUE */
+	bool vnet_hdr;    /* IFF_VNET_HDR: a virtio_net_hdr with each frame */
+	__u32 queues;     /* queues attached now */
+};
+/* The flags of tap IFINDEX (this netns): 0, or -errno (-EOPNOTSUPP: old kernel). */
+int vnet_tap_flags(int ifindex, struct vnet_tap_flags *f);
 
 /* DEV exists in this netns and is a tap (tun driver, Ethernet framing). */
 int vnet_tap_check(const char *ifname, int *ifindex, struct vnet_err *err);

@@ -55,10 +55,15 @@ static int open_failed(const char *ifname, const char *path,
 		       struct vnet_err *err)
 {
 	int ret = -errno;
+	char ns[NAME_MAX + 8];
 
-	if (errno == ENOENT)
-		vnet_err_set(err, "%s: vnet is not attached (no %s); run 'vnetctl attach %s'",
-			     ifname, path, ifname);
+	if (ret == -ENOENT && vnet_ifname_invalid(ifname))
+		vnet_err_set(err, "'%s' is not a valid interface name: %s", ifname,
+			     vnet_ifname_invalid(ifname));
+	else if (ret == -ENOENT)
+		vnet_err_set(err, "%s: vnet is not attached (no %s); run 'vnetctl%s attach %s'",
+			     ifname, path, vnet_hint_netns_dev(ifname, ns, sizeof(ns)),
+			     ifname);
 	else
 		vnet_err_set(err, "cannot open %s: %s%s", path, strerror(errno),
 			     errno == EACCES || errno == EPERM ?
@@ -72,7 +77,7 @@ static int mismatch(const char *ifname, enum vnet_map_id id, const char *what,
 {
 	char ns[NAME_MAX + 8];
 
-	vnet_hint_netns(ns, sizeof(ns));
+	vnet_hint_netns_dev(ifname, ns, sizeof(ns));
 	vnet_err_set(err, "%s: the pinned %s map has %s %u, this vnet expects %u (include/vnet/abi.h, ABI version %d): it was attached by another version of vnet; detach and attach again ('vnetctl%s detach %s', then 'vnetctl%s attach %s')",
 		     ifname, map_names[id], what, have, want, VNET_ABI_VERSION,
 		     ns, ifname, ns, ifname);

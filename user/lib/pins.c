@@ -128,6 +128,9 @@ int vnet_pins_missing(const char *ifname, const char *dir,
 	if (errno == EACCES || errno == EPERM)
 		vnet_err_set(err, "%s: cannot read %s: permission denied (vnetctl needs root)",
 			     ifname, dir);
+	else if (errno == ENOENT && vnet_ifname_invalid(ifname))
+		vnet_err_set(err, "'%s' is not a valid interface name: %s", ifname,
+			     vnet_ifname_invalid(ifname));
 	else if (errno == ENOENT)
 		vnet_err_set(err, "%s: vnet is not attached (no pins in %s)",
 			     ifname, dir);
@@ -185,12 +188,16 @@ int vnet_pins_other_netns(const char *ifname, const struct vnet_status *st,
 		(!stat("/proc/1/ns/net", &host) && host.st_ino != cur);
 	if (!named && !if_nametoindex(ifname))
 		return 0;
-	if (vnet_netns_name(st->info.netns_ino, other, sizeof(other)))
-		snprintf(other, sizeof(other), "NETNS");
-	vnet_err_set(err, "%s: the pins in %s/%s belong to a device %s in another network namespace (netns inode %llu; this one is %llu): vnet names its pins by device, so one attached %s per host, and a command acts only on the device of the namespace it runs in; use 'vnetctl -n %s' of that namespace, or detach it there ('vnetctl -n %s detach %s') or give this tap another name",
-		     ifname, VNET_PIN_ROOT, ifname, ifname,
-		     (unsigned long long)st->info.netns_ino,
-		     (unsigned long long)cur, ifname, other, other, ifname);
+	if (!vnet_netns_name(st->info.netns_ino, other, sizeof(other)))
+		vnet_err_set(err, "%s: the pins in %s/%s belong to a device %s in another network namespace (netns inode %llu; this one is %llu): vnet names its pins by device, so one attached %s per host, and a command acts only on the device of the namespace it runs in; use 'vnetctl -n %s' of that namespace, or detach it there ('vnetctl -n %s detach %s') or give this tap another name",
+			     ifname, VNET_PIN_ROOT, ifname, ifname,
+			     (unsigned long long)st->info.netns_ino,
+			     (unsigned long long)cur, ifname, other, other, ifname);
+	else
+		vnet_err_set(err, "%s: the pins in %s/%s belong to a device %s in another network namespace, one without a name in /var/run/netns (netns inode %llu; this one is %llu): vnet names its pins by device, so one attached %s per host; detach it from that namespace (nsenter --net=/proc/PID/ns/net vnetctl detach %s, PID a process in it) or give this tap another name",
+			     ifname, VNET_PIN_ROOT, ifname, ifname,
+			     (unsigned long long)st->info.netns_ino,
+			     (unsigned long long)cur, ifname, ifname);
 	return -EEXIST;
 }
 

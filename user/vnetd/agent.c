@@ -461,13 +461,17 @@ static void sample(struct agent_tap *t, const struct vnetd_agent_opts *o,
 		ag_dbg(t, "info map: %s", strerror(-ret));
 }
 
-/* SIGINT/SIGTERM/SIGHUP read from the signalfd: true */
+/* SIGINT/SIGTERM read from the signalfd: true; SIGHUP: a warning */
 static bool signalled(int sfd)
 {
 	struct signalfd_siginfo si;
 
 	if (read(sfd, &si, sizeof(si)) != sizeof(si))
 		return false;
+	if (si.ssi_signo == SIGHUP) {
+		vhost_warn("agent: " VNETD_SIGHUP_WARNING);
+		return false;
+	}
 	vnetd_notify("STOPPING=1");
 	vhost_info("agent: %s, exiting", strsignal((int)si.ssi_signo));
 	return true;

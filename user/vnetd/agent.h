@@ -41,4 +41,8 @@ struct vnetd_agent_opts {
  */
 int vnetd_agent_run(const struct vnetd_agent_opts *o, int sfd);
 
+/* what vnetd (and vnetd --agent) log on SIGHUP, and go on serving */
+#define VNETD_SIGHUP_WARNING \
+	"SIGHUP: reload is not supported; vnetd keeps serving with the configuration it started with (SIGTERM stops it; restart it to change its configuration)"
+
 #endif

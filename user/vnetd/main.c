@@ -5,14 +5,15 @@
  * vnetd.h.
  *
  * This file: logging, signals (SIGBUS: user/vhost/fault.h), and the control loop: one epoll over the vhost-user server (all protocol work and
- * every vhost_dev_ops callback), a signalfd (SIGINT/SIGTERM/SIGHUP: clean
- * exit; systemd hears READY=1 and STOPPING=1 through notify.c)
+ * every vhost_dev_ops callback), a signalfd (SIGINT/SIGTERM: clean exit;
+ * SIGHUP: a warning that reload is not supported, and vnetd goes on;
+ * systemd hears READY=1 and STOPPING=1 through notify.c)
  * and each port's ethtool monitor (a direct `ethtool -C TAP rx-frames N`
  * is mirrored into the config map's tap_rx_frames, vnetd's TX batch).
  * With --agent TAP, vnetd serves no port: agent.c drives attached taps'
  * rx-frames instead (attach mode).
  *
- * Exit status: 0 after a signal, 1 when a port cannot be set up (the
+ * Exit status: 0 after SIGINT/SIGTERM, 1 when a port cannot be set up (the
  * message names the cause), 2 on usage errors.
  */
 #include <errno.h>
@@ -188,10 +189,12 @@ static int run(struct vhost_server *srv, struct vnetd_port *ports,
 			case EP_SIGNAL:
 				if (read(sfd, &si, sizeof(si)) != sizeof(si))
 					break;
+				if (si.ssi_signo == SIGHUP) {
+					vhost_warn(VNETD_SIGHUP_WARNING);
+					break;
+				}
 				vnetd_notify("STOPPING=1");
-				vhost_info("%s, exiting%s", strsignal((int)si.ssi_signo),
-					   si.ssi_signo == SIGHUP ?
-					   " (vnetd does not reload its configuration: start it again)" : "");
+				vhost_info("%s, exiting", strsignal((int)si.ssi_signo));
 				goto out;
 			case EP_MONITOR:
 				/* vnetd_port_lose() earlier in this batch */
@@ -262,7 +265,7 @@ int main(int argc, char **argv)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
-	/* no reload: SIGHUP stops cleanly, never kills without cleanup */
+	/* no reload (yet): SIGHUP is logged and ignored, never a stop */
 	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL)) {
 		vhost_err("sigprocmask: %s", strerror(errno));

@@ -22,7 +22,7 @@
 
 #define MAX_PORTS VNETD_MAX_PORTS
 
-static const char usage_text[] =
+static const char usage_head[] =
 	"Usage: vnetd --socket PATH --tap NAME [--queues N] [--client]\n"
 	"             [--netns NAME] [--cpus LIST] [OPTIONS]\n"
 	"       vnetd --config FILE [OPTIONS]\n"
@@ -30,64 +30,19 @@ static const char usage_text[] =
 	"       vnetd --agent TAP [--agent TAP ...] [--netns NAME] [AGENT OPTIONS]\n"
 	"\n"
 	"vhost-user-net backend over a multi-queue tap, with vnet's BPF\n"
-	"classifier deciding when the guest is signalled.\n"
-	"\n"
-	"Port:\n"
-	"  -s, --socket PATH     vhost-user unix socket (listened on, or with\n"
-	"                        --client connected to)\n"
-	"  -t, --tap NAME        tap device: attached to, or created (and gone\n"
-	"                        when vnetd exits)\n"
-	"  -q, --queues N        queue pairs, 1-16 (default 1)\n"
-	"  -c, --client          connect to a listening frontend (QEMU\n"
-	"                        server=on) and reconnect when it goes away\n"
-	"  -n, --netns NAME      the tap lives in network namespace NAME\n"
-	"                        (/var/run/netns/NAME); default for every port\n"
-	"      --cpus LIST       pin queue pair i to the i-th CPU of LIST\n"
-	"                        (e.g. 0,1 or 0-3); default for every port\n"
-	"  -p, --port SPEC       a port: socket=PATH,tap=NAME[,queues=N]\n"
-	"                        [,client][,netns=NAME][,cpus=LIST] (CPUs\n"
-	"                        separated by ':' here); repeatable\n"
-	"  -f, --config FILE     ports, one per line: socket=PATH tap=NAME\n"
-	"                        [queues=N] [client] [netns=NAME] [cpus=LIST];\n"
-	"                        '#' starts a comment\n"
-	"\n"
-	"Agent (attach mode: kernel vhost-net drives taps that 'vnetctl attach'\n"
-	"attached; no vhost-user socket):\n"
-	"  -a, --agent TAP       push the BPF policy's adaptive-tx recommendation\n"
-	"                        to TAP's own rx-frames (ethtool -C TAP\n"
-	"                        rx-frames N) with hysteresis; repeatable;\n"
-	"                        --netns NAME: the taps live there\n"
-	"      --agent-interval MS\n"
-	"                        sample every MS ms (10-10000, default 100)\n"
-	"      --agent-max-rate N\n"
-	"                        at most N changes per second per tap (1-100,\n"
-	"                        default 2)\n"
-	"      --agent-hold N    change only after N consecutive samples asked\n"
-	"                        for a step of 25 % and 2 frames (1-1000,\n"
-	"                        default 3)\n"
-	"\n"
-	"Options:\n"
-	"      --socket-group GROUP\n"
-	"                        create the sockets with group GROUP (a name\n"
-	"                        or a number; default: vnetd's own, root)\n"
-	"      --socket-mode MODE\n"
-	"                        their mode, octal (default 0600; 0660 with\n"
-	"                        --socket-group lets that group's QEMU connect)\n"
-	"      --no-uring        plain read/writev instead of io_uring\n"
-	"      --packed          offer packed virtqueues (VIRTIO_F_RING_PACKED)\n"
-	"      --no-sandbox      keep every privilege, no seccomp filter (by\n"
-	"                        default, once set up, vnetd drops capabilities\n"
-	"                        and runs its threads under seccomp allow-lists)\n"
-	"      --user USER       once set up, run as USER (a name or a number),\n"
-	"                        keeping only the capabilities still needed\n"
-	"      --busy-poll USECS when a guest's TX ring runs dry, watch it for\n"
-	"                        USECS (0-1000, default 0: off) before asking\n"
-	"                        for a kick and sleeping; costs CPU, saves the\n"
-	"                        guest's kicks and vnetd's wakeups\n"
-	"  -v, --verbose         debug logging (same as --log-level debug)\n"
-	"      --log-level LEVEL error, warning, info (default) or debug\n"
-	"  -h, --help            this help\n"
-	"  -V, --version         version\n"
+	"classifier deciding when the guest is signalled.\n";
+
+/* the option table's sections, in --help's order */
+enum opt_section { SEC_PORT, SEC_AGENT, SEC_GENERAL, SEC_MAX };
+
+static const char *const section_head[SEC_MAX] = {
+	[SEC_PORT] = "Port:",
+	/* one literal: clang takes two in an array for a missing comma */
+	[SEC_AGENT] = "Agent (attach mode: kernel vhost-net drives taps that 'vnetctl attach'\nattached; no vhost-user socket):",
+	[SEC_GENERAL] = "Options:",
+};
+
+static const char usage_tail[] =
 	"\n"
 	"Logs go to stderr, one line per event: 'vnetd: PORT: message', errors\n"
 	"and warnings as 'vnetd: error: ...', 'vnetd: warning: ...'; when stderr\n"
@@ -95,25 +50,9 @@ static const char usage_text[] =
 	"priority instead (<3> error, <4> warning, <6> info, <7> debug).\n"
 	"With $NOTIFY_SOCKET (systemd Type=notify), READY=1 once every socket\n"
 	"listens, STOPPING=1 on the way out.\n"
-	"Exit status: 0 after SIGINT/SIGTERM/SIGHUP (SIGHUP does not reload:\n"
-	"it stops cleanly), 1 on a startup error, 2 on a usage error.  See vnetd(8).\n";
-
-static int cpus_check(const struct vnetd_port_cfg *c, const char *where)
-{
-	cpu_set_t set;
-	unsigned int i;
-
-	if (sched_getaffinity(0, sizeof(set), &set))
-		return 0; /* cannot tell; pthread_setaffinity_np() will say */
-	for (i = 0; i < c->ncpus; i++) {
-		if (c->cpus[i] < CPU_SETSIZE && CPU_ISSET(c->cpus[i], &set))
-			continue;
-		return vnetd_usage_error("%s: CPU %d does not exist or is not available to vnetd (it may run on %d CPU%s: see 'taskset -pc %d')",
-				   where, c->cpus[i], CPU_COUNT(&set),
-				   CPU_COUNT(&set) == 1 ? "" : "s", (int)getpid());
-	}
-	return 0;
-}
+	"SIGHUP does not reload: vnetd logs a warning and keeps serving.\n"
+	"Exit status: 0 after SIGINT/SIGTERM, 1 on a startup error, 2 on a usage\n"
+	"error.  See vnetd(8).\n";
 
 static int parse_group(const char *s, gid_t *gid)
 {
@@ -225,9 +164,11 @@ static int opt_client(struct vnetd_opts *o, const char *arg)
 
 static int opt_cpus(struct vnetd_opts *o, const char *arg)
 {
-	if (!vnetd_parse_cpus(arg, &o->main))
-		return vnetd_usage_error("--cpus '%s' is not a CPU list (e.g. 0,1 or 0-3)",
-				   arg);
+	char why[512];
+
+	if (!vnetd_parse_cpus(arg, &o->main, why, sizeof(why)))
+		return vnetd_usage_error("--cpus '%s'%s%s", arg,
+					 strncmp(why, "is ", 3) ? ": " : " ", why);
 	o->have_cpus = true;
 	return 0;
 }
@@ -303,9 +244,9 @@ static int opt_agent(struct vnetd_opts *o, const char *arg)
 {
 	unsigned int i;
 
-	if (!vnetd_tap_name_ok(arg))
-		return vnetd_usage_error("--agent: '%s' is not a valid interface name",
-				   arg);
+	if (vnet_ifname_invalid(arg))
+		return vnetd_usage_error("--agent: '%s' is not a valid interface name: %s",
+					 arg, vnet_ifname_invalid(arg));
 	if (o->agent.ntaps == VNETD_AGENT_MAX_TAPS)
 		return vnetd_usage_error("more than %d --agent", VNETD_AGENT_MAX_TAPS);
 	for (i = 0; i < o->agent.ntaps; i++)
@@ -368,11 +309,13 @@ static int opt_log_level(struct vnetd_opts *o, const char *arg)
 	return 0;
 }
 
+static void usage(void);
+
 static int opt_help(struct vnetd_opts *o, const char *arg)
 {
 	(void)o;
 	(void)arg;
-	fputs(usage_text, stdout);
+	usage();
 	return -1;
 }
 
@@ -384,40 +327,101 @@ static int opt_version(struct vnetd_opts *o, const char *arg)
 	return -1;
 }
 
-/* Every option: its names, whether it takes an argument, what it does. */
+/*
+ * Every option: its names, its argument (NULL: none), what takes it, and
+ * its help, which --help prints (lines after the first are continued
+ * under it).  completion/vnetd and vnetd(8)'s OPTIONS list the same
+ * options (selftests/test_options.sh checks them against --help).
+ */
 static const struct opt_def {
 	const char *name;
 	char short_name;	/* 0: long only */
-	bool arg;
+	const char *arg;	/* its name in --help, NULL: takes none */
 	int (*parse)(struct vnetd_opts *o, const char *arg);
+	enum opt_section section;
+	const char *help;
 } opt_table[] = {
-	{ "socket", 's', true, opt_socket },
-	{ "tap", 't', true, opt_tap },
-	{ "queues", 'q', true, opt_queues },
-	{ "client", 'c', false, opt_client },
-	{ "netns", 'n', true, opt_netns },
-	{ "cpus", 0, true, opt_cpus },
-	{ "port", 'p', true, opt_port },
-	{ "config", 'f', true, opt_config },
-	{ "agent", 'a', true, opt_agent },
-	{ "agent-interval", 0, true, opt_agent_interval },
-	{ "agent-max-rate", 0, true, opt_agent_max_rate },
-	{ "agent-hold", 0, true, opt_agent_hold },
-	{ "no-uring", 0, false, opt_no_uring },
-	{ "packed", 0, false, opt_packed },
-	{ "no-sandbox", 0, false, opt_no_sandbox },
-	{ "user", 0, true, opt_user },
-	{ "socket-group", 0, true, opt_socket_group },
-	{ "socket-mode", 0, true, opt_socket_mode },
-	{ "busy-poll", 0, true, opt_busy_poll },
-	{ "verbose", 'v', false, opt_verbose },
-	{ "log-level", 0, true, opt_log_level },
-	{ "help", 'h', false, opt_help },
-	{ "version", 'V', false, opt_version },
+	{ "socket", 's', "PATH", opt_socket, SEC_PORT,
+	  "vhost-user unix socket (listened on, or with\n--client connected to)" },
+	{ "tap", 't', "NAME", opt_tap, SEC_PORT,
+	  "tap device: attached to, or created (and gone\nwhen vnetd exits)" },
+	{ "queues", 'q', "N", opt_queues, SEC_PORT, "queue pairs, 1-16 (default 1)" },
+	{ "client", 'c', NULL, opt_client, SEC_PORT,
+	  "connect to a listening frontend (QEMU\nserver=on) and reconnect when it goes away" },
+	{ "netns", 'n', "NAME", opt_netns, SEC_PORT,
+	  "the tap lives in network namespace NAME\n(/var/run/netns/NAME); default for every port" },
+	{ "cpus", 0, "LIST", opt_cpus, SEC_PORT,
+	  "pin queue pair i to the i-th CPU of LIST\n(e.g. 0,1 or 0-3); default for every port" },
+	{ "port", 'p', "SPEC", opt_port, SEC_PORT,
+	  "a port: socket=PATH,tap=NAME[,queues=N]\n[,client][,netns=NAME][,cpus=LIST] (CPUs\nseparated by ':' here); repeatable" },
+	{ "config", 'f', "FILE", opt_config, SEC_PORT,
+	  "ports, one per line: socket=PATH tap=NAME\n[queues=N] [client] [netns=NAME] [cpus=LIST];\n'#' starts a comment" },
+	{ "agent", 'a', "TAP", opt_agent, SEC_AGENT,
+	  "push the BPF policy's adaptive-tx recommendation\nto TAP's own rx-frames (ethtool -C TAP\nrx-frames N) with hysteresis; repeatable;\n--netns NAME: the taps live there" },
+	{ "agent-interval", 0, "MS", opt_agent_interval, SEC_AGENT,
+	  "sample every MS ms (10-10000, default 100)" },
+	{ "agent-max-rate", 0, "N", opt_agent_max_rate, SEC_AGENT,
+	  "at most N changes per second per tap (1-100,\ndefault 2)" },
+	{ "agent-hold", 0, "N", opt_agent_hold, SEC_AGENT,
+	  "change only after N consecutive samples asked\nfor a step of 25 % and 2 frames (1-1000,\ndefault 3)" },
+	{ "socket-group", 0, "GROUP", opt_socket_group, SEC_GENERAL,
+	  "create the sockets with group GROUP (a name\nor a number; default: vnetd's own, root)" },
+	{ "socket-mode", 0, "MODE", opt_socket_mode, SEC_GENERAL,
+	  "their mode, octal (default 0600; 0660 with\n--socket-group lets that group's QEMU connect)" },
+	{ "no-uring", 0, NULL, opt_no_uring, SEC_GENERAL,
+	  "plain read/writev instead of io_uring" },
+	{ "packed", 0, NULL, opt_packed, SEC_GENERAL,
+	  "offer packed virtqueues (VIRTIO_F_RING_PACKED)" },
+	{ "no-sandbox", 0, NULL, opt_no_sandbox, SEC_GENERAL,
+	  "keep every privilege, no seccomp filter (by\ndefault, once set up, vnetd drops capabilities\nand runs its threads under seccomp allow-lists)" },
+	{ "user", 0, "USER", opt_user, SEC_GENERAL,
+	  "once set up, run as USER (a name or a number),\nkeeping only the capabilities still needed" },
+	{ "busy-poll", 0, "USECS", opt_busy_poll, SEC_GENERAL,
+	  "when a guest's TX ring runs dry, watch it for\nUSECS (0-1000, default 0: off) before asking\nfor a kick and sleeping; costs CPU, saves the\nguest's kicks and vnetd's wakeups" },
+	{ "verbose", 'v', NULL, opt_verbose, SEC_GENERAL,
+	  "debug logging (same as --log-level debug)" },
+	{ "log-level", 0, "LEVEL", opt_log_level, SEC_GENERAL,
+	  "error, warning, info (default) or debug" },
+	{ "help", 'h', NULL, opt_help, SEC_GENERAL, "this help" },
+	{ "version", 'V', NULL, opt_version, SEC_GENERAL, "version" },
 };
 
 #define NR_OPTS (sizeof(opt_table) / sizeof(opt_table[0]))
 #define OPT_LONG_ONLY 256	/* getopt value of table entry i: 256 + i */
+#define HELP_COL 24		/* where the help column starts */
+
+/* --help: the head, each section's options from the table, the tail */
+static void usage(void)
+{
+	unsigned int sec, i;
+
+	fputs(usage_head, stdout);
+	for (sec = 0; sec < SEC_MAX; sec++) {
+		printf("\n%s\n", section_head[sec]);
+		for (i = 0; i < NR_OPTS; i++) {
+			const struct opt_def *d = &opt_table[i];
+			const char *h = d->help, *nl;
+			int n;
+
+			if (d->section != sec)
+				continue;
+			if (d->short_name)
+				n = printf("  -%c, --%s", d->short_name, d->name);
+			else
+				n = printf("      --%s", d->name);
+			if (d->arg)
+				n += printf(" %s", d->arg);
+			if (n >= HELP_COL) {
+				putchar('\n');
+				n = 0;
+			}
+			for (; (nl = strchr(h, '\n')); h = nl + 1, n = 0)
+				printf("%*s%.*s\n", HELP_COL - n, "", (int)(nl - h), h);
+			printf("%*s%s\n", HELP_COL - n, "", h);
+		}
+	}
+	fputs(usage_tail, stdout);
+}
 
 /* The agent serves no vhost-user port (agent.c): its own checks. */
 static int agent_finish(struct vnetd_opts *o)
@@ -441,15 +445,8 @@ static int agent_finish(struct vnetd_opts *o)
 static int ports_check(struct vnetd_opts *o)
 {
 	unsigned int i, j;
-	int ret;
 
 	for (i = 0; i < o->nports; i++) {
-		ret = cpus_check(&o->ports[i],
-				 o->ports[i].ncpus == o->main.ncpus && o->have_cpus &&
-				 !memcmp(o->ports[i].cpus, o->main.cpus, sizeof(o->main.cpus)) ?
-				 "--cpus" : o->origin[i]);
-		if (ret)
-			return ret;
 		for (j = 0; j < i; j++) {
 			if (!strcmp(o->ports[i].socket, o->ports[j].socket))
 				return vnetd_usage_error("%s: socket %s is also used by %s",

@@ -44,7 +44,8 @@ int vnetd_usage_error(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 bool vnetd_parse_uint(const char *s, unsigned long min, unsigned long max,
 		      unsigned long *v);
-bool vnetd_parse_cpus(const char *s, struct vnetd_port_cfg *c);
+bool vnetd_parse_cpus(const char *s, struct vnetd_port_cfg *c, char *why,
+		      size_t len);
 bool vnetd_tap_name_ok(const char *s);
 int vnetd_port_kv(struct vnetd_port_cfg *c, char *tok, const char *where,
 		  unsigned int *got);

@@ -5,9 +5,12 @@
  * device and its queue threads, then the socket; the way back; and the
  * watch for a tap or a netns that went away under a running port.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
@@ -100,10 +103,85 @@ void vnetd_monitor_event(struct vnetd_port *p)
 }
 
 /*
+ * The inode of a unix socket listening at PATH (/proc/net/unix: this
+ * network namespace's sockets, __SO_ACCEPTCON in the flags), 0 if none.
+ * Read, never connected to: a connect() would be a frontend connecting,
+ * in the listener's log too.
+ */
+static unsigned long unix_listener(const char *path)
+{
+	char line[PATH_MAX + 128], abs[PATH_MAX + 1], cwd[PATH_MAX];
+	unsigned long flags, ino, found = 0;
+	int off;
+	FILE *f;
+
+	abs[0] = '\0';
+	if (path[0] != '/' && getcwd(cwd, sizeof(cwd)))
+		snprintf(abs, sizeof(abs), "%s/%s", cwd, path);
+	f = fopen("/proc/net/unix", "r");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%*s %*s %*s %lx %*s %*s %lu %n", &flags, &ino,
+			   &off) != 2)
+			continue;
+		if ((flags & 0x10000) && (!strcmp(line + off, path) ||
+					  (abs[0] && !strcmp(line + off, abs))))
+			found = ino;
+	}
+	fclose(f);
+	return found;
+}
+
+/* The process holding socket inode INO (its comm in COMM), or 0. */
+static pid_t socket_owner(unsigned long ino, char *comm, size_t len)
+{
+	char want[64], path[600], link[64];
+	struct dirent *p, *fd;
+	pid_t pid = 0;
+	DIR *d, *fds;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(want, sizeof(want), "socket:[%lu]", ino);
+	d = opendir("/proc");
+	if (!d)
+		return 0;
+	while (!pid && (p = readdir(d))) {
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/fd", p->d_name);
+		fds = opendir(path);
+		if (!fds)
+			continue;
+		while (!pid && (fd = readdir(fds))) {
+			snprintf(path, sizeof(path), "/proc/%s/fd/%s", p->d_name,
+				 fd->d_name);
+			n = readlink(path, link, sizeof(link) - 1);
+			if (n > 0 && (link[n] = '\0', !strcmp(link, want)))
+				pid = (pid_t)atoi(p->d_name);
+		}
+		closedir(fds);
+	}
+	closedir(d);
+	snprintf(comm, len, "?");
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = pid ? fopen(path, "r") : NULL;
+	if (f) {
+		if (fgets(comm, (int)len, f))
+			comm[strcspn(comm, "\n")] = '\0';
+		fclose(f);
+	}
+	return pid;
+}
+
+/*
  * The socket's directory is there (the last component is created, 0755,
- * like systemd's RuntimeDirectory=) and nothing but a socket is at the
- * path: checked before the tap and the BPF programs, so that a wrong path
- * costs nothing.  Client mode connects to QEMU's socket: nothing to check.
+ * like systemd's RuntimeDirectory=), nothing but a socket is at the path
+ * and no process listens on it: checked before the tap and the BPF
+ * programs, so that a wrong path or a second vnetd costs nothing.  Client
+ * mode connects to QEMU's socket: nothing to check.
  */
 int vnetd_socket_precheck(const struct vnetd_port_cfg *c)
 {
@@ -138,6 +216,22 @@ int vnetd_socket_precheck(const struct vnetd_port_cfg *c)
 	}
 	if (!lstat(c->socket, &st) && !S_ISSOCK(st.st_mode)) {
 		vhost_err("%s exists and is not a socket", c->socket);
+		return -1;
+	}
+	if (!lstat(c->socket, &st)) {
+		unsigned long ino = unix_listener(c->socket);
+		char comm[32];
+		pid_t pid;
+
+		if (!ino)
+			return 0; /* stale: vhost_server_add_port() removes it */
+		pid = socket_owner(ino, comm, sizeof(comm));
+		if (pid)
+			vhost_err("%s: another process is listening there: %s (pid %d); stop it, or give this port another socket path",
+				  c->socket, comm, (int)pid);
+		else
+			vhost_err("%s: another process is listening there (its pid is not visible here); stop it, or give this port another socket path",
+				  c->socket);
 		return -1;
 	}
 	return 0;

@@ -42,14 +42,47 @@ bool vnetd_parse_uint(const char *s, unsigned long min, unsigned long max,
 	return !errno && !*end && *v >= min && *v <= max;
 }
 
-/* "0,1", "0-3", "0:2:4": CPU numbers, in order; false on garbage. */
-bool vnetd_parse_cpus(const char *s, struct vnetd_port_cfg *c)
+/* the CPUs of SET as a list: "0-1", "0,2-3" */
+static void cpuset_str(const cpu_set_t *set, char *buf, size_t len)
 {
-	char buf[256], *tok, *save, *dash;
-	unsigned long a, b, i;
+	size_t off = 0;
+	int i, start = -1;
 
+	buf[0] = '\0';
+	for (i = 0; i <= CPU_SETSIZE && off < len; i++) {
+		bool in = i < CPU_SETSIZE && CPU_ISSET(i, set);
+
+		if (in && start < 0)
+			start = i;
+		if (in || start < 0)
+			continue;
+		off += (size_t)snprintf(buf + off, len - off, "%s%d", off ? "," : "",
+					start);
+		if (i - 1 > start && off < len)
+			off += (size_t)snprintf(buf + off, len - off, "-%d", i - 1);
+		start = -1;
+	}
+}
+
+/*
+ * "0,1", "0-3", "0:2:4": CPU numbers, in order, each one this process may
+ * run on (sched_getaffinity), at most as many as C holds.  False with WHY
+ * filled: not a list, a CPU that is not there (naming the ones that are),
+ * or too many.
+ */
+bool vnetd_parse_cpus(const char *s, struct vnetd_port_cfg *c, char *why,
+		      size_t len)
+{
+	const unsigned int max = sizeof(c->cpus) / sizeof(c->cpus[0]);
+	char buf[256], have[256], *tok, *save, *dash;
+	unsigned long a, b, i, n = 0;
+	bool known;
+	cpu_set_t set;
+
+	snprintf(why, len, "is not a CPU list (e.g. 0,1 or 0-3)");
 	if (!*s || strlen(s) >= sizeof(buf))
 		return false;
+	known = !sched_getaffinity(0, sizeof(set), &set);
 	snprintf(buf, sizeof(buf), "%s", s);
 	c->ncpus = 0;
 	for (tok = strtok_r(buf, ",:", &save); tok;
@@ -62,26 +95,29 @@ bool vnetd_parse_cpus(const char *s, struct vnetd_port_cfg *c)
 		b = a;
 		if (dash && !vnetd_parse_uint(dash + 1, a, CPU_SETSIZE - 1, &b))
 			return false;
-		for (i = a; i <= b; i++) {
-			if (c->ncpus == sizeof(c->cpus) / sizeof(c->cpus[0]))
+		for (i = a; i <= b; i++, n++) {
+			if (known && !CPU_ISSET(i, &set)) {
+				cpuset_str(&set, have, sizeof(have));
+				snprintf(why, len, "CPU %lu does not exist or is not available to vnetd (it may run on CPU%s %s)",
+					 i, CPU_COUNT(&set) == 1 ? "" : "s", have);
 				return false;
-			c->cpus[c->ncpus++] = (int)i;
+			}
+			if (n < max)
+				c->cpus[c->ncpus++] = (int)i;
 		}
+	}
+	if (n > max) {
+		snprintf(why, len, "lists %lu CPUs: at most %u (queue pair i runs on the i-th)",
+			 n, max);
+		return false;
 	}
 	return c->ncpus > 0;
 }
 
-/* every CPU of C is one this process may run on (sched_getaffinity) */
+/* S can be the name of a network device (the kernel's dev_valid_name()) */
 bool vnetd_tap_name_ok(const char *s)
 {
-	size_t i, n = strlen(s);
-
-	if (!n || n >= IF_NAMESIZE || !strcmp(s, ".") || !strcmp(s, ".."))
-		return false;
-	for (i = 0; i < n; i++)
-		if (s[i] == '/' || s[i] == ':' || s[i] <= ' ' || s[i] == 0x7f)
-			return false;
-	return true;
+	return !vnet_ifname_invalid(s);
 }
 
 /* Which keys a port got, for the defaults and the required ones. */
@@ -105,9 +141,9 @@ static int key_socket(struct vnetd_port_cfg *c, const char *val,
 static int key_tap(struct vnetd_port_cfg *c, const char *val,
 		   const char *where)
 {
-	if (!vnetd_tap_name_ok(val))
-		return vnetd_usage_error("%s: '%s' is not a valid interface name",
-				   where, val);
+	if (vnet_ifname_invalid(val))
+		return vnetd_usage_error("%s: '%s' is not a valid interface name: %s",
+					 where, val, vnet_ifname_invalid(val));
 	snprintf(c->tap, sizeof(c->tap), "%s", val);
 	return 0;
 }
@@ -136,8 +172,11 @@ static int key_netns(struct vnetd_port_cfg *c, const char *val,
 static int key_cpus(struct vnetd_port_cfg *c, const char *val,
 		    const char *where)
 {
-	if (!vnetd_parse_cpus(val, c))
-		return vnetd_usage_error("%s: bad CPU list '%s'", where, val);
+	char why[512];
+
+	if (!vnetd_parse_cpus(val, c, why, sizeof(why)))
+		return vnetd_usage_error("%s: cpus '%s'%s%s", where, val,
+					 strncmp(why, "is ", 3) ? ": " : " ", why);
 	return 0;
 }
 
@@ -178,6 +217,9 @@ int vnetd_port_kv(struct vnetd_port_cfg *c, char *tok, const char *where,
 	}
 	if (!val)
 		return vnetd_usage_error("%s: '%s' is not KEY=VALUE", where, tok);
+	if (val[0] == '"' || val[0] == '\'')
+		return vnetd_usage_error("%s: %s=%s: values are taken as written, quotes included: write %s=VALUE without quotes (a value has no blanks)",
+					 where, tok, val, tok);
 	for (i = 0; i < sizeof(port_keys) / sizeof(port_keys[0]); i++) {
 		if (strcmp(tok, port_keys[i].name))
 			continue;
@@ -188,6 +230,26 @@ int vnetd_port_kv(struct vnetd_port_cfg *c, char *tok, const char *where,
 	}
 	return vnetd_usage_error("%s: unknown key '%s' (socket, tap, queues, client, netns, cpus)",
 			   where, tok);
+}
+
+/* TOK holds ",KEY=" or ",client" of a port key after its first one */
+static bool comma_keys(const char *tok)
+{
+	const char *c;
+	unsigned int i;
+	size_t n;
+
+	for (c = strchr(tok, ','); c; c = strchr(c + 1, ',')) {
+		if (!strncmp(c + 1, "client", 6) &&
+		    (!c[7] || c[7] == ',' || c[7] == '='))
+			return true;
+		for (i = 0; i < sizeof(port_keys) / sizeof(port_keys[0]); i++) {
+			n = strlen(port_keys[i].name);
+			if (!strncmp(c + 1, port_keys[i].name, n) && c[1 + n] == '=')
+				return true;
+		}
+	}
+	return false;
 }
 
 int vnetd_port_add(struct vnetd_opts *o, const struct vnetd_port_cfg *c,
@@ -264,6 +326,11 @@ int vnetd_parse_config(struct vnetd_opts *o, const char *path)
 		got = 0;
 		for (tok = strtok_r(line, " \t\r\n", &save); tok;
 		     tok = strtok_r(NULL, " \t\r\n", &save)) {
+			if (comma_keys(tok)) {
+				ret = vnetd_usage_error("%s: '%s': a config line separates its keys with blanks, not commas (commas are --port's): socket=PATH tap=NAME ...",
+							where, tok);
+				goto out;
+			}
 			ret = vnetd_port_kv(&c, tok, where, &got);
 			if (ret)
 				goto out;

@@ -1,0 +1,221 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# vnetctl exporter (docs/metrics.md): a real Prometheus server (Debian's
+# prometheus, its own configuration and storage under the test's
+# directory, on loopback ports) scrapes the exporter every second while
+# tapwrite pushes guest-TX frames of one class through an attached tap.
+# Prometheus's HTTP API then answers rate(vnet_packets_total[...]) > 0 for
+# that class and 0 for another, vnet_device_up{device,netns} 1 and
+# vnet_build_info 1; a device that is gone (deleted with its pins left,
+# before the exporter started or while Prometheus scrapes it) has no
+# series.  The exposition passes `promtool check metrics`, /metrics has
+# the 0.0.4 content type, / links to it.  Every process is killed by pid.
+#
+#   selftests/test_exporter.sh
+
+# jq filters are single-quoted on purpose
+# shellcheck disable=SC2016
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+KSFT_PREFIX=exporter
+
+_pids=()
+
+stop_all()
+{
+	local pid
+
+	for pid in ${_pids[@]+"${_pids[@]}"}; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	_pids=()
+}
+
+trap 'stop_all; _cleanup_all' EXIT
+
+yesno()
+{
+	"$@" && echo yes || echo no
+}
+
+rand_port()
+{
+	echo $((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
+}
+
+# exporter_start: vnetctl exporter on a free loopback port ($EPORT, $EPID)
+exporter_start()
+{
+	for _ in 1 2 3 4 5; do
+		EPORT=$(rand_port)
+		"$VNETCTL" exporter --listen "127.0.0.1:$EPORT" >"$VNET_TMP/exporter.log" 2>&1 &
+		EPID=$!
+		_pids+=("$EPID")
+		# ours answering, not another server on a port we drew
+		busywait 5000 sh -c "curl -sf http://127.0.0.1:$EPORT/ | grep -q 'vnet exporter'" &&
+			kill -0 "$EPID" 2>/dev/null && return 0
+		kill "$EPID" 2>/dev/null
+		wait "$EPID" 2>/dev/null
+	done
+	return 1
+}
+
+# prometheus_start: scraping the exporter every second ($PPORT, $PPID_)
+prometheus_start()
+{
+	cat >"$VNET_TMP/prometheus.yml" <<-EOF
+	global:
+	  scrape_interval: 1s
+	  evaluation_interval: 1s
+	scrape_configs:
+	  - job_name: vnet
+	    static_configs:
+	      - targets: ['127.0.0.1:$EPORT']
+	EOF
+	for _ in 1 2 3 4 5; do
+		PPORT=$(rand_port)
+		rm -rf "$VNET_TMP/tsdb"
+		prometheus --config.file="$VNET_TMP/prometheus.yml" \
+			--storage.tsdb.path="$VNET_TMP/tsdb" \
+			--web.listen-address="127.0.0.1:$PPORT" \
+			--log.level=warn >"$VNET_TMP/prometheus.log" 2>&1 &
+		PPID_=$!
+		_pids+=("$PPID_")
+		busywait 60000 sh -c "curl -sf -o /dev/null http://127.0.0.1:$PPORT/-/ready || ! kill -0 $PPID_" &&
+			kill -0 "$PPID_" 2>/dev/null && return 0
+		kill "$PPID_" 2>/dev/null
+		wait "$PPID_" 2>/dev/null
+	done
+	return 1
+}
+
+# query PROMQL: Prometheus's instant query, the JSON answer
+query()
+{
+	curl -s --max-time 10 "http://127.0.0.1:$PPORT/api/v1/query" --data-urlencode "query=$1"
+}
+
+# value PROMQL: the value of the first series of the answer, or empty
+value()
+{
+	json "$(query "$1")" '.data.result[0].value[1] // empty'
+}
+
+# nseries PROMQL: how many series the answer has
+nseries()
+{
+	json "$(query "$1")" '.data.result | length'
+}
+
+gt0()
+{
+	awk -v v="${1:-0}" 'BEGIN { exit !(v + 0 > 0) }'
+}
+
+has_series()
+{
+	[ "$(nseries "$1")" -gt 0 ] 2>/dev/null
+}
+
+no_series()
+{
+	[ "$(nseries "$1")" = 0 ]
+}
+
+rate_positive()
+{
+	gt0 "$(value "$1")"
+}
+
+main()
+{
+	local dev gone later ver tpid hdr q t
+
+	require_root exporter || { ksft_exit; return; }
+	require_cmd exporter prometheus promtool curl jq "$TAPWRITE" || { ksft_exit; return; }
+
+	ns_create exporter || { fail setup "cannot create netns"; ksft_exit; return; }
+	dev=$(rand_tap)
+	gone=$(rand_tap)
+	later=$(rand_tap)
+	tap_create "$NS" "$dev" && tap_create "$NS" "$gone" && tap_create "$NS" "$later" ||
+		{ fail setup "cannot create taps"; ksft_exit; return; }
+	for t in "$dev" "$gone" "$later"; do
+		run vnetctl -n "$NS" attach "$t"
+		[ "$RUN_RC" = 0 ] || { fail setup "attach $t: $(run_said)"; ksft_exit; return; }
+	done
+	# gone before the exporter starts: its pins are left (status GONE)
+	ip -n "$NS" link del "$gone"
+	expect "gone tap's pins are left" yes "$(yesno pins_exist "$gone")"
+
+	# the exporter itself: usage, the landing page, the exposition
+	run vnetctl exporter
+	expect "no --listen: usage error" 2 "$RUN_RC"
+	run vnetctl exporter --listen 127.0.0.1
+	expect "no port: usage error" 2 "$RUN_RC"
+	expect "says the form" yes "$(yesno grep -q "expected ADDR:PORT" <<<"$RUN_ERR")"
+	exporter_start || { fail exporter_start "$(cat "$VNET_TMP/exporter.log")"; ksft_exit; return; }
+	run vnetctl exporter --listen "127.0.0.1:$EPORT"
+	expect "busy port: error" 1 "$RUN_RC"
+	expect "busy port: says so" yes "$(yesno grep -q "another process has that port" <<<"$RUN_ERR")"
+	hdr=$(curl -s -D - -o "$VNET_TMP/metrics" "http://127.0.0.1:$EPORT/metrics")
+	expect "content type" "text/plain; version=0.0.4; charset=utf-8" \
+		"$(sed -n 's/^Content-Type: *//Ip' <<<"$hdr" | tr -d '\r')"
+	run promtool check metrics <"$VNET_TMP/metrics"
+	expect "promtool exit" 0 "$RUN_RC"
+	expect "promtool says nothing" "" "$RUN_OUT$RUN_ERR"
+	expect "landing page links /metrics" yes \
+		"$(yesno grep -q 'href="/metrics"' <<<"$(curl -s "http://127.0.0.1:$EPORT/")")"
+	expect "other paths: 404" 404 "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$EPORT/nothing")"
+	expect "POST: 405" 405 "$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$EPORT/metrics")"
+	expect "the gone tap: no series" 0 "$(grep -c "device=\"$gone\"" "$VNET_TMP/metrics")"
+	expect "the present tap: up" 1 "$(grep -c "^vnet_device_up{device=\"$dev\",netns=\"$NS\"} 1$" "$VNET_TMP/metrics")"
+	report exposition "$(head -c 300 "$VNET_TMP/metrics") $(head -c 300 "$VNET_TMP/exporter.log")"
+
+	prometheus_start || { fail prometheus_start "$(tail -c 500 "$VNET_TMP/prometheus.log")"; ksft_exit; return; }
+	# guest-TX push frames on queue 0, paced, for at most two minutes
+	(for _ in $(seq 600); do
+		"$TAPWRITE" -n "$NS" -d "$dev" -q 1 send 0 push 4 >/dev/null 2>&1
+		sleep 0.2
+	done) &
+	tpid=$!
+	_pids+=("$tpid")
+	q="rate(vnet_packets_total{device=\"$dev\",queue=\"0\",direction=\"tx\",class=\"push\"}[5s])"
+	busywait 90000 rate_positive "$q"
+	expect "Prometheus: push rate > 0" yes "$(yesno gt0 "$(value "$q")")"
+	expect "Prometheus: urgent rate is 0" 0 \
+		"$(value "rate(vnet_packets_total{device=\"$dev\",queue=\"0\",direction=\"tx\",class=\"urgent\"}[5s])")"
+	expect "Prometheus: the scrape is up" 1 "$(value 'up{job="vnet"}')"
+	report prometheus_rate "$(query "$q" | head -c 400) $(tail -c 300 "$VNET_TMP/prometheus.log")"
+
+	expect "device up with its netns" 1 "$(value "vnet_device_up{device=\"$dev\",netns=\"$NS\"}")"
+	ver=$("$VNETCTL" --version | awk '{ print $2 }')
+	expect "build info" 1 "$(value "vnet_build_info{version=\"$ver\"}")"
+	expect "gone tap: no series" 0 "$(nseries "{device=\"$gone\"}")"
+	report prometheus_device_series "$(query "vnet_device_up" | head -c 400)"
+
+	# a tap that goes while Prometheus scrapes it: its series go stale
+	busywait 30000 has_series "vnet_device_up{device=\"$later\"}"
+	expect "later tap: scraped while there" 1 "$(value "vnet_device_up{device=\"$later\"}")"
+	ip -n "$NS" link del "$later"
+	busywait 30000 no_series "{device=\"$later\"}"
+	expect "later tap gone: no series" 0 "$(nseries "{device=\"$later\"}")"
+	expect "the other tap still there" 1 "$(value "vnet_device_up{device=\"$dev\"}")"
+	report prometheus_gone_device "$(query "{device=\"$later\"}" | head -c 400)"
+
+	# SIGHUP is not a stop; SIGTERM is, with exit 0
+	kill -HUP "$EPID"
+	busywait 5000 grep -q "SIGHUP: nothing to reload" "$VNET_TMP/exporter.log"
+	expect "still serving after SIGHUP" yes "$(yesno curl -sf -o /dev/null "http://127.0.0.1:$EPORT/metrics")"
+	kill -TERM "$EPID"
+	wait "$EPID"
+	expect "exit after SIGTERM" 0 "$?"
+	report exporter_signals "$(tail -c 300 "$VNET_TMP/exporter.log")"
+	stop_all
+	ksft_exit
+}
+
+main "$@"
