@@ -65,11 +65,15 @@ static const struct cmd cmds[] = {
 	  "  tx-urgent-bypass on|off  urgent TX completions (TCP payload, no PSH)\n"
 	  "                           signalled at once whatever the values say\n"
 	  "  rx-push-bypass on|off    PSH frames for the guest signalled at once\n"
+	  "  tx-hold auto|always, rx-hold auto|always  auto: hold a signal only\n"
+	  "                           when holding batches something (the values\n"
+	  "                           are its caps); always: the values' meaning\n"
 	  "'set DEV queue N ...' sets queue N only, 'set DEV ...' every queue.\n"
 	  "The tap's own, host-view rx-frames ('ethtool -C DEV rx-frames N', 0-64):\n"
 	  "'set DEV tap rx-frames N' passes it to tun through ethtool netlink.\n"
 	  "'show DEV' prints both (per queue where they differ), the live tap value\n"
-	  "(a direct 'ethtool -C' shows), the policy's recommendations and where\n"
+	  "(a direct 'ethtool -C' shows), the notification rule per queue and\n"
+	  "direction and why, the policy's recommendations and where\n"
 	  "each parameter takes effect on DEV: vnetd, tun, or nowhere, and whether\n"
 	  "a 'vnetd --agent DEV' drives the tap's rx-frames (pid, changes, rate).\n", NULL },
 	{ "exporter", do_exporter, "--listen ADDR:PORT",

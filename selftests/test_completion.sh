@@ -68,6 +68,7 @@ case_vnetctl_words()
 	expect "coalesce set DEV: queue, tap and the words" "$(echo "queue tap $want" | sorted)" \
 		"$(complete_words _vnetctl vnetctl coalesce set dev0 '')"
 	expect "adaptive-tx values" "off on" "$(complete_words _vnetctl vnetctl coalesce set dev0 adaptive-tx '')"
+	expect "rx-hold values" "always auto" "$(complete_words _vnetctl vnetctl coalesce set dev0 rx-hold '')"
 	expect "tap words" "rx-frames" "$(complete_words _vnetctl vnetctl coalesce set dev0 tap '')"
 	expect "--tx-hook values" "tc xdp" "$(complete_words _vnetctl vnetctl attach --tx-hook '')"
 	report vnetctl_coalesce_words
