@@ -123,7 +123,7 @@ $(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(LIBVNET): $(LIB_OBJS)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(VNETCTL): $(CLI_OBJS) $(LIBVNET)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -138,7 +138,7 @@ $(OUT)/selftests/tapwrite: $(OUT)/selftests/tapwrite_lib.o $(OUT)/selftests/tapw
 $(OUT)/selftests/test_classify: $(patsubst selftests/%.c,$(OUT)/selftests/%.o,$(wildcard selftests/classify_*.c))
 
 $(LIBVHOST): $(VHOST_OBJS)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(OUT)/selftests/vhost_unit: $(wildcard selftests/vhost_unit*.c) selftests/vhost_unit.h $(VHOST_SRCS) $(wildcard user/vhost/*.h) selftests/test.h include/vnet/abi.h
 	@mkdir -p $(@D)

@@ -19,7 +19,7 @@ case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
 
 # files top to bottom, per directory: a file may call the ones after it
 VNETD_LAYERS="main opts portcfg agent port device mailbox qthread tx rx coal tapio sandbox seccomp maps tap notify"
-VHOST_LAYERS="server vhost_user handlers vring_fds vu_dev virtq packed vq_core fault mem log"
+VHOST_LAYERS="server vhost_user handlers vring_fds vu_dev virtq split packed vq fault mem log"
 
 check() { # name, condition-result, reason
 	if [ "$2" = 0 ]; then echo "PASS: $1"; else echo "FAIL: $1: $3"; fi
