@@ -29,7 +29,7 @@
 #include <unistd.h>
 #include <sys/timerfd.h>
 
-#include "vnetd.h"
+#include "coal.h"
 
 void vnetd_coal_params(const struct vnetd_ring *r, uint32_t *frames,
 		       uint32_t *usecs)
@@ -55,8 +55,8 @@ static void timer_set(struct vnetd_ring *r, uint64_t deadline)
 
 	/* deadline 0 disarms */
 	if (timerfd_settime(c->timer_fd, TFD_TIMER_ABSTIME, &its, NULL)) {
-		pr_err(r->qp->port, "queue pair %u: coalescing timer: %s",
-		       r->qp->index, strerror(errno));
+		pr_err(r, "queue pair %u: coalescing timer: %s", r->qp,
+		       strerror(errno));
 		return;
 	}
 	c->timer_ns = deadline;

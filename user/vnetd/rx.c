@@ -43,11 +43,11 @@
 #include <string.h>
 #include <linux/virtio_net.h>
 
-#include "vnetd.h"
+#include "burst.h"
 
-static inline uint8_t *rx_slot(const struct vnetd_qp *qp, unsigned int i)
+static inline uint8_t *rx_slot(const struct vnetd_rx *rx, unsigned int i)
 {
-	return qp->io.slots + (size_t)i * VNETD_RX_SLOT;
+	return rx->io->slots + (size_t)i * VNETD_RX_SLOT;
 }
 
 /*
@@ -141,13 +141,12 @@ enum rx_stop {
  * drops[VNET_DROP_BROKEN] (besides the one count of the break itself,
  * by the queue thread).
  */
-static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
+static enum rx_stop rx_deliver(struct vnetd_rx *rx, unsigned int *frames)
 {
-	struct vnetd_rx *rx = &qp->rx;
 	struct vhost_vq *vq = rx->r.vq;
 	struct vnet_dp_stats *st = rx->r.st;
 	unsigned int npop = 0, cur = 0, nused = 0, nbufs, nskip, j;
-	unsigned int hdr = qp->hdr_len;
+	unsigned int hdr = rx->hdr_len;
 	enum rx_stop why = RX_DONE;
 	uint64_t bytes = 0;
 	uint32_t len, sum, off;
@@ -161,7 +160,7 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 		rx->count = 0;
 	}
 	while (rx->count) {
-		buf = rx_slot(qp, rx->order[rx->head]);
+		buf = rx_slot(rx, rx->order[rx->head]);
 		len = rx->len[rx->order[rx->head]];
 		if (len < hdr) {
 			st->drops[VNET_DROP_TAP]++; /* tun never does this */
@@ -214,10 +213,10 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 			}
 			nbufs++;
 			sum += e->in_len > len ? len : (uint32_t)e->in_len;
-			if (!qp->mrg)
+			if (!rx->mrg)
 				break;
 		}
-		if (!qp->mrg && nbufs && sum < len) {
+		if (!rx->mrg && nbufs && sum < len) {
 			/* one chain must hold it: drop, keep the chain */
 			st->drops[VNET_DROP_TOO_BIG]++;
 			rx_next(rx);
@@ -246,7 +245,7 @@ static enum rx_stop rx_deliver(struct vnetd_qp *qp, unsigned int *frames)
 
 		/* the header tells the guest how many buffers follow */
 		if (hdr == sizeof(struct virtio_net_hdr_mrg_rxbuf)) {
-			uint16_t nb = htole16(qp->mrg ? (uint16_t)nbufs : 1);
+			uint16_t nb = htole16(rx->mrg ? (uint16_t)nbufs : 1);
 
 			memcpy(buf + offsetof(struct virtio_net_hdr_mrg_rxbuf,
 					      num_buffers),
@@ -320,12 +319,11 @@ static void rx_mean(struct vnetd_rx *rx, const uint32_t *len,
  * the tap is empty) or -errno (the tap failed, nothing popped stays out),
  * *FRAMES how many frames were delivered.
  */
-static enum rx_stop rx_direct(struct vnetd_qp *qp, unsigned int n, int *read,
+static enum rx_stop rx_direct(struct vnetd_rx *rx, unsigned int n, int *read,
 			      unsigned int *frames)
 {
-	struct vnetd_rx *rx = &qp->rx;
 	struct vhost_vq *vq = rx->r.vq;
-	unsigned int hdr = qp->hdr_len;
+	unsigned int hdr = rx->hdr_len;
 	unsigned int i, got, cur = 0, nused = 0;
 	uint64_t bytes = 0, sum;
 	int r;
@@ -351,13 +349,13 @@ static enum rx_stop rx_direct(struct vnetd_qp *qp, unsigned int n, int *read,
 							 VNETD_RX_SLOT;
 		}
 		if (in < VNETD_RX_SLOT) {
-			v[c].iov_base = rx_slot(qp, i) + in;
+			v[c].iov_base = rx_slot(rx, i) + in;
 			v[c++].iov_len = VNETD_RX_SLOT - in;
 		}
 		rx->in_chain[i] = in;
 		rx->iovcnt[i] = c;
 	}
-	r = vnetd_tapio_readv_burst(&qp->io, rx->iov, rx->iovcnt, got, rx->res);
+	r = vnetd_tapio_readv_burst(rx->io, rx->iov, rx->iovcnt, got, rx->res);
 	if (r <= 0) {
 		vhost_vq_rewind(vq, got);
 		if (r == -EFAULT)
@@ -390,12 +388,12 @@ static enum rx_stop rx_direct(struct vnetd_qp *qp, unsigned int n, int *read,
 		}
 		/* from here on bounce frames, each whole in its slot */
 		if (len > rx->in_chain[i] && rx->in_chain[i]) {
-			if (qp->mrg && rx->big_bursts)
+			if (rx->mrg && rx->big_bursts)
 				rx->big = rx->big_bursts;
 			else
 				rx->bounce = VNETD_RX_BIG_BURSTS;
 		}
-		elem_copy(e, rx_slot(qp, i),
+		elem_copy(e, rx_slot(rx, i),
 			  len < rx->in_chain[i] ? len : rx->in_chain[i], false);
 		rx->len[i] = len;
 		rx->order[rx->count++] = (uint8_t)i;
@@ -424,11 +422,10 @@ static enum rx_stop rx_direct(struct vnetd_qp *qp, unsigned int n, int *read,
 _Static_assert(VNETD_RX_BIG_IOV <= (size_t)VNETD_RX_BURST * VNETD_RX_IOV,
 	       "a big read's iovecs fit rx.iov");
 
-static int rx_big_chains(struct vnetd_qp *qp, unsigned int *npop,
+static int rx_big_chains(struct vnetd_rx *rx, unsigned int *npop,
 			 unsigned int *lead, unsigned int *nb, uint64_t *sum,
 			 unsigned int *nused)
 {
-	struct vnetd_rx *rx = &qp->rx;
 	struct vhost_vq_elem *el = rx->r.elems;
 	unsigned int j = 0, c = 0, want, max = VNETD_RX_ELEMS - *nused;
 	int got;
@@ -494,13 +491,12 @@ static int rx_big_chains(struct vnetd_qp *qp, unsigned int *npop,
  * frame in more than one chain, reads go back to one chain each.
  * *READ and *FRAMES as in rx_direct.
  */
-static enum rx_stop rx_big(struct vnetd_qp *qp, unsigned int n, int *read,
+static enum rx_stop rx_big(struct vnetd_rx *rx, unsigned int n, int *read,
 			   unsigned int *frames)
 {
-	struct vnetd_rx *rx = &qp->rx;
 	struct vhost_vq *vq = rx->r.vq;
 	struct vhost_vq_elem *el = rx->r.elems;
-	unsigned int hdr = qp->hdr_len;
+	unsigned int hdr = rx->hdr_len;
 	unsigned int k, nused = 0, multi = 0, npop, lead, nb, j, cnt;
 	uint64_t bytes = 0, lens = 0, sum;
 	uint32_t len, left, fill, off;
@@ -517,7 +513,7 @@ static enum rx_stop rx_big(struct vnetd_qp *qp, unsigned int n, int *read,
 		if (nused && (uint64_t)(VNETD_RX_ELEMS - nused) * rx->chain_len <
 				     VNETD_RX_SLOT)
 			break;
-		c = rx_big_chains(qp, &npop, &lead, &nb, &sum, &nused);
+		c = rx_big_chains(rx, &npop, &lead, &nb, &sum, &nused);
 		if (c < 0) {
 			why = RX_BROKEN;
 			break;
@@ -531,11 +527,11 @@ static enum rx_stop rx_big(struct vnetd_qp *qp, unsigned int n, int *read,
 			break;
 		}
 		if (sum < VNETD_RX_SLOT) {
-			rx->iov[c].iov_base = rx_slot(qp, 0) + sum;
+			rx->iov[c].iov_base = rx_slot(rx, 0) + sum;
 			rx->iov[c++].iov_len = VNETD_RX_SLOT - (size_t)sum;
 		}
 		rx->iovcnt[0] = (unsigned int)c;
-		r = vnetd_tapio_readv_burst(&qp->io, rx->iov, rx->iovcnt, 1,
+		r = vnetd_tapio_readv_burst(rx->io, rx->iov, rx->iovcnt, 1,
 					    rx->res);
 		if (r <= 0) {
 			vhost_vq_rewind(vq, npop - lead);
@@ -556,7 +552,7 @@ static enum rx_stop rx_big(struct vnetd_qp *qp, unsigned int n, int *read,
 		if (len > sum || el[lead].in_len < hdr) {
 			/* bounce frame 0: the chains' part to the slot's front */
 			for (off = 0, j = lead; j < lead + nb && off < len; j++)
-				off += elem_copy(&el[j], rx_slot(qp, 0) + off,
+				off += elem_copy(&el[j], rx_slot(rx, 0) + off,
 						 len - off, false);
 			vhost_vq_rewind(vq, npop - lead);
 			rx->len[0] = len;
@@ -598,9 +594,8 @@ static enum rx_stop rx_big(struct vnetd_qp *qp, unsigned int n, int *read,
 }
 
 /* Move frames from the tap to the guest, up to the budget. */
-enum vnetd_burst vnetd_rx_burst(struct vnetd_qp *qp)
+enum vnetd_burst vnetd_rx_burst(struct vnetd_rx *rx)
 {
-	struct vnetd_rx *rx = &qp->rx;
 	struct vhost_vq *vq = rx->r.vq;
 	unsigned int done = 0, avail, frames;
 	enum rx_stop why;
@@ -621,12 +616,12 @@ enum vnetd_burst vnetd_rx_burst(struct vnetd_qp *qp)
 			 * costs little, 31 of them per frame would not.
 			 */
 			k = avail < rx->want ? avail : rx->want;
-			if ((rx->big && qp->mrg) ||
+			if ((rx->big && rx->mrg) ||
 			    (!rx->bounce && rx->mean >= rx->direct_min)) {
 				/* into the guest's buffers: big or one chain each */
-				why = rx->big && qp->mrg ?
-					      rx_big(qp, k, &n, &frames) :
-					      rx_direct(qp, k, &n, &frames);
+				why = rx->big && rx->mrg ?
+					      rx_big(rx, k, &n, &frames) :
+					      rx_direct(rx, k, &n, &frames);
 				done += frames;
 				if (why == RX_BROKEN)
 					return VNETD_BURST_BROKEN;
@@ -635,12 +630,12 @@ enum vnetd_burst vnetd_rx_burst(struct vnetd_qp *qp)
 			} else {
 				if (rx->bounce)
 					rx->bounce--;
-				n = vnetd_tapio_read_burst(&qp->io, k, rx->len,
+				n = vnetd_tapio_read_burst(rx->io, k, rx->len,
 							   rx->order);
 				if (n > 0) {
 					rx->head = 0;
 					rx->count = (unsigned int)n;
-					rx->read_hdr = qp->hdr_len;
+					rx->read_hdr = rx->hdr_len;
 					rx_mean(rx, rx->len, rx->order,
 						(unsigned int)n);
 				}
@@ -660,7 +655,7 @@ enum vnetd_burst vnetd_rx_burst(struct vnetd_qp *qp)
 				continue;
 			}
 		}
-		why = rx_deliver(qp, &frames);
+		why = rx_deliver(rx, &frames);
 		done += frames;
 		if (why == RX_BROKEN)
 			return VNETD_BURST_BROKEN;

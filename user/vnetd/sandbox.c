@@ -54,7 +54,7 @@
 #include <linux/if_tun.h>
 #include <linux/sockios.h>
 
-#include "vnetd.h"
+#include "log.h"
 #include "sandbox.h"
 
 /* how long the control thread waits for the queue threads to be in */
@@ -173,29 +173,29 @@ int vnetd_sandbox_uring(struct io_uring *ring)
 }
 
 /* test only: an io_uring request outside the restriction is refused */
-static void test_uring(struct vnetd_qp *qp)
+static void test_uring(struct io_uring *ring, unsigned int index)
 {
 	const char *e = getenv("VNETD_TEST_SECCOMP_VIOLATION");
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
 	int ret;
 
-	if (!e || strcmp(e, "uring") || !qp->io.uring)
+	if (!e || strcmp(e, "uring") || !ring)
 		return;
-	sqe = io_uring_get_sqe(qp->io.uring);
+	sqe = io_uring_get_sqe(ring);
 	if (!sqe)
 		return;
 	io_uring_prep_openat(sqe, AT_FDCWD, "/", O_RDONLY, 0);
-	ret = io_uring_submit_and_wait(qp->io.uring, 1);
+	ret = io_uring_submit_and_wait(ring, 1);
 	if (ret >= 0)
-		ret = io_uring_peek_cqe(qp->io.uring, &cqe);
+		ret = io_uring_peek_cqe(ring, &cqe);
 	if (!ret) {
 		ret = cqe->res;
-		io_uring_cqe_seen(qp->io.uring, cqe);
+		io_uring_cqe_seen(ring, cqe);
 	}
 	if (ret >= 0)
 		close(ret);
-	vhost_warn("sandbox: test: io_uring OPENAT from vnetd-q%u: %s", qp->index,
+	vhost_warn("sandbox: test: io_uring OPENAT from vnetd-q%u: %s", index,
 		   ret >= 0 ? "done (not restricted)" : strerror(-ret));
 }
 
@@ -205,18 +205,20 @@ static pthread_mutex_t qp_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t qp_cond = PTHREAD_COND_INITIALIZER;
 static unsigned int qp_in, qp_failed;
 
-void vnetd_sandbox_qp(struct vnetd_qp *qp)
+void vnetd_sandbox_qp(const char *name, unsigned int index,
+		      struct io_uring *ring)
 {
 	uint64_t keep = 0;
 	sigset_t sys;
 	int ret;
 
 	if (vnetd_sandbox.off) {
-		if (qp->index == 0)
-			test_uring(qp);
+		if (index == 0)
+			test_uring(ring, index);
 		return;
 	}
-		snprintf(vnetd_seccomp_thread, sizeof(vnetd_seccomp_thread), "vnetd-q%u", qp->index);
+	snprintf(vnetd_seccomp_thread, sizeof(vnetd_seccomp_thread),
+		 "vnetd-q%u", index);
 	/* a trapped syscall must reach the handler, not kill silently */
 	sigemptyset(&sys);
 	sigaddset(&sys, SIGSYS);
@@ -226,13 +228,13 @@ void vnetd_sandbox_qp(struct vnetd_qp *qp)
 		keep = 1ULL << CAP_SETUID | 1ULL << CAP_SETGID;
 	ret = caps_limit(keep);
 	if (ret)
-		pr_err(qp->port, "queue pair %u: sandbox: capabilities: %s",
-		       qp->index, strerror(-ret));
+		vhost_err("%s: queue pair %u: sandbox: capabilities: %s", name,
+			  index, strerror(-ret));
 	if (!ret) {
 		ret = vnetd_seccomp_load(false);
 		if (ret)
-			pr_err(qp->port, "queue pair %u: sandbox: seccomp: %s",
-			       qp->index, strerror(-ret));
+			vhost_err("%s: queue pair %u: sandbox: seccomp: %s",
+				  name, index, strerror(-ret));
 	}
 	pthread_mutex_lock(&qp_lock);
 	qp_in++;
@@ -240,8 +242,8 @@ void vnetd_sandbox_qp(struct vnetd_qp *qp)
 		qp_failed++;
 	pthread_cond_broadcast(&qp_cond);
 	pthread_mutex_unlock(&qp_lock);
-	if (!ret && qp->index == 0) {
-		test_uring(qp);
+	if (!ret && index == 0) {
+		test_uring(ring, index);
 		vnetd_seccomp_test_violation("queue");
 	}
 }
@@ -323,11 +325,9 @@ static int user_switch(void)
 	return ret;
 }
 
-int vnetd_sandbox_enter(struct vnetd_port *ports, unsigned int nports)
+int vnetd_sandbox_enter(unsigned int nthreads, bool netns)
 {
 	uint64_t keep;
-	unsigned int i, q, nthreads = 0;
-	bool netns = false;
 	char caps[256];
 	int ret;
 
@@ -335,13 +335,7 @@ int vnetd_sandbox_enter(struct vnetd_port *ports, unsigned int nports)
 		vhost_info("sandbox off (--no-sandbox): every thread keeps vnetd's privileges, no seccomp filter");
 		return 0;
 	}
-		snprintf(vnetd_seccomp_thread, sizeof(vnetd_seccomp_thread), "vnetd");
-	for (i = 0; i < nports; i++) {
-		if (ports[i].netns_fd >= 0 || ports[i].cfg.netns[0])
-			netns = true;
-		for (q = 0; q < ports[i].nr_qp; q++)
-			nthreads += ports[i].qp[q].thread_ok;
-	}
+	snprintf(vnetd_seccomp_thread, sizeof(vnetd_seccomp_thread), "vnetd");
 	ret = qp_wait(nthreads);
 	if (ret)
 		return ret;

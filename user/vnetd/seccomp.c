@@ -29,7 +29,7 @@
 #include <linux/if_tun.h>
 #include <linux/sockios.h>
 
-#include "vnetd.h"
+#include "log.h"
 #include "sandbox.h"
 
 /* --no-sandbox, --user (opts.c); read here and by sandbox.c */
