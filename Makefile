@@ -216,7 +216,8 @@ $(OUT)/fuzz/fuzz_virtq: fuzz/fuzz_virtq.c $(VHOST_SRCS) $(FUZZ_HDRS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
 
-# guest RX runs in vnetd's own code (qp.c, qthread.c, rx.c, coal.c, tapio.c): linked whole
+# guest RX runs in vnetd's own code (qp.c, qthread.c, rx.c, rx_inplace.c, coal.c,
+# tapio.c): linked whole
 $(OUT)/fuzz/fuzz_rx: fuzz/fuzz_rx.c $(VNETD_LIB_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(FUZZ_HDRS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@ $(VNETD_LIBS)

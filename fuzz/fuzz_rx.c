@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * fuzz_rx: guest RX delivery (user/vnetd/rx.c) with a byte-accounting
- * oracle.
+ * fuzz_rx: guest RX delivery (user/vnetd/rx.c, rx_inplace.c) with a
+ * byte-accounting oracle.
  *
  * vnetd's own code runs: the queue pair as qp.c sets it up, the queue
- * thread's vnetd_qp_run() with qthread.c, rx.c, coal.c and tapio.c as
- * linked into vnetd.  The tap is
+ * thread's vnetd_qp_run() with qthread.c, rx.c, rx_inplace.c, coal.c and
+ * tapio.c as linked into vnetd.  The tap is
  * the one thing replaced: the queue pair's tap fd is one end of a
  * SOCK_SEQPACKET socket pair, which tapio.c reads with its plain read()
  * path exactly as it reads a tap queue

@@ -18,7 +18,7 @@ OUT=${OUT:-build}
 case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
 
 # files top to bottom, per directory: a file may call the ones after it
-VNETD_LAYERS="main opts portcfg agent port monitor device mailbox qp qthread tx rx coal tapio sandbox seccomp maps tap notify"
+VNETD_LAYERS="main opts portcfg agent port monitor device mailbox qp qthread tx rx rx_inplace coal tapio sandbox seccomp maps tap notify"
 VHOST_LAYERS="server vhost_user handlers vring_fds vu_dev virtq split packed vq fault mem log"
 
 check() { # name, condition-result, reason

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * The burst engines, one per direction of a queue pair: guest TX ring ->
- * tap (tx.c), tap -> guest RX ring (rx.c).  A burst moves
+ * tap (tx.c), tap -> guest RX ring (rx.c, rx_inplace.c).  A burst moves
  * frames until there is nothing left or VNETD_BUDGET frames went, and
  * reports what happened (enum vnetd_burst); the queue thread acts on it.
  * Everything here is the queue thread's.
