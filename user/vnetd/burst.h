@@ -21,8 +21,8 @@
 #define VNETD_BUDGET 256	/* frames per direction before looking around */
 /*
  * bursts after a frame overflowed its buffer (rx.c): of big reads into
- * mergeable buffers (VNETD_RX_BIG_BURSTS in the environment overrides it,
- * for measurements; 0: none, bounce reads instead), or of bounce reads
+ * mergeable buffers (a test build's VNETD_RX_BIG_BURSTS overrides it, for
+ * measurements; 0: none, bounce reads instead), or of bounce reads
  * without MRG_RXBUF
  */
 #define VNETD_RX_BIG_BURSTS 64
@@ -31,8 +31,8 @@
 /*
  * Guest RX reads in place when the last burst's frames averaged at least
  * this many bytes (header included); below, bounce slots are faster
- * (docs/benchmarks.md).  VNETD_RX_DIRECT_MIN in the environment overrides
- * it, for measurements.
+ * (docs/benchmarks.md).  A test build's VNETD_RX_DIRECT_MIN overrides it,
+ * for measurements (testing.h).
  */
 #define VNETD_RX_DIRECT_MIN 512
 
@@ -79,8 +79,8 @@ struct vnetd_rx {
 	unsigned int big;		/* bursts left of mergeable big reads */
 	uint32_t chain_len;		/* big reads: the last chain's bytes */
 	uint32_t mean;			/* the last burst's mean frame length */
-	uint32_t direct_min;		/* VNETD_RX_DIRECT_MIN or the env's */
-	uint32_t big_bursts;		/* VNETD_RX_BIG_BURSTS or the env's */
+	uint32_t direct_min;		/* VNETD_RX_DIRECT_MIN (or testing.h's) */
+	uint32_t big_bursts;		/* VNETD_RX_BIG_BURSTS (or testing.h's) */
 	struct iovec *iov;		/* direct reads: VNETD_RX_IOV each */
 	unsigned int iovcnt[VNETD_RX_BURST];
 	uint32_t in_chain[VNETD_RX_BURST]; /* per read: its chain's bytes */

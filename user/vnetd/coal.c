@@ -30,6 +30,7 @@
 #include <sys/timerfd.h>
 
 #include "coal.h"
+#include "testing.h"
 
 void vnetd_coal_params(const struct vnetd_ring *r, uint32_t *frames,
 		       uint32_t *usecs)
@@ -62,13 +63,13 @@ static void timer_set(struct vnetd_ring *r, uint64_t deadline)
 	c->timer_ns = deadline;
 }
 
-/* VNETD_NO_PAIRED_SIGNALS=1 in the environment: each direction alone */
+/* each direction alone: a test build's VNETD_NO_PAIRED_SIGNALS=1 */
 static bool paired_signals(void)
 {
 	static int paired = -1;
 
 	if (paired < 0)
-		paired = !getenv("VNETD_NO_PAIRED_SIGNALS");
+		paired = !vnetd_switch(VNETD_SW_NO_PAIRED_SIGNALS, 0);
 	return paired;
 }
 

@@ -30,11 +30,11 @@
 #include <bpf/libbpf.h>
 
 #include "fault.h"
-#include "mem.h"
 #include "opts.h"
 #include "port.h"
 #include "qthread.h"
 #include "sandbox.h"
+#include "testing.h"
 #include "util.h"
 
 /* --- logging ---------------------------------------------------------- */
@@ -256,12 +256,9 @@ int main(int argc, char **argv)
 		vhost_err("SIGBUS handler: %s", strerror(-ret));
 		return VNETD_EXIT_STARTUP;
 	}
-	/* the live-migration test's negative case (selftests/e2e/faults.sh) */
-	if (getenv("VNETD_TEST_NO_DIRTY_LOG") &&
-	    !strcmp(getenv("VNETD_TEST_NO_DIRTY_LOG"), "1")) {
-		vhost_mem_log_disable_for_test();
-		vhost_warn("VNETD_TEST_NO_DIRTY_LOG is set: the dirty log is offered but never written; a live migration loses data (for tests only)");
-	}
+	/* a test build's switches (testing.h); none in build/vnetd */
+	if (vnetd_testing_init())
+		return VNETD_EXIT_STARTUP;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);

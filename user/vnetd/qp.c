@@ -18,6 +18,7 @@
 #include <linux/virtio_net.h>
 
 #include "qp.h"
+#include "testing.h"
 
 static int epoll_add(struct vnetd_qp *qp, int fd, uint32_t tag)
 {
@@ -80,22 +81,6 @@ static void ring_init(struct vnetd_qp *qp, struct vnetd_ring *r, int dir)
 	r->coal.timer_fd = -1;
 }
 
-/* environment NAME as a number, DEF when unset or not one (measurements) */
-static uint32_t env_u32(const char *name, uint32_t def)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > UINT32_MAX)
-		return def;
-	return (uint32_t)v;
-}
-
 static int qp_init(struct vnetd_qp *qp, unsigned int q,
 		   const struct vnetd_qps_cfg *c)
 {
@@ -118,8 +103,10 @@ static int qp_init(struct vnetd_qp *qp, unsigned int q,
 	qp->tx.io = qp->rx.io = &qp->io;
 	qp->tx.busy_poll_ns = (uint64_t)c->busy_poll_us * 1000;
 	qp->rx.want = 1;
-	qp->rx.direct_min = env_u32("VNETD_RX_DIRECT_MIN", VNETD_RX_DIRECT_MIN);
-	qp->rx.big_bursts = env_u32("VNETD_RX_BIG_BURSTS", VNETD_RX_BIG_BURSTS);
+	qp->rx.direct_min = vnetd_switch(VNETD_SW_RX_DIRECT_MIN,
+					 VNETD_RX_DIRECT_MIN);
+	qp->rx.big_bursts = vnetd_switch(VNETD_SW_RX_BIG_BURSTS,
+					 VNETD_RX_BIG_BURSTS);
 	qp->epfd = qp->wake_fd = -1;
 	ring_init(qp, &qp->tx.r, VNET_DIR_TX);
 	ring_init(qp, &qp->rx.r, VNET_DIR_RX);

@@ -20,15 +20,12 @@
  * vnetd creates no thread after setup.  A syscall outside the list traps
  * (SIGSYS): the handler writes one log line (thread, syscall number and
  * name) and ends the process with VNETD_EXIT_SANDBOX, without cleanup: a
- * thread that made it may have been taken over.  With
- * VNETD_SANDBOX_LOG=1 (a development aid) the filters log (audit) and
- * allow instead.
- *
- * Test-only: VNETD_TEST_SECCOMP_VIOLATION=queue (or 1) makes queue thread
- * 0, VNETD_TEST_SECCOMP_VIOLATION=control the control thread, call
- * personality(0xffffffff) (a query, harmless) once its filter is loaded;
- * =uring makes queue thread 0 submit an io_uring OPENAT, which the ring's
- * restriction refuses (logged).
+ * thread that made it may have been taken over.  A test build
+ * (testing.h) can make the filters log (audit) and allow instead
+ * (VNETD_SANDBOX_LOG=1, a development aid), and make queue thread 0 or
+ * the control thread call personality(0xffffffff) (a query, harmless)
+ * once its filter is loaded, or queue thread 0 submit an io_uring OPENAT,
+ * which the ring's restriction refuses (VNETD_TEST_SECCOMP_VIOLATION).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +53,7 @@
 
 #include "log.h"
 #include "sandbox.h"
+#include "testing.h"
 
 /* how long the control thread waits for the queue threads to be in */
 #define QP_WAIT_MS 10000
@@ -172,33 +170,6 @@ int vnetd_sandbox_uring(struct io_uring *ring)
 	return 0;
 }
 
-/* test only: an io_uring request outside the restriction is refused */
-static void test_uring(struct io_uring *ring, unsigned int index)
-{
-	const char *e = getenv("VNETD_TEST_SECCOMP_VIOLATION");
-	struct io_uring_sqe *sqe;
-	struct io_uring_cqe *cqe;
-	int ret;
-
-	if (!e || strcmp(e, "uring") || !ring)
-		return;
-	sqe = io_uring_get_sqe(ring);
-	if (!sqe)
-		return;
-	io_uring_prep_openat(sqe, AT_FDCWD, "/", O_RDONLY, 0);
-	ret = io_uring_submit_and_wait(ring, 1);
-	if (ret >= 0)
-		ret = io_uring_peek_cqe(ring, &cqe);
-	if (!ret) {
-		ret = cqe->res;
-		io_uring_cqe_seen(ring, cqe);
-	}
-	if (ret >= 0)
-		close(ret);
-	vhost_warn("sandbox: test: io_uring OPENAT from vnetd-q%u: %s", index,
-		   ret >= 0 ? "done (not restricted)" : strerror(-ret));
-}
-
 /* --- queue threads ---------------------------------------------------------- */
 
 static pthread_mutex_t qp_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -214,7 +185,7 @@ void vnetd_sandbox_qp(const char *name, unsigned int index,
 
 	if (vnetd_sandbox.off) {
 		if (index == 0)
-			test_uring(ring, index);
+			vnetd_testing_uring(ring, index);
 		return;
 	}
 	snprintf(vnetd_seccomp_thread, sizeof(vnetd_seccomp_thread),
@@ -243,8 +214,8 @@ void vnetd_sandbox_qp(const char *name, unsigned int index,
 	pthread_cond_broadcast(&qp_cond);
 	pthread_mutex_unlock(&qp_lock);
 	if (!ret && index == 0) {
-		test_uring(ring, index);
-		vnetd_seccomp_test_violation("queue");
+		vnetd_testing_uring(ring, index);
+		vnetd_testing_violation("queue", vnetd_seccomp_thread);
 	}
 }
 
@@ -379,7 +350,7 @@ int vnetd_sandbox_enter(unsigned int nthreads, bool netns)
 	vhost_info("sandbox: %u queue thread%s without capabilities, the control thread with %s; uid %u gid %u; seccomp allow-lists loaded%s",
 		   nthreads, nthreads == 1 ? "" : "s", caps,
 		   (unsigned int)getuid(), (unsigned int)getgid(),
-		   vnetd_seccomp_log_mode() ? " (VNETD_SANDBOX_LOG: violations logged by the kernel, allowed)" : "");
-	vnetd_seccomp_test_violation("control");
+		   vnetd_seccomp_log_mode() ? " (a test build's log mode: violations logged by the kernel, allowed)" : "");
+	vnetd_testing_violation("control", vnetd_seccomp_thread);
 	return 0;
 }

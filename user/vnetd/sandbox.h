@@ -68,12 +68,11 @@ int vnetd_sandbox_enter(unsigned int nthreads, bool netns);
 /*
  * seccomp.c, for sandbox.c: load the queue (CONTROL false) or control
  * thread's filter on this thread (0 or -errno); the name the SIGSYS
- * handler gives this thread; the filters log instead of trapping
- * (VNETD_SANDBOX_LOG=1); the test-only trigger.
+ * handler gives this thread; the filters log instead of trapping (only a
+ * test build's VNETD_SANDBOX_LOG=1, testing.h).
  */
 int vnetd_seccomp_load(bool control);
 extern __thread char vnetd_seccomp_thread[16];
 bool vnetd_seccomp_log_mode(void);
-void vnetd_seccomp_test_violation(const char *who);
 
 #endif /* VNETD_SANDBOX_H */
