@@ -21,6 +21,9 @@
 #     directories below it only (vnetd: libvnet, libvhost);
 #   - the private headers of user/vhost are included inside it only.
 #
+# No production file (user/, cli/, bpf/, include/vnet) has more than 600
+# lines.
+#
 # And the production build has no test switch (docs/vnetd.md, "Test
 # builds"): the sources of user/ preprocessed as build/vnetd and
 # build/vnetctl are built call getenv() for systemd's variables only; those
@@ -199,6 +202,15 @@ for h in $VHOST_PRIVATE; do
 done
 [ -z "$bad" ]
 check "layers/vhost_private_headers" $? "private to user/vhost: $bad"
+
+# --- size: concerns split into files, not grown into one ------------------
+
+MAX_LINES=600
+bad=$(wc -l "$top"/user/*/*.[ch] "$top"/cli/*.[ch] "$top"/bpf/*.[ch] \
+	"$top"/include/vnet/*.h 2>/dev/null | awk -v max=$MAX_LINES -v top="$top/" \
+	'$2 != "total" && $1 > max { sub(top, "", $2); print $2 " " $1 }' | tr '\n' ';')
+[ -z "$bad" ]
+check "layers/file_size" $? "production files over $MAX_LINES lines: $bad"
 
 # --- the production build has no test switch -----------------------------
 
