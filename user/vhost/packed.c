@@ -282,17 +282,6 @@ static int packed_push_burst(struct vhost_vq *vq,
 	struct vring_packed_desc *first = NULL, *e;
 	unsigned int i;
 
-	if (vhost_vq_broken(vq))
-		return -EIO;
-	if (n > vq->num)
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		if (used[i].id >= vq->num) {
-			vhost_err("%s: vq %u: push of id %u, ring size %u",
-				  vq_name(vq), vq->index, used[i].id, vq->num);
-			return -EINVAL;
-		}
-	}
 	/*
 	 * Each entry's id and len before its flags, and the first entry's
 	 * flags last: the driver reads in ring order and sees the burst at

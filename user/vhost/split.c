@@ -255,17 +255,6 @@ static int split_push_burst(struct vhost_vq *vq,
 	uint16_t start = vq->used_idx, mask = vq->num - 1;
 	unsigned int i, first;
 
-	if (vhost_vq_broken(vq))
-		return -EIO;
-	if (n > vq->num)
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		if (used[i].id >= vq->num) {
-			vhost_err("%s: vq %u: push of id %u, ring size %u",
-				  vq_name(vq), vq->index, used[i].id, vq->num);
-			return -EINVAL;
-		}
-	}
 	for (i = 0; i < n; i++) {
 		struct vring_used_elem *e =
 			&vq->split.used->ring[(start + i) & mask];

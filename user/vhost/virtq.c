@@ -36,10 +36,24 @@ void vhost_vq_rewind(struct vhost_vq *vq, unsigned int n)
 		vq->ops->rewind(vq, n);
 }
 
+/* the layouts push what was checked here */
 int vhost_vq_push_burst(struct vhost_vq *vq, const struct vhost_vq_used *used,
 			unsigned int n)
 {
-	return vq->ops ? vq->ops->push_burst(vq, used, n) : -EIO;
+	unsigned int i;
+
+	if (!vq->ops || vhost_vq_broken(vq))
+		return -EIO;
+	if (n > vq->num)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (used[i].id >= vq->num) {
+			vhost_err("%s: vq %u: push of id %u, ring size %u",
+				  vq_name(vq), vq->index, used[i].id, vq->num);
+			return -EINVAL;
+		}
+	}
+	return vq->ops->push_burst(vq, used, n);
 }
 
 bool vhost_vq_need_notify(struct vhost_vq *vq)

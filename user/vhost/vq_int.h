@@ -107,7 +107,8 @@ static inline ssize_t vq_fe_write(struct vhost_vq *vq, int fd)
  * (virtq.h).  start maps the ring areas, prepares the layout's state for
  * the features virtq.c derived into vq (event_idx, indirect, log_*) and
  * sets vq->ops; 0 or -errno, the ring left stopped.  The others are
- * called on a started ring only (vq->ops set).
+ * called on a started ring only (vq->ops set); push_burst on a ring not
+ * broken, with at most num entries whose ids are below num.
  */
 struct vhost_vq_ops {
 	int (*start)(struct vhost_vq *vq);
