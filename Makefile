@@ -54,11 +54,21 @@ SANITIZE   := -fsanitize=address,undefined -fno-omit-frame-pointer
 # vnetd, the vhost-user-net datapath (user/vnetd/, docs/vnetd.md): linked
 # with libvnet and libvhost; its steering program (TUNSETSTEERINGEBPF) is a
 # skeleton of its own.  vnetd-asan is the same daemon with ASan/UBSan for
-# the datapath tests.
-VNETD_SRCS := $(wildcard user/vnetd/*.c)
+# the datapath tests.  Test builds (-DVNET_TESTING: vnetd-asan, and
+# vnetd-testing, vnetctl-testing with the production flags otherwise) have
+# the test switches (user/vnetd/testing.c, docs/vnetd.md "Test builds");
+# vnetd and vnetctl have none.
+VNETD_ALL_SRCS := $(wildcard user/vnetd/*.c)
+VNETD_SRCS := $(filter-out user/vnetd/testing.c,$(VNETD_ALL_SRCS))
 VNETD_OBJS := $(VNETD_SRCS:%.c=$(OUT)/%.o)
 VNETD      := $(OUT)/vnetd
 VNETD_ASAN := $(OUT)/vnetd-asan
+TESTING_CFLAGS := -DVNET_TESTING
+# the files whose code differs in a test build: vnetd's, mem.c, attach.c
+TESTING_LIB := user/vhost/mem.c user/lib/attach.c
+TESTING_OBJS := $(VNETD_ALL_SRCS:%.c=$(OUT)/testing/%.o) $(TESTING_LIB:%.c=$(OUT)/testing/%.o)
+VNETD_TESTING := $(OUT)/vnetd-testing
+VNETCTL_TESTING := $(OUT)/vnetctl-testing
 STEER_SKEL := $(OUT)/steer_flow.skel.h
 VNETD_LIBS := $(LDLIBS) -luring -lpthread -lseccomp
 
@@ -95,7 +105,7 @@ FUZZ_JOBS   ?= 1
 VNETD_LIB_SRCS := $(filter-out user/vnetd/main.c,$(VNETD_SRCS))
 
 .PHONY: all check test bench evidence demo install uninstall clean deps e2e soak fuzz fuzzers fuzz-corpus fuzz-cov
-all: $(VNETCTL) $(SELFTESTS) $(BENCHES) $(VNETD) $(VNETD_ASAN)
+all: $(VNETCTL) $(SELFTESTS) $(BENCHES) $(VNETD) $(VNETD_ASAN) $(VNETD_TESTING) $(VNETCTL_TESTING)
 
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS)
 	@mkdir -p $(@D)
@@ -123,7 +133,7 @@ $(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(LIBVNET): $(LIB_OBJS)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 # vnetctl exporter's HTTP server: libmicrohttpd
 $(VNETCTL): $(CLI_OBJS) $(LIBVNET)
@@ -142,7 +152,7 @@ $(OUT)/selftests/test_notify_rule: $(OUT)/user/vnetd/rule.o
 $(OUT)/selftests/test_classify: $(patsubst selftests/%.c,$(OUT)/selftests/%.o,$(wildcard selftests/classify_*.c))
 
 $(LIBVHOST): $(VHOST_OBJS)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(OUT)/selftests/vhost_unit: $(wildcard selftests/vhost_unit*.c) selftests/vhost_unit.h $(VHOST_SRCS) $(wildcard user/vhost/*.h) selftests/test.h include/vnet/abi.h
 	@mkdir -p $(@D)
@@ -197,9 +207,19 @@ $(VNETD_OBJS): $(STEER_SKEL) $(wildcard user/vnetd/*.h)
 $(VNETD): $(VNETD_OBJS) $(LIBVNET) $(LIBVHOST)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(VNETD_LIBS)
 
-$(VNETD_ASAN): $(VNETD_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(wildcard user/vnetd/*.h user/vhost/*.h user/lib/*.h include/vnet/*.h)
+$(VNETD_ASAN): $(VNETD_ALL_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(wildcard user/vnetd/*.h user/vhost/*.h user/lib/*.h include/vnet/*.h)
 	@mkdir -p $(@D)
-	$(CC) -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -I$(OUT) $(filter %.c,$^) -o $@ $(VNETD_LIBS)
+	$(CC) -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(TESTING_CFLAGS) $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -I$(OUT) $(filter %.c,$^) -o $@ $(VNETD_LIBS)
+
+$(OUT)/testing/%.o: %.c $(SKELS) $(STEER_SKEL) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h user/vnetd/*.h)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(TESTING_CFLAGS) -c $< -o $@
+
+$(VNETD_TESTING): $(TESTING_OBJS) $(filter-out $(TESTING_LIB:%.c=$(OUT)/%.o),$(VHOST_OBJS) $(LIB_OBJS))
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(VNETD_LIBS)
+
+$(VNETCTL_TESTING): $(CLI_OBJS) $(OUT)/testing/user/lib/attach.o $(filter-out $(OUT)/user/lib/attach.o,$(LIB_OBJS))
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lmicrohttpd
 
 $(OUT)/bench/bench_tap: $(OUT)/bench/bench_tap.o $(OUT)/bench/bench_tap_lib.o $(OUT)/bench/bench_tap_phases.o $(OUT)/bench/bench_tap_report.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -luring
@@ -220,7 +240,8 @@ $(OUT)/fuzz/fuzz_virtq: fuzz/fuzz_virtq.c $(VHOST_SRCS) $(FUZZ_HDRS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@
 
-# guest RX runs in vnetd's own code (rx.c, coal.c, net.c, tap.c): linked whole
+# guest RX runs in vnetd's own code (qp.c, qthread.c, rx.c, rx_inplace.c, coal.c,
+# tapio.c): linked whole
 $(OUT)/fuzz/fuzz_rx: fuzz/fuzz_rx.c $(VNETD_LIB_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(FUZZ_HDRS)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(filter %.c,$^) -o $@ $(VNETD_LIBS)
@@ -270,7 +291,7 @@ demo: all
 
 # the end-to-end scenarios alone: QEMU boots Debian's kernel, whose
 # virtio_net driver talks to vnetd (docs/e2e.md); make check runs them too
-e2e: $(VNETCTL) $(VNETD)
+e2e: $(VNETCTL) $(VNETD) $(VNETD_TESTING)
 	selftests/e2e/run.sh
 
 # one vnetd, 32 ports of 2 queue pairs, vufe frontends moving traffic both

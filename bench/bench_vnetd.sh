@@ -75,9 +75,10 @@
 # the guests take TSO (testpmd --rx-offloads=0x1c: TCP/UDP checksum and
 # LRO, so GUEST_CSUM and GUEST_TSO4/6), so that tun hands the frames over
 # whole, as a host's TCP sends to a guest (into mergeable buffers, vnetd's
-# big reads); e.g. VNETD_B set to a script running vnetd with
-# VNETD_RX_BIG_BURSTS=0 and -s gso -t t2g -a "vnetd vnetd_bp ceiling":
-# big reads against bounce slots.
+# big reads); e.g. VNETD_B set to a script running build/vnetd-testing
+# (the test build, which has the switch) with VNETD_RX_BIG_BURSTS=0 and
+# -s gso -t t2g -a "vnetd vnetd_bp ceiling": big reads against bounce
+# slots.
 #
 # Environment: OUT (build dir), VNETD (default $OUT/vnetd), VNET_TESTPMD
 # (default dpdk-testpmd), GUEST_CPU (0), BACKEND_CPU (1), BUSY_POLL (50,

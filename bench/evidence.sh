@@ -57,10 +57,12 @@
 #   -o DIR        results (default build/evidence): results.tsv (every
 #                 measurement), summary.md (the tables), *.png (plots)
 #
-# Environment: OUT, QEMU, VNETD, VNETCTL; EVIDENCE_COAL_ARM (ARM one of
-# vnetd, nocoal, nobypass, adaptive, always): other `vnetctl coalesce set` words
-# for it, EVIDENCE_ENV_ARM: NAME=VALUE words for its vnetd's environment
-# (to try values and variants; docs/evidence.md).  Not a test: make check does not
+# Environment: OUT, QEMU, VNETD, VNETD_TESTING, VNETCTL; EVIDENCE_COAL_ARM
+# (ARM one of vnetd, nocoal, always, nobypass, adaptive): other `vnetctl coalesce
+# set` words for it, EVIDENCE_ENV_ARM: NAME=VALUE words for its vnetd's
+# environment, the test switches of docs/vnetd.md "Test builds" (to try
+# values and variants; docs/evidence.md): that arm runs VNETD_TESTING
+# (default build/vnetd-testing, vnetd's code and flags with the switches).  Not a test: make check does not
 # run it.  docs/evidence.md explains the method and holds a run.
 
 set -u
@@ -111,7 +113,7 @@ die()
 }
 
 [ "$(id -u)" = 0 ] || die "must run as root (network namespaces, taps, BPF, vnetd)"
-for t in "$VNETD" "$VNETCTL" "$EVSTAT"; do
+for t in "$VNETD" "$VNETD_TESTING" "$VNETCTL" "$EVSTAT"; do
 	[ -x "$t" ] || die "$t not found: run 'make all' first (make evidence does)"
 done
 for t in "$QEMU" iperf3 sockperf jq taskset; do
@@ -275,9 +277,12 @@ start_dpdk()
 start_vnetd()
 {
 	local a=$1 sock=$VM_LOGS/$1.sock log=$VM_LOGS/vnetd-$1.log v="EVIDENCE_ENV_$1"
+	local bin=$VNETD
 
+	# test switches live in the test build only (docs/vnetd.md)
+	[ -n "${!v:-}" ] && bin=$VNETD_TESTING
 	# shellcheck disable=SC2086 # NAME=VALUE words
-	env ${!v:-} "$VNETD" --netns "$NS" --tap "$(arm_tap "$a")" --socket "$sock" >"$log" 2>&1 &
+	env ${!v:-} "$bin" --netns "$NS" --tap "$(arm_tap "$a")" --socket "$sock" >"$log" 2>&1 &
 	PIDS+=("$!")
 	VPIDS[$(arm_index "$a")]=$!
 	_vm_poll 10000 test -S "$sock" || die "vnetd for $a did not start: $(tail -n 3 "$log")"

@@ -85,6 +85,17 @@ bool stats_key_active(const struct vnet_stats_snapshot *s,
 int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
 		     bool lenient);
 
+/*
+ * coalesce show's per-queue decisions (coalesce_state.c): the notification
+ * rule of every (queue, direction) with traffic (SERVED: a vnetd acts on
+ * it; DP: its counters, may be NULL), and the adaptive recommendations
+ */
+void coalesce_print_rule(const char *dev, bool served,
+			 const struct vnet_config *cfg,
+			 const struct vnet_queue_state *qs,
+			 const struct vnet_dp_stats *dp);
+void coalesce_print_recommendations(const struct vnet_queue_state *qs);
+
 int do_attach(int argc, char **argv);
 int do_detach(int argc, char **argv);
 int do_status(int argc, char **argv);

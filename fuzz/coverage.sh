@@ -44,9 +44,9 @@ for t in "${targets[@]}"; do
 		exit 2 ;;
 	esac
 	case $t in
-	fuzz_vhost_user) files=(user/vhost/vhost_user.c user/vhost/mem.c user/vhost/virtq.c) ;;
-	fuzz_virtq) files=(user/vhost/virtq.c user/vhost/mem.c) ;;
-	fuzz_rx) files=(user/vnetd/rx.c user/vnetd/coal.c user/vnetd/qthread.c user/vhost/virtq.c user/vhost/mem.c) ;;
+	fuzz_vhost_user) files=(user/vhost/vhost_user.c user/vhost/mem.c user/vhost/virtq.c user/vhost/split.c) ;;
+	fuzz_virtq) files=(user/vhost/split.c user/vhost/packed.c user/vhost/mem.c) ;;
+	fuzz_rx) files=(user/vnetd/rx.c user/vnetd/rx_inplace.c user/vnetd/coal.c user/vnetd/qthread.c user/vhost/split.c user/vhost/mem.c) ;;
 	fuzz_classify) files=(fuzz/classify_ref.h) ;;
 	fuzz_config) files=(user/vnetd/portcfg.c) ;;
 	esac

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * fuzz_rx: guest RX delivery (user/vnetd/rx.c) with a byte-accounting
- * oracle.
+ * fuzz_rx: guest RX delivery (user/vnetd/rx.c, rx_inplace.c) with a
+ * byte-accounting oracle.
  *
- * vnetd's own code runs: the queue thread's vnetd_qp_run() with
- * qthread.c, rx.c, coal.c and tapio.c as linked into vnetd.  The tap is
+ * vnetd's own code runs: the queue pair as qp.c sets it up, the queue
+ * thread's vnetd_qp_run() with qthread.c, rx.c, rx_inplace.c, coal.c and
+ * tapio.c as linked into vnetd.  The tap is
  * the one thing replaced: the queue pair's tap fd is one end of a
  * SOCK_SEQPACKET socket pair, which tapio.c reads with its plain read()
  * path exactly as it reads a tap queue
@@ -43,7 +44,7 @@
 #include <linux/virtio_ring.h>
 
 #include "fuzz.h"
-#include "vnetd.h"
+#include "qp.h"
 
 #define MEM_SIZE (2u << 20)
 #define GPA_BASE 0x100000ULL
@@ -81,7 +82,7 @@ struct chain {
 
 static int sv[2] = { -1, -1 }, call_fd = -1, memfd = -1;
 static uint8_t *guest;
-static struct vnetd_port port;
+static struct vnetd_qp qps[1];
 static struct vnet_dp_stats st;
 static struct vnet_config cfg;
 static struct vnet_queue_state qs;
@@ -152,7 +153,8 @@ static void log_quiet(enum vhost_log_level level, const char *msg, void *o)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	struct vnetd_qp *qp = &port.qp[0];
+	const struct vnetd_qps_cfg qc = { .name = "fuzz", .tap = "fuzz0" };
+	struct vnetd_qp *qp = &qps[0];
 	int big = 32 << 20;
 
 	(void)argc;
@@ -183,10 +185,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		abort();
 
 	/* the queue pair as the daemon sets it up, minus the thread */
-	port.name = "fuzz";
-	snprintf(port.cfg.tap, sizeof(port.cfg.tap), "fuzz0");
-	port.nr_qp = 1;
-	if (vnetd_qps_init(&port))
+	if (vnetd_qps_init(qps, 1, &qc))
 		abort();
 	qp->io.fd = sv[0];
 	qp->rx.r.st = qp->tx.r.st = &st;
@@ -351,7 +350,7 @@ static void gather(const struct chain *c, uint32_t len)
 
 static void frame_done(struct vnetd_qp *qp)
 {
-	unsigned int hdr = qp->hdr_len;
+	unsigned int hdr = qp->rx.hdr_len;
 	uint32_t seq, flen;
 	uint16_t nb;
 
@@ -374,7 +373,7 @@ static void frame_done(struct vnetd_qp *qp)
 	if (hdr == sizeof(struct virtio_net_hdr_mrg_rxbuf)) {
 		memcpy(&nb, cur + 10, sizeof(nb));
 		nb = le16toh(nb);
-		FUZZ_ASSERT(nb == (qp->mrg ? g.cur_bufs : 1),
+		FUZZ_ASSERT(nb == (qp->rx.mrg ? g.cur_bufs : 1),
 			    "frame #%u: num_buffers %u, %u buffers used", seq,
 			    nb, g.cur_bufs);
 		/* the rest of the header is the tap's, untouched */
@@ -447,7 +446,7 @@ static void harvest(struct vnetd_qp *qp)
 			else
 				g.cur_len += len;
 			g.cur_bufs++;
-			if (!qp->mrg) {
+			if (!qp->rx.mrg) {
 				frame_done(qp);
 			} else if (!g.tampered) {
 				if (!g.cur_nb && g.cur_len >= 12) {
@@ -491,7 +490,7 @@ static void rx_run(struct vnetd_qp *qp)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct vnetd_qp *qp = &port.qp[0];
+	struct vnetd_qp *qp = &qps[0];
 	struct fuzz_in in = { data, size };
 	uint64_t features = 0, v, unread = 0, accounted, drops;
 	struct vhost_mem_region_desc d = {
@@ -538,8 +537,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 
 	/* ring_start() of qthread.c, for the RX ring of pair 0 */
-	qp->mrg = s.flags & 1;
-	qp->hdr_len = qp->mrg || (s.flags & 2) ?
+	qp->rx.mrg = s.flags & 1;
+	qp->rx.hdr_len = qp->rx.mrg || (s.flags & 2) ?
 			      sizeof(struct virtio_net_hdr_mrg_rxbuf) :
 			      sizeof(struct virtio_net_hdr);
 	qp->rx.r.vq = &vq;
@@ -567,7 +566,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				;
 			break;
 		case 2:
-			for (i = 0; i < n && send_frame(&in, qp->hdr_len); i++)
+			for (i = 0; i < n && send_frame(&in, qp->rx.hdr_len); i++)
 				;
 			break;
 		case 3:
@@ -611,11 +610,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (unsigned long long)g.frames_seen,
 		    (unsigned long long)st.frames);
 	FUZZ_ASSERT(g.used_clobbered ||
-			    g.used_bytes == st.bytes + st.frames * qp->hdr_len,
+			    g.used_bytes == st.bytes + st.frames * qp->rx.hdr_len,
 		    "the guest got %llu bytes, counted %llu bytes + %llu headers of %u",
 		    (unsigned long long)g.used_bytes,
 		    (unsigned long long)st.bytes,
-		    (unsigned long long)st.frames, qp->hdr_len);
+		    (unsigned long long)st.frames, qp->rx.hdr_len);
 	FUZZ_ASSERT(!g.in_frame || g.tampered,
 		    "the used ring ends in the middle of a frame (%u of %u buffers)",
 		    g.cur_bufs, g.cur_nb);

@@ -81,24 +81,24 @@ static int ops_queue_start(struct vhost_dev *dev, struct vhost_vq *vq)
 {
 	uint64_t n = vq->num;
 
-	if (vq->packed) {
+	if (vq->packed.desc) {
 		/* one descriptor ring and two event suppression areas */
-		FUZZ_ASSERT(range_in_mem(&dev->mem, vq->pdesc, n * 16),
+		FUZZ_ASSERT(range_in_mem(&dev->mem, vq->packed.desc, n * 16),
 			    "vq %u: packed descriptor ring outside guest memory",
 			    vq->index);
-		FUZZ_ASSERT(range_in_mem(&dev->mem, vq->driver_event, 4),
+		FUZZ_ASSERT(range_in_mem(&dev->mem, vq->packed.driver_event, 4),
 			    "vq %u: driver event area outside guest memory",
 			    vq->index);
-		FUZZ_ASSERT(range_in_mem(&dev->mem, vq->device_event, 4),
+		FUZZ_ASSERT(range_in_mem(&dev->mem, vq->packed.device_event, 4),
 			    "vq %u: device event area outside guest memory",
 			    vq->index);
 		return vq->num == 2 ? -EIO : 0;
 	}
-	FUZZ_ASSERT(range_in_mem(&dev->mem, vq->desc, n * 16),
+	FUZZ_ASSERT(range_in_mem(&dev->mem, vq->split.desc, n * 16),
 		    "vq %u: descriptor table outside guest memory", vq->index);
-	FUZZ_ASSERT(range_in_mem(&dev->mem, vq->avail, 4 + n * 2),
+	FUZZ_ASSERT(range_in_mem(&dev->mem, vq->split.avail, 4 + n * 2),
 		    "vq %u: avail ring outside guest memory", vq->index);
-	FUZZ_ASSERT(range_in_mem(&dev->mem, vq->used, 4 + n * 8),
+	FUZZ_ASSERT(range_in_mem(&dev->mem, vq->split.used, 4 + n * 8),
 		    "vq %u: used ring outside guest memory", vq->index);
 	/* refuse one ring in a while: the library must leave it stopped */
 	return vq->num == 2 ? -EIO : 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * fuzz_virtq: split ring processing (user/vhost/virtq.c) over hostile guest
+ * fuzz_virtq: split ring processing (user/vhost/split.c) over hostile guest
  * memory (user/vhost/mem.c).
  *
  * Guest memory is one to three memfd regions of 64 KiB, adjacent or not,
@@ -224,13 +224,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	vq.addr_flags = s.features & 16 ? 1u << VHOST_VRING_F_LOG : 0;
 	vq.log_guest_addr = GPA_BASE + s.used_off;
 	vq.addr_set = true;
-	vq.last_avail_idx = vq.shadow_avail_idx = vq.used_idx = s.base;
+	vhost_vq_set_base(&vq, s.base, false);
 	if (s.features & 32) {
 		/* packed: sizes 1..1024, the base's avail half (used = avail) */
 		features |= 1ULL << VIRTIO_F_RING_PACKED;
 		vq.num = (uint16_t)(1 + (s.log2_num * 37u + s.layout) % 1024);
-		vhost_vq_packed_set_base(&vq, (s.base & 0x8000) |
-						      (s.base & 0x7fff) % vq.num);
+		vhost_vq_set_base(&vq, (s.base & 0x8000) |
+					       (s.base & 0x7fff) % vq.num,
+				  true);
 	}
 	vq.call_fd = dup(call_fd);
 	/* the guest's memory as it is when the ring starts */

@@ -120,7 +120,7 @@ bool env_setup(struct env *e, uint16_t num, uint64_t features, uint32_t base)
 	e->call_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	e->vq.err_fd = dup(e->err_fd);
 	e->vq.call_fd = dup(e->call_fd);
-	vhost_vq_packed_set_base(&e->vq, base);
+	vhost_vq_set_base(&e->vq, base, true);
 
 	e->d.g = e->g;
 	e->d.num = num;
@@ -207,7 +207,7 @@ static void test_laps(void)
 		    !ASSERT_EQ(drv_used(&e.d, &id, &len), 0, "no more"))
 			goto out;
 		/* both sides agree on where they are */
-		if (!ASSERT_EQ(vhost_vq_packed_base(&e.vq),
+		if (!ASSERT_EQ(vhost_vq_base(&e.vq, true),
 			       (uint32_t)(e.d.next | (e.d.wrap ? 0x8000 : 0)) *
 				       0x10001u,
 			       "base matches the driver"))
@@ -252,7 +252,7 @@ static void test_rewind(void)
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(drv_used(&e.d, &id, &len), 1, "used");
 	ASSERT_EQ(id, 0, "id 0 last");
-	ASSERT_EQ(vhost_vq_packed_base(&e.vq), 0x00000000u,
+	ASSERT_EQ(vhost_vq_base(&e.vq, true), 0x00000000u,
 		  "one lap: position 0, wrap counters 0");
 out:
 	env_cleanup(&e);
@@ -285,7 +285,7 @@ static void test_indirect(void)
 	ASSERT_OK(vhost_vq_push(&e.vq, 6, 500), "push");
 	ASSERT_EQ(drv_used(&e.d, &id, &len), 1, "used");
 	ASSERT_EQ(id, 6, "used id");
-	ASSERT_EQ(vhost_vq_packed_base(&e.vq), 0x80018001u,
+	ASSERT_EQ(vhost_vq_base(&e.vq, true), 0x80018001u,
 		  "an indirect buffer takes one ring descriptor");
 	/* without INDIRECT_DESC negotiated: broken */
 	env_cleanup(&e);
@@ -375,7 +375,7 @@ static void test_base(void)
 	 */
 	if (!env_setup(&e, 8, F_PK, 0x80028003))
 		goto out;
-	ASSERT_EQ(vhost_vq_packed_base(&e.vq), 0x80028003u, "as set");
+	ASSERT_EQ(vhost_vq_base(&e.vq, true), 0x80028003u, "as set");
 	e.d.used = 2;
 	drv_add(&e.d, 1, &s, 1, 0);
 	ASSERT_EQ(vhost_vq_pop_burst(&e.vq, elems, 8), 1, "pop at 3");
@@ -404,7 +404,7 @@ static void test_base(void)
 	vhost_vq_stop(&e.vq);
 	efd_read(e.err_fd);
 	broken_lines = 0;
-	vhost_vq_packed_set_base(&e.vq, 0x80008000);
+	vhost_vq_set_base(&e.vq, 0x80008000, true);
 	ASSERT_OK(vhost_vq_start(&e.vq, F_PK), "started at the stale base");
 	ASSERT_TRUE(vhost_vq_broken(&e.vq), "stale base: broken");
 	ASSERT_EQ(broken_lines, 1, "said once");
@@ -412,7 +412,7 @@ static void test_base(void)
 	ASSERT_EQ(vhost_vq_pop_burst(&e.vq, elems, 8), -EIO, "nothing popped");
 	vhost_vq_stop(&e.vq);
 	__atomic_store_n(&e.vq.broken, 0, __ATOMIC_RELEASE);
-	vhost_vq_packed_set_base(&e.vq, 0x80038003);
+	vhost_vq_set_base(&e.vq, 0x80038003, true);
 	ASSERT_OK(vhost_vq_start(&e.vq, F_PK), "started at the right base");
 	ASSERT_FALSE(vhost_vq_broken(&e.vq), "right base: serving");
 	ASSERT_EQ(vhost_vq_pop_burst(&e.vq, elems, 8), 1, "the chain at 3");
@@ -421,19 +421,19 @@ static void test_base(void)
 	/* high half 0: used = avail */
 	if (!env_setup(&e, 8, F_PK, 0x8005))
 		goto out;
-	ASSERT_EQ(vhost_vq_packed_base(&e.vq), 0x80058005u, "used = avail");
+	ASSERT_EQ(vhost_vq_base(&e.vq, true), 0x80058005u, "used = avail");
 	env_cleanup(&e);
 
 	/* index past the ring: not started */
 	if (!env_setup(&e, 8, 0, 0))
 		goto out;
 	vhost_vq_stop(&e.vq);
-	vhost_vq_packed_set_base(&e.vq, 0x8009);
+	vhost_vq_set_base(&e.vq, 0x8009, true);
 	ASSERT_EQ(vhost_vq_start(&e.vq, F_PK), -EINVAL, "avail 9 of 8");
-	vhost_vq_packed_set_base(&e.vq, 0x80098001);
+	vhost_vq_set_base(&e.vq, 0x80098001, true);
 	ASSERT_EQ(vhost_vq_start(&e.vq, F_PK), -EINVAL, "used 9 of 8");
 	/* a ring not inside guest memory: not started */
-	vhost_vq_packed_set_base(&e.vq, 0x8000);
+	vhost_vq_set_base(&e.vq, 0x8000, true);
 	e.vq.desc_uva = UVA_BASE + GUEST_SIZE - 64;
 	ASSERT_EQ(vhost_vq_start(&e.vq, F_PK), -EFAULT, "ring past memory");
 out:

@@ -3,8 +3,9 @@
 #
 # Integration tests of vnetctl (see test_attach.sh): guest-RX counting at
 # net_dev_start_xmit, the shared dispatcher of several taps, parallel
-# attaches, its garbage collection, the per-tap variant.  Needs root, jq,
-# bpftool, iproute2.
+# attaches, its garbage collection, the per-tap variant (forced with the
+# test build's VNET_XMIT_DISPATCH=per-tap: build/vnetctl-testing; the
+# production vnetctl ignores it).  Needs root, jq, bpftool, iproute2.
 #
 #   selftests/test_attach_xmit.sh [CASE...]    (default: every case)
 
@@ -13,7 +14,8 @@
 # shellcheck source=selftests/attach_lib.sh
 source "$(dirname "$0")/attach_lib.sh"
 
-ALL_CASES="xmit_two xmit_parallel xmit_gc xmit_pertap"
+ALL_CASES="xmit_two xmit_parallel xmit_gc xmit_pertap xmit_switch_production"
+VNETCTL_TESTING=${VNETCTL_TESTING:-$OUT/vnetctl-testing}
 
 # --- the shared net_dev_start_xmit dispatcher -------------------------------------
 
@@ -203,14 +205,15 @@ case_xmit_gc()
 	case_cleanup
 }
 
-# The fallback (the kernel refuses the shared dispatcher), forced: the
-# tap's program on its own link, counting per queue, and detach removes it.
+# The fallback (the kernel refuses the shared dispatcher), forced by the
+# test build: the tap's program on its own link, counting per queue, and
+# detach removes it.
 case_xmit_pertap()
 {
 	local st prog link out
 
 	xmit_tap xpt || { fail xmit_pertap_setup "cannot create netns/tap"; return; }
-	run env VNET_XMIT_DISPATCH=per-tap timeout 30 "$VNETCTL" -n "$NS" attach "$DEV"
+	run env VNET_XMIT_DISPATCH=per-tap timeout 30 "$VNETCTL_TESTING" -n "$NS" attach "$DEV"
 	[ "$RUN_RC" -eq 0 ] || { fail xmit_pertap_attach "$(run_said)"; return; }
 	st=$(status_json)
 	prog=$(json "$st" '.[0].xmit.prog_id')
@@ -233,10 +236,24 @@ case_xmit_pertap()
 	case_cleanup
 }
 
+# The production vnetctl has no test switch: VNET_XMIT_DISPATCH=per-tap
+# changes nothing, the tap goes to the shared dispatcher.
+case_xmit_switch_production()
+{
+	xmit_tap xsp || { fail xmit_switch_production_setup "cannot create netns/tap"; return; }
+	run env VNET_XMIT_DISPATCH=per-tap timeout 30 "$VNETCTL" -n "$NS" attach "$DEV"
+	expect "attach exit" 0 "$RUN_RC"
+	expect "xmit attach" shared "$(json "$(status_json)" '.[0].xmit.attach')"
+	report xmit_switch_production "$(run_said)"
+	run vnetctl -n "$NS" detach "$DEV"
+	expect "detach exit" 0 "$RUN_RC"
+	case_cleanup
+}
+
 # --- main ---------------------------------------------------------------------------
 
 require_root test_attach_xmit || exit 0
-require_cmd test_attach_xmit ip jq bpftool "$VNETCTL" "$TAPWRITE" || exit 0
+require_cmd test_attach_xmit ip jq bpftool "$VNETCTL" "$VNETCTL_TESTING" "$TAPWRITE" || exit 0
 
 # shellcheck disable=SC2086 # a list of words
 [ $# -gt 0 ] || set -- $ALL_CASES

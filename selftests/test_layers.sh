@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
-# The code's dependencies point one way (docs/design.md, "Layers").  From
-# the built objects (nm: which file defines a symbol, which files use it):
+# The code's dependencies point one way (docs/design.md, "Layers").
 #
+# From the built objects (nm: which file defines a symbol, which files use
+# it):
 #   - no import circle among the production files (user/lib, user/vhost,
 #     user/vnetd, cli): tsort finds none;
 #   - the directories depend downwards only: cli and vnetd on libvnet and
@@ -11,18 +12,50 @@
 #   - inside vnetd and the vhost library, every file calls only files below
 #     it in VNETD_LAYERS, VHOST_LAYERS.
 #
-# A call against the order names the caller, the callee and the symbol.
+# From the #include lines of the sources (user/vnetd, user/vhost):
+#   - a file includes only headers of its own layer and below (a layer is
+#     a word of the list; the names of one layer are joined by commas);
+#   - no include circle: between the modules (a module is a .c and its .h,
+#     X_int.h being X's private header), the include edges have no loop;
+#   - a file includes headers of its own directory, and of the
+#     directories below it only (vnetd: libvnet, libvhost);
+#   - the private headers of user/vhost are included inside it only.
+#
+# No production file (user/, cli/, bpf/, include/vnet) has more than 600
+# lines.
+#
+# And the production build has no test switch (docs/vnetd.md, "Test
+# builds"): the sources of user/ preprocessed as build/vnetd and
+# build/vnetctl are built call getenv() for systemd's variables only; those
+# binaries hold none of the switches' names, nor a test-only function,
+# while the test builds hold every name (so that the check can see them).
+#
+# A call or an include against the order names the files and the symbol
+# or the header.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-build}
 case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
 
-# files top to bottom, per directory: a file may call the ones after it
-VNETD_LAYERS="main opts portcfg agent port device mailbox qthread tx rx coal rule tapio sandbox seccomp maps tap notify"
-VHOST_LAYERS="server vhost_user handlers vring_fds vu_dev virtq packed vq_core fault mem log"
+# layers top to bottom, per directory: a file may call the ones after it
+# and include the headers of its own layer and of the ones after it
+VNETD_LAYERS="main opts,portcfg agent port monitor device mailbox qp qthread tx,rx,rx_inplace,burst coal rule tapio sandbox,seccomp maps tap testing notify,util"
+VHOST_LAYERS="server vhost_user,handlers,vring_fds,vu_dev virtq split packed vq fault mem log"
+# headers of user/vhost that only its own files include
+VHOST_PRIVATE="vhost_user_int.h vq_int.h split.h packed.h"
+# the environment production code may read: systemd's
+ENV_ALLOWED="JOURNAL_STREAM NOTIFY_SOCKET"
+# sources that only the test builds compile (the Makefile leaves them out)
+TEST_ONLY="user/vnetd/testing.c"
 
+failed=0
 check() { # name, condition-result, reason
-	if [ "$2" = 0 ]; then echo "PASS: $1"; else echo "FAIL: $1: $3"; fi
+	if [ "$2" = 0 ]; then
+		echo "PASS: $1"
+	else
+		echo "FAIL: $1: $3"
+		failed=1
+	fi
 }
 
 objs=$(ls "$OUT"/user/lib/*.o "$OUT"/user/vhost/*.o "$OUT"/user/vnetd/*.o \
@@ -33,6 +66,8 @@ if [ -z "$objs" ]; then
 fi
 tmp=$(mktemp -d /tmp/vnet-layers.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+
+# --- calls, from the objects ---------------------------------------------
 
 # "file symbol" for every global definition and every use
 for o in $objs; do
@@ -74,7 +109,7 @@ order_check()
 {
 	local bad
 
-	bad=$(awk -v dir="$2/" -v layers="$3" 'BEGIN { n = split(layers, l, " "); for (i = 1; i <= n; i++) rank[l[i]] = i }
+	bad=$(awk -v dir="$2/" -v layers="$3" 'BEGIN { gsub(",", " ", layers); n = split(layers, l, " "); for (i = 1; i <= n; i++) rank[l[i]] = i }
 		index($1, dir) == 1 && index($2, dir) == 1 {
 			a = $1; b = $2; sub(/.*\//, "", a); sub(/.*\//, "", b)
 			if (!(a in rank)) { print a " is not in the list"; next }
@@ -86,3 +121,154 @@ order_check()
 }
 order_check vnetd_order user/vnetd "$VNETD_LAYERS"
 order_check vhost_order user/vhost "$VHOST_LAYERS"
+
+# --- includes, from the sources ------------------------------------------
+
+# "file header" for every #include "header" of the files of DIR
+includes()
+{
+	local f
+
+	for f in "$top/$1"/*.c "$top/$1"/*.h; do
+		sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
+			awk -v f="${f##*/}" '{ print f, $1 }'
+	done
+}
+
+# include_check NAME DIR LAYERS: no upward include, no circle of modules
+include_check()
+{
+	local bad loop
+
+	includes "$2" >"$tmp/inc.$1"
+	ls "$top/$2" >"$tmp/local.$1"
+	# module FILE: the name without .c/.h and without a trailing _int
+	bad=$(awk -v layers="$3" '
+		function module(f) { sub(/\.[ch]$/, "", f); sub(/_int$/, "", f); return f }
+		BEGIN { n = split(layers, l, " ")
+			for (i = 1; i <= n; i++) { m = split(l[i], g, ","); for (j = 1; j <= m; j++) rank[g[j]] = i } }
+		FNR == NR { local[$1] = 1; next }
+		!($2 in local) { next }
+		{ a = module($1); b = module($2)
+		  if (!(a in rank)) { print $1 " is not in the list"; next }
+		  if (!(b in rank)) { print $2 " is not in the list"; next }
+		  if (rank[a] > rank[b]) print $1 " includes " $2 " (" l[rank[b]] " is above " l[rank[a]] ")"
+		  if (a != b) print a, b > "/dev/stderr" }' \
+		"$tmp/local.$1" "$tmp/inc.$1" 2>"$tmp/medges.$1" | sort -u | head -5 | tr '\n' ';')
+	[ -z "$bad" ]
+	check "layers/$1_includes" $? "includes upwards: $bad"
+	sort -u "$tmp/medges.$1" | tsort >/dev/null 2>"$tmp/itsort.$1"
+	loop=$(grep -v '^tsort: -: input contains a loop:$' "$tmp/itsort.$1" | sed 's/^tsort: //' | tr '\n' ' ')
+	[ ! -s "$tmp/itsort.$1" ]
+	check "layers/$1_include_circle" $? "modules that include each other's headers: $loop"
+}
+include_check vnetd user/vnetd "$VNETD_LAYERS"
+include_check vhost user/vhost "$VHOST_LAYERS"
+
+# where a quoted include of a file in DIR is found: its own directory, or
+# one of ALLOWED (in the compiler's -I order), or the build's skeletons
+dir_check()
+{
+	local dir=$1 allowed=$2 f h d found bad=""
+
+	for f in "$top/$dir"/*.c "$top/$dir"/*.h; do
+		for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+			[ -e "$top/$dir/$h" ] && continue
+			case $h in *.skel.h) continue ;; esac
+			found=""
+			for d in user/lib user/vhost user/vnetd; do
+				[ -e "$top/$d/$h" ] && { found=$d; break; }
+			done
+			case " $allowed " in *" $found "*) [ -n "$found" ] && continue ;; esac
+			bad+="${f#"$top"/} includes $h (${found:-not found});"
+		done
+	done
+	[ -z "$bad" ]
+	check "layers/${dir//\//_}_include_dirs" $? "$bad"
+}
+dir_check user/vnetd "user/lib user/vhost"
+dir_check user/vhost ""
+dir_check user/lib ""
+dir_check cli "user/lib"
+
+bad=""
+for h in $VHOST_PRIVATE; do
+	for f in $(grep -lE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"$h\"" \
+		"$top"/user/vnetd/*.[ch] "$top"/user/lib/*.[ch] "$top"/cli/*.[ch] \
+		"$top"/selftests/*.[ch] "$top"/selftests/frontend/*.[ch] \
+		"$top"/fuzz/*.[ch] "$top"/bench/*.[ch] 2>/dev/null); do
+		bad+="${f#"$top"/} includes $h;"
+	done
+done
+[ -z "$bad" ]
+check "layers/vhost_private_headers" $? "private to user/vhost: $bad"
+
+# --- size: concerns split into files, not grown into one ------------------
+
+MAX_LINES=600
+bad=$(wc -l "$top"/user/*/*.[ch] "$top"/cli/*.[ch] "$top"/bpf/*.[ch] \
+	"$top"/include/vnet/*.h 2>/dev/null | awk -v max=$MAX_LINES -v top="$top/" \
+	'$2 != "total" && $1 > max { sub(top, "", $2); print $2 " " $1 }' | tr '\n' ';')
+[ -z "$bad" ]
+check "layers/file_size" $? "production files over $MAX_LINES lines: $bad"
+
+# --- the production build has no test switch -----------------------------
+
+# getenv() calls of the production sources, as the production build
+# preprocesses them (name "?" when it is not a literal).  Preprocessed are
+# the files that mention getenv themselves or through a header of user/.
+bad=""
+hdrs=$(grep -l getenv "$top"/user/*/*.h 2>/dev/null | xargs -r -n1 basename | tr '\n' '|')
+for f in "$top"/user/*/*.c; do
+	rel=${f#"$top"/}
+	case " $TEST_ONLY " in *" $rel "*) continue ;; esac
+	grep -q getenv "$f" ||
+		{ [ -n "$hdrs" ] && grep -qE "#[[:space:]]*include[[:space:]]*\"(${hdrs%|})\"" "$f"; } ||
+		continue
+	if ! cc -E -P -std=gnu11 -D_GNU_SOURCE -I"$top/include" -I"$top/user/lib" \
+		-I"$top/user/vhost" -I"$OUT" "$f" -o "$tmp/pp.c" 2>"$tmp/pp.err"; then
+		bad+="$rel does not preprocess: $(head -c 200 "$tmp/pp.err");"
+		continue
+	fi
+	# a call, not libc's declaration of the function
+	for n in $(grep -oE '\bgetenv[[:space:]]*\([^)]*\)' "$tmp/pp.c" |
+		grep -v 'getenv[[:space:]]*(const char' |
+		sed -E 's/getenv[[:space:]]*\([[:space:]]*"([A-Za-z0-9_]+)"[[:space:]]*\)/\1/; s/getenv.*/?/'); do
+		case " $ENV_ALLOWED " in *" $n "*) continue ;; esac
+		bad+="$rel: getenv($n);"
+	done
+done
+[ -z "$bad" ]
+check "layers/no_test_getenv" $? "production code reads the environment beyond systemd's $ENV_ALLOWED: $bad"
+
+# the switches: every variable name the test-only code and the test
+# builds' #ifdef VNET_TESTING blocks read
+switches=$(cat "$top"/$TEST_ONLY "$top"/user/lib/attach.c |
+	grep -oE '"VNETD?_[A-Z0-9_]+"' | tr -d '"' | sort -u | tr '\n' ' ')
+[ -n "$switches" ]
+check "layers/switches_found" $? "no switch name found in $TEST_ONLY"
+for b in vnetd vnetctl vnetd-testing vnetctl-testing; do
+	[ -x "$OUT/$b" ] || { check "layers/binaries" 1 "$OUT/$b is not built"; continue; }
+	strings "$OUT/$b" >"$tmp/strings.$b"
+done
+bad=""
+for b in vnetd vnetctl; do
+	[ -s "$tmp/strings.$b" ] || continue
+	for s in $switches; do
+		grep -qw "$s" "$tmp/strings.$b" && bad+="$b holds $s;"
+	done
+	nm "$OUT/$b" 2>/dev/null | grep -qwE 'vhost_mem_log_disable_for_test|vnetd_testing_init|vnetd_switch' &&
+		bad+="$b has test-only functions;"
+done
+[ -z "$bad" ]
+check "layers/production_no_switches" $? "$bad"
+# ... and the test builds do hold them: the check above can see a name
+missing=""
+for s in $switches; do
+	case $s in VNET_XMIT_DISPATCH) b=vnetctl-testing ;; *) b=vnetd-testing ;; esac
+	[ -s "$tmp/strings.$b" ] && ! grep -qw "$s" "$tmp/strings.$b" && missing+="$b lacks $s;"
+done
+[ -z "$missing" ]
+check "layers/test_builds_have_switches" $? "$missing"
+
+exit $failed

@@ -14,8 +14,8 @@
 #   selftests/test_sandbox.sh [CASE...]
 #
 # VNETD (default build/vnetd-asan, the datapath tests' daemon: ASan's own
-# syscalls are on the lists too) and VNETD_PLAIN (build/vnetd) name the
-# daemons under test.
+# syscalls are on the lists too; a test build, whose switch the violation
+# cases need) and VNETD_PLAIN (build/vnetd) name the daemons under test.
 
 # shellcheck source=selftests/lib.sh
 source "$(dirname "$0")/lib.sh"

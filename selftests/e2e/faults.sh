@@ -40,8 +40,9 @@
 # By name only (see docs/robustness.md):
 #
 #   migrate-rounds-nolog  migrate-rounds with VNETD_TEST_NO_DIRTY_LOG=1
-#                      (vnetd offers VHOST_F_LOG_ALL but writes no dirty
-#                      log): the destination's RAM differs from the
+#                      (the test build, build/vnetd-testing, offers
+#                      VHOST_F_LOG_ALL but writes no dirty log): the
+#                      destination's RAM differs from the
 #                      source's and the data must NOT arrive intact
 #
 #   selftests/e2e/faults.sh [SCENARIO...]   (default: the first seven)
@@ -540,10 +541,11 @@ migrate_case()
 	ftap "$ta" && ftap "$tb" || { _bad+="cannot create the taps; "; return; }
 	ip -n "$NS" link set "$ta" master br0
 	ip -n "$NS" link set "$tb" master br0
-	local nolog=""
-	[ "$mode" = nolog ] && nolog=1
-	# exported to vnetd alone (an assignment before a function call)
-	VNETD_TEST_NO_DIRTY_LOG=$nolog d_start dp "$L/vnetd.log" \
+	local nolog="" bin=$VNETD
+	# the switch is the test build's alone (docs/vnetd.md, "Test builds")
+	[ "$mode" = nolog ] && nolog=1 bin=$VNETD_TESTING
+	# exported to vnetd alone (assignments before a function call)
+	VNETD=$bin VNETD_TEST_NO_DIRTY_LOG=$nolog d_start dp "$L/vnetd.log" \
 		--port "socket=$L/a.sock,tap=$ta,netns=$NS" \
 		--port "socket=$L/b.sock,tap=$tb,netns=$NS" ||
 		{ _bad+="vnetd did not start: $(tail -n 2 "$L/vnetd.log" | tr '\n' ' '); "; return; }

@@ -47,6 +47,8 @@ E2E_DIR=$OUT/e2e
 E2E_VMLINUX=$E2E_DIR/vmlinux
 E2E_INITRD=$E2E_DIR/initramfs.cpio
 VNETD=${VNETD:-$OUT/vnetd}
+# vnetd with the test switches (docs/vnetd.md, "Test builds")
+VNETD_TESTING=${VNETD_TESTING:-$OUT/vnetd-testing}
 VNETCTL=${VNETCTL:-$OUT/vnetctl}
 QEMU=${QEMU:-qemu-system-x86_64}
 # a bound on one guest's life (seconds; qemu_wait)

@@ -275,21 +275,31 @@ static void detach_xmit(const char *ifname)
  * attached tap.  If the kernel refuses that (tail calls between these
  * programs, the dispatcher's maps), the program is attached to the
  * tracepoint itself, as before (link_xmit), and info says which.
- * VNET_XMIT_DISPATCH=per-tap in the environment asks for the fallback
- * (tests, benchmarks).
  */
 static int attach_xmit(struct vnet *skel, const char *ifname,
 		       struct vnet_info *info, struct vnet_err *err)
 {
 	int prog = bpf_program__fd(skel->progs.vnet_xmit_rx);
-	const char *env = getenv("VNET_XMIT_DISPATCH");
 	struct vnet_err xerr = {};
+	bool shared = true;
 	int fd, ret;
 
+#ifdef VNET_TESTING
+	/*
+	 * A test build only (build/vnetctl-testing, vnetd's test builds):
+	 * VNET_XMIT_DISPATCH=per-tap forces the fallback, so that its path
+	 * is tested on a kernel that takes the shared one.
+	 */
+	{
+		const char *env = getenv("VNET_XMIT_DISPATCH");
+
+		shared = !env || strcmp(env, "per-tap");
+	}
+#endif
 	ret = vnet_pin_fd(prog, ifname, VNET_PIN_PROG_XMIT, err);
 	if (ret)
 		return ret;
-	if (!env || strcmp(env, "per-tap")) {
+	if (shared) {
 		ret = vnet_xmit_register(ifname, (__u32)info->netns_ino,
 					 (__u32)info->ifindex, prog, &xerr);
 		if (!ret) {

@@ -267,23 +267,14 @@ static int h_set_vring_base(struct vhost_dev *dev, struct vhost_user_msg *msg)
 
 	if (!vq)
 		return -EINVAL;
-	if (dev_packed(dev)) {
-		vu_vq_halt(dev, vq);
-		vhost_vq_packed_set_base(vq, s->num);
-		vu_vq_update(dev, vq);
-		return 0;
-	}
-	if (s->num > UINT16_MAX) {
+	if (!dev_packed(dev) && s->num > UINT16_MAX) {
 		/* packed rings put wrap counters in the high bits */
 		vhost_err("%s: vq %u: base 0x%x (packed ring?)", vu_dev_name(dev),
 			  s->index, s->num);
 		return -EINVAL;
 	}
 	vu_vq_halt(dev, vq);
-	vq->last_avail_idx = (uint16_t)s->num;
-	vq->shadow_avail_idx = vq->last_avail_idx;
-	vq->used_idx = vq->last_avail_idx;
-	vq->sync_used = true;
+	vhost_vq_set_base(vq, s->num, dev_packed(dev));
 	vu_vq_update(dev, vq);
 	return 0;
 }
@@ -302,8 +293,7 @@ static int h_get_vring_base(struct vhost_dev *dev, struct vhost_user_msg *msg)
 	if (!vq)
 		return -EINVAL;
 	vu_vq_halt(dev, vq);
-	s->num = dev_packed(dev) ? vhost_vq_packed_base(vq) :
-				   vq->last_avail_idx;
+	s->num = vhost_vq_base(vq, dev_packed(dev));
 	msg->hdr.size = sizeof(*s);
 
 	if (vq->kick_fd >= 0)

@@ -460,12 +460,16 @@ out_close:
 	return ret;
 }
 
+#ifdef VNET_TESTING
 static bool log_disabled_for_test;
 
 void vhost_mem_log_disable_for_test(void)
 {
 	log_disabled_for_test = true;
 }
+#else
+#define log_disabled_for_test false
+#endif
 
 void vhost_mem_log_write(const struct vhost_mem *mem, uint64_t gpa,
 			 uint64_t len)

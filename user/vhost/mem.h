@@ -140,12 +140,15 @@ static inline bool vhost_mem_has_log(const struct vhost_mem *mem)
 void vhost_mem_log_write(const struct vhost_mem *mem, uint64_t gpa,
 			 uint64_t len);
 
+#ifdef VNET_TESTING
 /*
- * Tests only: from now on vhost_mem_log_write() writes nothing, while
- * VHOST_F_LOG_ALL and LOG_SHMFD are still offered.  A live migration then
- * loses what the backend wrote into guest memory during it; the migration
- * test shows that it does (vnetd: VNETD_TEST_NO_DIRTY_LOG=1).
+ * Test builds only (-DVNET_TESTING; not in the library vnetd ships): from
+ * now on vhost_mem_log_write() writes nothing, while VHOST_F_LOG_ALL and
+ * LOG_SHMFD are still offered.  A live migration then loses what the
+ * backend wrote into guest memory during it; the migration test shows
+ * that it does (vnetd's test build: VNETD_TEST_NO_DIRTY_LOG=1).
  */
 void vhost_mem_log_disable_for_test(void);
+#endif
 
 #endif /* VNET_VHOST_MEM_H */

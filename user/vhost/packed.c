@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Packed virtqueues (virtio 1.2, 2.8), device side, behind virtq.h's API.
+ * Packed virtqueues (virtio 1.2, 2.8), device side: the layout behind
+ * virtq.h's calls when VIRTIO_F_RING_PACKED is negotiated.
  *
  * One descriptor ring of NUM entries, read and written in order.  The
  * driver makes a descriptor available by giving it AVAIL = its wrap
@@ -16,7 +17,7 @@
  * halves) and "lin" is the position on a 2 * num circle (idx, plus num when
  * the wrap counter is 0), on which event offsets are compared.
  *
- * Guest-controlled input is validated as for split rings (virtq.c): every
+ * Guest-controlled input is validated as for split rings (split.c): every
  * buffer inside guest memory (vhost_vq_elem_add()), a chain at most NUM
  * descriptors, buffer ids below NUM, indirect tables inside guest memory,
  * of 1 to NUM entries, not nested, not chained; anything else breaks the
@@ -24,37 +25,16 @@
  * their AVAIL/USED bits (the driver writes the first descriptor's flags
  * last, so the rest are in place once the first is available).
  */
-#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/vhost_types.h>
-#include <linux/virtio_config.h>
 
-#include "log.h"
-#include "virtq.h"
-
-#define RD(p) __atomic_load_n(&(p), __ATOMIC_RELAXED)
-#define WR(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
+#include "packed.h"
+#include "vq_int.h"
 
 #define F_AVAIL (1u << VRING_PACKED_DESC_F_AVAIL)
 #define F_USED (1u << VRING_PACKED_DESC_F_USED)
 #define WRAP_BIT (1u << VRING_PACKED_EVENT_F_WRAP_CTR)
-
-static inline void smp_mb(void)
-{
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-}
-
-static inline void smp_wmb(void)
-{
-	__atomic_thread_fence(__ATOMIC_RELEASE);
-}
-
-static const char *pk_name(const struct vhost_vq *vq)
-{
-	return vq->name ? vq->name : "vhost";
-}
 
 /* Move (IDX, WRAP) forward by N <= num descriptors. */
 static inline void pos_add(const struct vhost_vq *vq, uint16_t *idx,
@@ -89,16 +69,7 @@ static inline bool desc_avail(uint16_t flags, bool wrap)
 /* The flags of ring entry I; acquire: its other fields are read after. */
 static inline uint16_t flags_load(const struct vhost_vq *vq, unsigned int i)
 {
-	return le16toh(__atomic_load_n(&vq->pdesc[i].flags, __ATOMIC_ACQUIRE));
-}
-
-/* Dirty-log [GPA, GPA + LEN) written in a ring (used descriptors, events). */
-static void log_ring(struct vhost_vq *vq, uint64_t gpa, uint64_t len)
-{
-	if (!vq->log_used)
-		return;
-	smp_wmb(); /* the write before the bit, as in virtq.c */
-	vhost_mem_log_write(vq->mem, gpa, len);
+	return rd_le16_acquire(&vq->packed.desc[i].flags);
 }
 
 /* Walk an indirect table (descriptor D of the ring) into ELEM. */
@@ -175,7 +146,7 @@ static int chain_take(struct vhost_vq *vq, struct vhost_vq_elem *elem)
 	elem->out_len = elem->in_len = 0;
 	elem->err = 0;
 	for (;;) {
-		s = &vq->pdesc[idx];
+		s = &vq->packed.desc[idx];
 		count++;
 		if (flags & VRING_DESC_F_INDIRECT) {
 			if (count > 1 || (flags & VRING_DESC_F_NEXT)) {
@@ -202,26 +173,26 @@ static int chain_take(struct vhost_vq *vq, struct vhost_vq_elem *elem)
 			return -ELOOP;
 		}
 		pos_add(vq, &idx, &wrap, 1);
-		flags = le16toh(RD(vq->pdesc[idx].flags));
+		flags = rd_le16(&vq->packed.desc[idx].flags);
 	}
 	/* the buffer id is the last descriptor's */
-	id = le16toh(RD(s->id));
+	id = rd_le16(&s->id);
 	if (id >= vq->num) {
 		vhost_vq_set_broken(vq, "chain at %u: buffer id %u out of a %u entry ring",
 				    elem->head, id, vq->num);
 		return -EINVAL;
 	}
 	elem->head = id;
-	vq->chain_len[id] = (uint16_t)count;
-	vq->pop_pos[vq->pops] = pos_pack(vq->last_avail_idx, vq->avail_wrap);
-	vq->pops = vq->pops + 1 == vq->num ? 0 : vq->pops + 1;
+	vq->packed.chain_len[id] = (uint16_t)count;
+	vq->packed.pop_pos[vq->packed.pops] = pos_pack(vq->last_avail_idx, vq->avail_wrap);
+	vq->packed.pops = vq->packed.pops + 1 == vq->num ? 0 : vq->packed.pops + 1;
 	pos_add(vq, &idx, &wrap, 1);
 	vq->last_avail_idx = idx;
 	vq->avail_wrap = wrap;
-	if (vq->pk_cnt)
-		vq->pk_cnt--;
+	if (vq->packed.cnt)
+		vq->packed.cnt--;
 	else
-		vq->pk_scan = pos_pack(idx, wrap);
+		vq->packed.scan = pos_pack(idx, wrap);
 	if (elem->err) {
 		elem->out_num = elem->in_num = 0;
 		vq->stats.bad_chains++;
@@ -229,13 +200,13 @@ static int chain_take(struct vhost_vq *vq, struct vhost_vq_elem *elem)
 	return 1;
 }
 
-int vhost_vq_packed_pop_burst(struct vhost_vq *vq, struct vhost_vq_elem *elems,
-			      unsigned int n)
+static int packed_pop_burst(struct vhost_vq *vq, struct vhost_vq_elem *elems,
+			    unsigned int n)
 {
 	unsigned int i;
 	int ret = 0;
 
-	if (vhost_vq_broken(vq) || !vq->pdesc)
+	if (vhost_vq_broken(vq))
 		return -EIO;
 	for (i = 0; i < n; i++) {
 		ret = chain_take(vq, &elems[i]);
@@ -247,13 +218,13 @@ int vhost_vq_packed_pop_burst(struct vhost_vq *vq, struct vhost_vq_elem *elems,
 	return i || !vhost_vq_broken(vq) ? (int)i : -EIO;
 }
 
-unsigned int vhost_vq_packed_avail_count(struct vhost_vq *vq)
+static unsigned int packed_avail_count(struct vhost_vq *vq)
 {
-	uint16_t idx = vq->pk_scan & ~WRAP_BIT, flags;
-	bool wrap = vq->pk_scan & WRAP_BIT;
-	unsigned int walked = 0, cnt = vq->pk_cnt;
+	uint16_t idx = vq->packed.scan & ~WRAP_BIT, flags;
+	bool wrap = vq->packed.scan & WRAP_BIT;
+	unsigned int walked = 0, cnt = vq->packed.cnt;
 
-	if (vhost_vq_broken(vq) || !vq->pdesc)
+	if (vhost_vq_broken(vq))
 		return 0;
 	/*
 	 * Count on from where the last count stopped; at most NUM
@@ -265,7 +236,7 @@ unsigned int vhost_vq_packed_avail_count(struct vhost_vq *vq)
 			break;
 		while ((flags & VRING_DESC_F_NEXT) && ++walked < vq->num) {
 			pos_add(vq, &idx, &wrap, 1);
-			flags = le16toh(RD(vq->pdesc[idx].flags));
+			flags = rd_le16(&vq->packed.desc[idx].flags);
 		}
 		if (walked >= vq->num) {
 			/*
@@ -282,12 +253,12 @@ unsigned int vhost_vq_packed_avail_count(struct vhost_vq *vq)
 		pos_add(vq, &idx, &wrap, 1);
 		cnt++;
 	}
-	vq->pk_cnt = (uint16_t)cnt;
-	vq->pk_scan = pos_pack(idx, wrap);
+	vq->packed.cnt = (uint16_t)cnt;
+	vq->packed.scan = pos_pack(idx, wrap);
 	return cnt;
 }
 
-void vhost_vq_packed_rewind(struct vhost_vq *vq, unsigned int n)
+static void packed_rewind(struct vhost_vq *vq, unsigned int n)
 {
 	uint16_t pos;
 
@@ -295,33 +266,22 @@ void vhost_vq_packed_rewind(struct vhost_vq *vq, unsigned int n)
 		return;
 	if (n > vq->num)
 		n = vq->num;
-	vq->pops = (uint16_t)((vq->pops + vq->num - n) % vq->num);
-	pos = vq->pop_pos[vq->pops];
+	vq->packed.pops = (uint16_t)((vq->packed.pops + vq->num - n) % vq->num);
+	pos = vq->packed.pop_pos[vq->packed.pops];
 	vq->last_avail_idx = pos & ~WRAP_BIT;
 	vq->avail_wrap = pos & WRAP_BIT;
-	vq->pk_cnt = (uint16_t)(vq->pk_cnt + n > vq->num ? vq->num :
-							    vq->pk_cnt + n);
+	vq->packed.cnt = (uint16_t)(vq->packed.cnt + n > vq->num ? vq->num :
+							    vq->packed.cnt + n);
 }
 
-int vhost_vq_packed_push_burst(struct vhost_vq *vq,
-			       const struct vhost_vq_used *used, unsigned int n)
+static int packed_push_burst(struct vhost_vq *vq,
+			     const struct vhost_vq_used *used, unsigned int n)
 {
 	uint16_t idx = vq->used_idx, first_flags = 0;
 	bool wrap = vq->used_wrap;
 	struct vring_packed_desc *first = NULL, *e;
 	unsigned int i;
 
-	if (vhost_vq_broken(vq) || !vq->pdesc)
-		return -EIO;
-	if (n > vq->num)
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		if (used[i].id >= vq->num) {
-			vhost_err("%s: vq %u: push of id %u, ring size %u",
-				  pk_name(vq), vq->index, used[i].id, vq->num);
-			return -EINVAL;
-		}
-	}
 	/*
 	 * Each entry's id and len before its flags, and the first entry's
 	 * flags last: the driver reads in ring order and sees the burst at
@@ -329,9 +289,9 @@ int vhost_vq_packed_push_burst(struct vhost_vq *vq,
 	 */
 	for (i = 0; i < n; i++) {
 		uint16_t fl = wrap ? F_AVAIL | F_USED : 0;
-		unsigned int c = vq->chain_len[used[i].id];
+		unsigned int c = vq->packed.chain_len[used[i].id];
 
-		e = &vq->pdesc[idx];
+		e = &vq->packed.desc[idx];
 		WR(e->id, htole16((uint16_t)used[i].id));
 		WR(e->len, htole32(used[i].len));
 		if (used[i].len)
@@ -343,7 +303,7 @@ int vhost_vq_packed_push_burst(struct vhost_vq *vq,
 			__atomic_store_n(&e->flags, htole16(fl),
 					 __ATOMIC_RELEASE);
 		}
-		log_ring(vq, vq->pdesc_gpa + (uint64_t)idx * sizeof(*e),
+		vq_log_ring(vq, vq->packed.desc_gpa + (uint64_t)idx * sizeof(*e),
 			 sizeof(*e));
 		/* an id pushed without a pop took one descriptor */
 		pos_add(vq, &idx, &wrap, c ? c : 1);
@@ -351,7 +311,7 @@ int vhost_vq_packed_push_burst(struct vhost_vq *vq,
 	if (first) {
 		__atomic_store_n(&first->flags, htole16(first_flags),
 				 __ATOMIC_RELEASE);
-		log_ring(vq, vq->pdesc_gpa + (uint64_t)(first - vq->pdesc) *
+		vq_log_ring(vq, vq->packed.desc_gpa + (uint64_t)(first - vq->packed.desc) *
 						    sizeof(*first),
 			 sizeof(*first));
 	}
@@ -381,7 +341,7 @@ static bool event_crossed(const struct vhost_vq *vq, uint16_t off_wrap,
 static void driver_event_load(const struct vhost_vq *vq, uint16_t *off_wrap,
 			      uint16_t *flags)
 {
-	uint32_t v = __atomic_load_n((const uint32_t *)vq->driver_event,
+	uint32_t v = __atomic_load_n((const uint32_t *)vq->packed.driver_event,
 				     __ATOMIC_RELAXED);
 	struct vring_packed_desc_event ev;
 
@@ -390,15 +350,15 @@ static void driver_event_load(const struct vhost_vq *vq, uint16_t *off_wrap,
 	*flags = le16toh(ev.flags);
 }
 
-bool vhost_vq_packed_need_notify(struct vhost_vq *vq)
+static bool packed_need_notify(struct vhost_vq *vq)
 {
 	uint16_t off_wrap, flags;
 	unsigned int old;
 	bool valid;
 
-	if (!vq->pdesc || vhost_vq_broken(vq))
+	if (vhost_vq_broken(vq))
 		return false;
-	/* the used flags before the suppression state: see virtq.c */
+	/* the used flags before the suppression state: see split.c */
 	smp_mb();
 	driver_event_load(vq, &off_wrap, &flags);
 	old = vq->signalled_used;
@@ -412,11 +372,11 @@ bool vhost_vq_packed_need_notify(struct vhost_vq *vq)
 	return event_crossed(vq, off_wrap, old);
 }
 
-bool vhost_vq_packed_want_notify(struct vhost_vq *vq)
+static bool packed_want_notify(struct vhost_vq *vq)
 {
 	uint16_t off_wrap, flags;
 
-	if (!vq->pdesc || vhost_vq_broken(vq))
+	if (vhost_vq_broken(vq))
 		return false;
 	if (!vq->event_idx || !vq->signalled_used_valid)
 		return true; /* the flags are read when the decision is taken */
@@ -438,23 +398,24 @@ static void device_event_set(struct vhost_vq *vq, uint16_t off_wrap,
 	uint32_t v;
 
 	memcpy(&v, &ev, sizeof(v));
-	__atomic_store_n((uint32_t *)vq->device_event, v, __ATOMIC_RELAXED);
-	log_ring(vq, vq->device_event_gpa, sizeof(ev));
+	__atomic_store_n((uint32_t *)vq->packed.device_event, v,
+			 __ATOMIC_RELAXED);
+	vq_log_ring(vq, vq->packed.device_event_gpa, sizeof(ev));
 }
 
-void vhost_vq_packed_notify_disable(struct vhost_vq *vq)
+static void packed_notify_disable(struct vhost_vq *vq)
 {
-	if (vq->kicks_off || !vq->pdesc || vhost_vq_broken(vq))
+	if (vq->kicks_off || vhost_vq_broken(vq))
 		return;
 	vq->kicks_off = true;
 	device_event_set(vq, 0, VRING_PACKED_EVENT_FLAG_DISABLE);
 }
 
-bool vhost_vq_packed_notify_enable(struct vhost_vq *vq)
+static bool packed_notify_enable(struct vhost_vq *vq)
 {
 	uint16_t pos = pos_pack(vq->last_avail_idx, vq->avail_wrap);
 
-	if (!vq->pdesc || vhost_vq_broken(vq))
+	if (vhost_vq_broken(vq))
 		return false;
 	vq->kicks_off = false;
 	if (vq->event_idx)
@@ -462,7 +423,7 @@ bool vhost_vq_packed_notify_enable(struct vhost_vq *vq)
 		device_event_set(vq, pos, VRING_PACKED_EVENT_FLAG_DESC);
 	else
 		device_event_set(vq, 0, VRING_PACKED_EVENT_FLAG_ENABLE);
-	/* publish, then look again (lost wakeup): see virtq.c */
+	/* publish, then look again (lost wakeup): see split.c */
 	smp_mb();
 	return desc_avail(flags_load(vq, vq->last_avail_idx), vq->avail_wrap);
 }
@@ -483,52 +444,35 @@ void vhost_vq_packed_set_base(struct vhost_vq *vq, uint32_t base)
 	vq->avail_wrap = lo & WRAP_BIT;
 	vq->used_idx = hi & ~WRAP_BIT;
 	vq->used_wrap = hi & WRAP_BIT;
-	/* the positions are taken as they are: see vhost_vq_packed_start() */
+	/* the positions are taken as they are: see packed_start() */
 	vq->sync_used = false;
 }
 
-static void *pk_map(struct vhost_vq *vq, const char *what, uint64_t uva,
-		    uint64_t len, size_t align, uint64_t *gpa)
-{
-	void *p = vhost_mem_uva_to_host(vq->mem, uva, len);
-
-	if (!p || (uintptr_t)p % align || vhost_mem_uva_to_gpa(vq->mem, uva, gpa)) {
-		vhost_err("%s: vq %u: packed %s 0x%llx+%llu is not inside one memory region, %zu-byte aligned",
-			  pk_name(vq), vq->index, what, (unsigned long long)uva,
-			  (unsigned long long)len, align);
-		return NULL;
-	}
-	return p;
-}
-
-int vhost_vq_packed_start(struct vhost_vq *vq, uint64_t features)
+static int packed_start(struct vhost_vq *vq)
 {
 	uint64_t gpa;
 
-	vq->packed = true;
-	vq->features = features;
-	vq->event_idx = features & (1ULL << VIRTIO_RING_F_EVENT_IDX);
-	vq->indirect = features & (1ULL << VIRTIO_RING_F_INDIRECT_DESC);
 	vq->notify_on_empty = false; /* a legacy feature: not with packed */
-	vq->log_all = (features & (1ULL << VHOST_F_LOG_ALL)) &&
-		      vhost_mem_has_log(vq->mem);
-	vq->log_used = vq->log_all &&
-		       (vq->addr_flags & (1u << VHOST_VRING_F_LOG));
 	if (vq->last_avail_idx >= vq->num || vq->used_idx >= vq->num) {
 		vhost_err("%s: vq %u: packed base avail %u used %u, ring size %u",
-			  pk_name(vq), vq->index, vq->last_avail_idx,
+			  vq_name(vq), vq->index, vq->last_avail_idx,
 			  vq->used_idx, vq->num);
 		return -EINVAL;
 	}
-	vq->pdesc = pk_map(vq, "descriptor ring", vq->desc_uva,
-			   (uint64_t)vq->num * sizeof(*vq->pdesc), 16,
-			   &vq->pdesc_gpa);
-	vq->driver_event = pk_map(vq, "driver event area", vq->avail_uva,
-				  sizeof(*vq->driver_event), 4, &gpa);
-	vq->device_event = pk_map(vq, "device event area", vq->used_uva,
-				  sizeof(*vq->device_event), 4,
-				  &vq->device_event_gpa);
-	if (!vq->pdesc || !vq->driver_event || !vq->device_event) {
+	vq->packed.desc = vhost_vq_map(vq, "packed descriptor ring",
+				       vq->desc_uva,
+				       (uint64_t)vq->num * sizeof(*vq->packed.desc),
+				       16, &vq->packed.desc_gpa);
+	vq->packed.driver_event = vhost_vq_map(vq, "packed driver event area",
+					       vq->avail_uva,
+					       sizeof(*vq->packed.driver_event),
+					       4, &gpa);
+	vq->packed.device_event = vhost_vq_map(vq, "packed device event area",
+					       vq->used_uva,
+					       sizeof(*vq->packed.device_event),
+					       4, &vq->packed.device_event_gpa);
+	if (!vq->packed.desc || !vq->packed.driver_event ||
+	    !vq->packed.device_event) {
 		vhost_vq_stop(vq);
 		return -EFAULT;
 	}
@@ -537,13 +481,15 @@ int vhost_vq_packed_start(struct vhost_vq *vq, uint64_t features)
 	 * chains in flight then are pushed with the counts they were popped
 	 * with.
 	 */
-	if (vq->pk_alloc != vq->num) {
+	if (vq->packed.alloc != vq->num) {
 		vhost_vq_packed_free(vq);
-		vq->chain_len = calloc(vq->num, sizeof(*vq->chain_len));
-		vq->pop_pos = calloc(vq->num, sizeof(*vq->pop_pos));
-		vq->pk_alloc = vq->num;
+		vq->packed.chain_len = calloc(vq->num,
+					      sizeof(*vq->packed.chain_len));
+		vq->packed.pop_pos = calloc(vq->num,
+					    sizeof(*vq->packed.pop_pos));
+		vq->packed.alloc = vq->num;
 	}
-	if (!vq->chain_len || !vq->pop_pos) {
+	if (!vq->packed.chain_len || !vq->packed.pop_pos) {
 		vhost_vq_packed_free(vq);
 		vhost_vq_stop(vq);
 		return -ENOMEM;
@@ -569,20 +515,33 @@ int vhost_vq_packed_start(struct vhost_vq *vq, uint64_t features)
 					    vq->last_avail_idx, w);
 		}
 	}
-	vq->pops = 0;
-	vq->pk_cnt = 0;
-	vq->pk_scan = pos_pack(vq->last_avail_idx, vq->avail_wrap);
+	vq->packed.pops = 0;
+	vq->packed.cnt = 0;
+	vq->packed.scan = pos_pack(vq->last_avail_idx, vq->avail_wrap);
 	vq->signalled_used_valid = false;
 	vq->kicks_off = true;
-	vhost_vq_packed_notify_enable(vq);
+	vq->ops = &vhost_vq_packed_ops;
+	packed_notify_enable(vq);
 	return 0;
 }
 
 void vhost_vq_packed_free(struct vhost_vq *vq)
 {
-	free(vq->chain_len);
-	free(vq->pop_pos);
-	vq->chain_len = NULL;
-	vq->pop_pos = NULL;
-	vq->pk_alloc = 0;
+	free(vq->packed.chain_len);
+	free(vq->packed.pop_pos);
+	vq->packed.chain_len = NULL;
+	vq->packed.pop_pos = NULL;
+	vq->packed.alloc = 0;
 }
+
+const struct vhost_vq_ops vhost_vq_packed_ops = {
+	.start = packed_start,
+	.pop_burst = packed_pop_burst,
+	.avail_count = packed_avail_count,
+	.rewind = packed_rewind,
+	.push_burst = packed_push_burst,
+	.need_notify = packed_need_notify,
+	.want_notify = packed_want_notify,
+	.notify_disable = packed_notify_disable,
+	.notify_enable = packed_notify_enable,
+};

@@ -30,7 +30,8 @@
 #include <unistd.h>
 #include <sys/timerfd.h>
 
-#include "vnetd.h"
+#include "coal.h"
+#include "testing.h"
 
 void vnetd_coal_params(const struct vnetd_ring *r, uint32_t *frames,
 		       uint32_t *usecs)
@@ -56,20 +57,20 @@ static void timer_set(struct vnetd_ring *r, uint64_t deadline)
 
 	/* deadline 0 disarms */
 	if (timerfd_settime(c->timer_fd, TFD_TIMER_ABSTIME, &its, NULL)) {
-		pr_err(r->qp->port, "queue pair %u: coalescing timer: %s",
-		       r->qp->index, strerror(errno));
+		pr_err(r, "queue pair %u: coalescing timer: %s", r->qp,
+		       strerror(errno));
 		return;
 	}
 	c->timer_ns = deadline;
 }
 
-/* VNETD_NO_PAIRED_SIGNALS=1 in the environment: each direction alone */
+/* each direction alone: a test build's VNETD_NO_PAIRED_SIGNALS=1 */
 static bool paired_signals(void)
 {
 	static int paired = -1;
 
 	if (paired < 0)
-		paired = !getenv("VNETD_NO_PAIRED_SIGNALS");
+		paired = !vnetd_switch(VNETD_SW_NO_PAIRED_SIGNALS, 0);
 	return paired;
 }
 

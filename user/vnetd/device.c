@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The virtio-net device on top of the vhost-user library
- * (struct vhost_dev_ops): the features it offers, what follows from the
- * negotiated ones (the tap's header size and offloads), the frontend's
- * MTU, handing rings to the queue-pair threads and taking them back, and
- * RARP announcements.
- * Every callback runs on the control thread.
+ * The virtio-net device on top of the vhost-user library (device.h,
+ * struct vhost_dev_ops): the features it offers, what follows from the
+ * negotiated ones (the header size and the tap's offloads), the
+ * frontend's MTU, handing rings to the queue-pair threads and taking them
+ * back, and RARP announcements.  Every callback runs on the control
+ * thread.
  */
 #include <errno.h>
 #include <string.h>
@@ -18,18 +18,19 @@
 #include <linux/virtio_net.h>
 #include <linux/virtio_ring.h>
 
-#include "vnetd.h"
+#include "device.h"
+#include "mailbox.h"
 
-static struct vnetd_port *dev_port(struct vhost_dev *dev)
+static struct vnetd_device *dev_net(struct vhost_dev *dev)
 {
 	return dev->priv;
 }
 
-static struct vnetd_qp *vq_qp(struct vnetd_port *p, struct vhost_vq *vq)
+static struct vnetd_qp *vq_qp(struct vnetd_device *d, struct vhost_vq *vq)
 {
 	unsigned int q = vq->index / 2;
 
-	return q < p->nr_qp ? &p->qp[q] : NULL;
+	return q < d->nr_qp ? &d->qp[q] : NULL;
 }
 
 static const char *vq_dir(const struct vhost_vq *vq)
@@ -41,7 +42,7 @@ static const char *vq_dir(const struct vhost_vq *vq)
 
 static uint64_t net_get_features(struct vhost_dev *dev)
 {
-	struct vnetd_port *p = dev_port(dev);
+	struct vnetd_device *d = dev_net(dev);
 	uint64_t f;
 
 	f = F(VIRTIO_F_VERSION_1) | F(VIRTIO_RING_F_EVENT_IDX) |
@@ -51,53 +52,75 @@ static uint64_t net_get_features(struct vhost_dev *dev)
 	    F(VIRTIO_NET_F_HOST_ECN) | F(VIRTIO_NET_F_GUEST_TSO4) |
 	    F(VIRTIO_NET_F_GUEST_TSO6) | F(VIRTIO_NET_F_GUEST_ECN) |
 	    F(VIRTIO_NET_F_GUEST_ANNOUNCE) | F(VIRTIO_NET_F_MTU);
-	if (p->nr_qp > 1)
+	if (d->nr_qp > 1)
 		f |= F(VIRTIO_NET_F_MQ);
-	if (p->opts.packed)
+	if (d->packed)
 		f |= F(VIRTIO_F_RING_PACKED);
 	return f;
 }
 
+/*
+ * The header size follows from the features; the tap and every queue
+ * pair take it over (every ring is stopped).
+ */
 static int net_set_features(struct vhost_dev *dev, uint64_t features)
 {
-	return vnetd_tap_set_features(dev_port(dev), features);
+	struct vnetd_device *d = dev_net(dev);
+	bool mrg = features & F(VIRTIO_NET_F_MRG_RXBUF);
+	unsigned int hdr, q;
+	int ret;
+
+	hdr = (features & F(VIRTIO_F_VERSION_1)) || mrg ?
+		      sizeof(struct virtio_net_hdr_mrg_rxbuf) :
+		      sizeof(struct virtio_net_hdr);
+	ret = vnetd_tap_set_vnet(d->tap, features, hdr);
+	if (ret)
+		return ret;
+	d->features = features;
+	d->hdr_len = hdr;
+	d->mrg = mrg;
+	for (q = 0; q < d->nr_qp; q++) {
+		d->qp[q].hdr_len = hdr;
+		d->qp[q].mrg = mrg;
+	}
+	return 0;
 }
 
 /* vhost-user-net counts queue pairs, not rings */
 static uint64_t net_get_queue_num(struct vhost_dev *dev)
 {
-	return dev_port(dev)->nr_qp;
+	return dev_net(dev)->nr_qp;
 }
 
 static int net_queue_start(struct vhost_dev *dev, struct vhost_vq *vq)
 {
-	struct vnetd_port *p = dev_port(dev);
-	struct vnetd_qp *qp = vq_qp(p, vq);
+	struct vnetd_device *d = dev_net(dev);
+	struct vnetd_qp *qp = vq_qp(d, vq);
 
 	if (!qp || !qp->thread_ok)
 		return -EINVAL;
 	vnetd_qp_cmd(qp, VNETD_CMD_START, vq);
-	pr_dbg(p, "queue pair %u: %s ring (vq %u) started", qp->index,
+	pr_dbg(d, "queue pair %u: %s ring (vq %u) started", qp->index,
 	       vq_dir(vq), vq->index);
 	return 0;
 }
 
 static void net_queue_stop(struct vhost_dev *dev, struct vhost_vq *vq)
 {
-	struct vnetd_port *p = dev_port(dev);
-	struct vnetd_qp *qp = vq_qp(p, vq);
+	struct vnetd_device *d = dev_net(dev);
+	struct vnetd_qp *qp = vq_qp(d, vq);
 
 	if (!qp || !qp->thread_ok)
 		return;
 	vnetd_qp_cmd(qp, VNETD_CMD_STOP, vq);
-	pr_dbg(p, "queue pair %u: %s ring (vq %u) stopped", qp->index,
+	pr_dbg(d, "queue pair %u: %s ring (vq %u) stopped", qp->index,
 	       vq_dir(vq), vq->index);
 }
 
 /* Rings are stopped around it and re-translate their addresses at start. */
 static void net_mem_changed(struct vhost_dev *dev)
 {
-	pr_dbg(dev_port(dev), "guest memory: %u region%s", dev->mem.nregions,
+	pr_dbg(dev_net(dev), "guest memory: %u region%s", dev->mem.nregions,
 	       dev->mem.nregions == 1 ? "" : "s");
 }
 
@@ -116,11 +139,11 @@ struct rarp_frame {
  */
 static int net_send_rarp(struct vhost_dev *dev, const uint8_t mac[6])
 {
-	struct vnetd_port *p = dev_port(dev);
+	struct vnetd_device *d = dev_net(dev);
 	uint8_t hdr[sizeof(struct virtio_net_hdr_mrg_rxbuf)] = {};
 	struct rarp_frame f = {};
 	struct iovec iov[2] = {
-		{ .iov_base = hdr, .iov_len = p->hdr_len ? p->hdr_len : 10 },
+		{ .iov_base = hdr, .iov_len = d->hdr_len ? d->hdr_len : 10 },
 		{ .iov_base = &f, .iov_len = sizeof(f) },
 	};
 	int ret;
@@ -136,13 +159,13 @@ static int net_send_rarp(struct vhost_dev *dev, const uint8_t mac[6])
 	/* sender and target: the MAC, IP addresses 0.0.0.0 */
 	memcpy(f.arp.arp_sha, mac, ETH_ALEN);
 	memcpy(f.arp.arp_tha, mac, ETH_ALEN);
-	ret = vnetd_tapio_writev(&p->qp[0].io, iov, 2);
+	ret = vnetd_tap_write(d->tap, iov, 2);
 	if (ret < 0) {
-		pr_err(p, "RARP for %02x:%02x:%02x:%02x:%02x:%02x: %s", mac[0],
+		pr_err(d, "RARP for %02x:%02x:%02x:%02x:%02x:%02x: %s", mac[0],
 		       mac[1], mac[2], mac[3], mac[4], mac[5], strerror(-ret));
 		return ret;
 	}
-	pr_info(p, "RARP sent for %02x:%02x:%02x:%02x:%02x:%02x", mac[0],
+	pr_info(d, "RARP sent for %02x:%02x:%02x:%02x:%02x:%02x", mac[0],
 		mac[1], mac[2], mac[3], mac[4], mac[5]);
 	return 0;
 }
@@ -150,16 +173,19 @@ static int net_send_rarp(struct vhost_dev *dev, const uint8_t mac[6])
 /* NET_SET_MTU: the guest's MTU (QEMU's host_mtu) is the tap's */
 static int net_set_mtu(struct vhost_dev *dev, unsigned int mtu)
 {
-	return vnetd_tap_set_mtu(dev_port(dev), mtu);
+	return vnetd_tap_set_mtu(dev_net(dev)->tap, mtu);
 }
 
 static void net_disconnected(struct vhost_dev *dev)
 {
+	struct vnetd_device *d = dev_net(dev);
+
 	/* the next guest negotiates afresh: nothing towards it meanwhile */
-	vnetd_tap_reset(dev_port(dev));
+	vnetd_tap_reset(d->tap);
+	d->features = 0;
 }
 
-const struct vhost_dev_ops vnetd_net_ops = {
+static const struct vhost_dev_ops vnetd_net_ops = {
 	.get_features = net_get_features,
 	.set_features = net_set_features,
 	.get_queue_num = net_get_queue_num,
@@ -170,3 +196,47 @@ const struct vhost_dev_ops vnetd_net_ops = {
 	.set_mtu = net_set_mtu,
 	.disconnected = net_disconnected,
 };
+
+void vnetd_device_init(struct vnetd_device *d, const char *name, bool packed,
+		       struct vnetd_tap *tap, struct vnetd_qp *qp,
+		       unsigned int nr_qp)
+{
+	memset(d, 0, sizeof(*d));
+	d->name = name;
+	d->packed = packed;
+	d->tap = tap;
+	d->qp = qp;
+	d->nr_qp = nr_qp;
+	/* until the first negotiation */
+	d->hdr_len = sizeof(struct virtio_net_hdr_mrg_rxbuf);
+}
+
+int vnetd_device_open(struct vnetd_device *d)
+{
+	unsigned int q;
+	int ret;
+
+	ret = vhost_dev_init(&d->dev, d->name, 2 * d->nr_qp, &vnetd_net_ops,
+			     d);
+	if (ret) {
+		pr_err(d, "vhost device: %s", strerror(-ret));
+		return ret;
+	}
+	d->ok = true;
+	/* the watchdog looks at the rings through it (mailbox.c) */
+	for (q = 0; q < d->nr_qp; q++)
+		d->qp[q].dev = &d->dev;
+	return 0;
+}
+
+void vnetd_device_close(struct vnetd_device *d)
+{
+	unsigned int q;
+
+	if (!d->ok)
+		return;
+	for (q = 0; q < d->nr_qp; q++)
+		d->qp[q].dev = NULL;
+	vhost_dev_cleanup(&d->dev);
+	d->ok = false;
+}

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * The control thread's side of the queue-pair threads: starting and
- * stopping them, the synchronous ring commands of the mailbox, and the
- * watchdog that frees a thread a frontend's fd holds.
+ * The control thread's side of the queue-pair threads (mailbox.h):
+ * starting and stopping them, the synchronous ring commands of the
+ * mailbox, and the watchdog that frees a thread a frontend's fd holds.
  */
 #include <errno.h>
 #include <signal.h>
@@ -10,7 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vnetd.h"
+#include "mailbox.h"
+#include "vhost_user.h"
 
 /*
  * A queue thread waits for nothing but its epoll set, with one exception
@@ -34,18 +35,17 @@ static void sig_wake(int sig)
  */
 static bool qp_unstick(struct vnetd_qp *qp)
 {
-	struct vnetd_port *p = qp->port;
 	bool held = false;
 	unsigned int i;
 
-	if (!qp->thread_ok || !p->dev_ok)
+	if (!qp->thread_ok || !qp->dev)
 		return false;
 	for (i = 0; i < 2; i++) {
-		struct vhost_vq *vq = vhost_dev_vq(&p->dev, 2 * qp->index + i);
+		struct vhost_vq *vq = vhost_dev_vq(qp->dev, 2 * qp->index + i);
 		unsigned int b = vhost_vq_fd_busy(vq);
 
 		if ((b & 1) && b == qp->fd_busy_seen[i]) {
-			pr_warn(p, "queue pair %u: held for %d ms or more in a read or write of vq %u's kick, call or error fd (the frontend made it blocking): interrupted",
+			pr_warn(qp, "queue pair %u: held for %d ms or more in a read or write of vq %u's kick, call or error fd (the frontend made it blocking): interrupted",
 				qp->index, VNETD_CMD_SLICE_MS, vq->index);
 			held = true;
 		}
@@ -57,12 +57,12 @@ static bool qp_unstick(struct vnetd_qp *qp)
 }
 
 /* Control thread, periodically: no frontend holds a queue thread for long. */
-void vnetd_watchdog(struct vnetd_port *p)
+void vnetd_watchdog(struct vnetd_qp *qp, unsigned int n)
 {
 	unsigned int q;
 
-	for (q = 0; q < p->nr_qp; q++)
-		qp_unstick(&p->qp[q]);
+	for (q = 0; q < n; q++)
+		qp_unstick(&qp[q]);
 }
 
 /*
@@ -83,7 +83,7 @@ void vnetd_qp_cmd(struct vnetd_qp *qp, enum vnetd_cmd cmd,
 	qp->cmd_done = false;
 	pthread_mutex_unlock(&qp->lock);
 	if (write(qp->wake_fd, &one, sizeof(one)) < 0)
-		pr_err(qp->port, "queue pair %u: wake eventfd: %s", qp->index,
+		pr_err(qp, "queue pair %u: wake eventfd: %s", qp->index,
 		       strerror(errno));
 	pthread_mutex_lock(&qp->lock);
 	while (!qp->cmd_done) {
@@ -98,7 +98,7 @@ void vnetd_qp_cmd(struct vnetd_qp *qp, enum vnetd_cmd cmd,
 		pthread_mutex_unlock(&qp->lock);
 		/* a first look records the count; the next one acts */
 		if (!qp_unstick(qp) && !(waited % VNETD_CMD_WARN_MS))
-			pr_err(qp->port, "queue pair %u: no answer to a ring command for %lld ms",
+			pr_err(qp, "queue pair %u: no answer to a ring command for %lld ms",
 			       qp->index, waited);
 		pthread_mutex_lock(&qp->lock);
 	}
@@ -119,7 +119,7 @@ static void qp_quit(struct vnetd_qp *qp)
  * (SIGINT/SIGTERM are the control thread's, through its signalfd) but
  * VNETD_SIG_WAKE.
  */
-int vnetd_qps_start(struct vnetd_port *p)
+int vnetd_qps_start(struct vnetd_qp *qp, unsigned int n)
 {
 	struct sigaction sa = { .sa_handler = sig_wake };
 	sigset_t all, old;
@@ -130,33 +130,33 @@ int vnetd_qps_start(struct vnetd_port *p)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(VNETD_SIG_WAKE, &sa, NULL)) {
 		ret = -errno;
-		pr_err(p, "sigaction: %s", strerror(errno));
+		pr_err(qp, "sigaction: %s", strerror(errno));
 		return ret;
 	}
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	for (q = 0; q < p->nr_qp; q++) {
-		ret = -pthread_create(&p->qp[q].thread, NULL, vnetd_qp_thread,
-				      &p->qp[q]);
+	for (q = 0; q < n; q++) {
+		ret = -pthread_create(&qp[q].thread, NULL, vnetd_qp_thread,
+				      &qp[q]);
 		if (ret) {
-			pr_err(p, "queue pair %u: thread: %s", q,
+			pr_err(qp, "queue pair %u: thread: %s", q,
 			       strerror(-ret));
 			break;
 		}
-		p->qp[q].thread_ok = true;
+		qp[q].thread_ok = true;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret)
 		for (i = 0; i < q; i++)
-			qp_quit(&p->qp[i]);
+			qp_quit(&qp[i]);
 	return ret;
 }
 
 /* Every ring is stopped (or is stopped by its thread on the way out). */
-void vnetd_qps_stop(struct vnetd_port *p)
+void vnetd_qps_stop(struct vnetd_qp *qp, unsigned int n)
 {
 	unsigned int q;
 
-	for (q = 0; q < p->nr_qp; q++)
-		qp_quit(&p->qp[q]);
+	for (q = 0; q < n; q++)
+		qp_quit(&qp[q]);
 }

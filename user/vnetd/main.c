@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * vnetd: vnet's vhost-user-net backend over a multi-queue tap
- * (docs/vnetd-contract.md, man vnetd(8)); the layers are listed in
- * vnetd.h.
+ * (docs/vnetd-contract.md, man vnetd(8)); its layers, one header each,
+ * are listed in docs/design.md.
  *
  * This file: logging, signals (SIGBUS: user/vhost/fault.h), and the control loop: one epoll over the vhost-user server (all protocol work and
  * every vhost_dev_ops callback), a signalfd (SIGINT/SIGTERM: clean exit;
@@ -32,7 +32,11 @@
 
 #include "fault.h"
 #include "opts.h"
+#include "port.h"
+#include "qthread.h"
 #include "sandbox.h"
+#include "testing.h"
+#include "util.h"
 
 /* --- logging ---------------------------------------------------------- */
 
@@ -157,8 +161,8 @@ static int run(struct vhost_server *srv, struct vnetd_port *ports,
 		ret = ep_add(epfd, wdfd, &wd_item);
 	for (i = 0; !ret && i < nports; i++) {
 		mon_items[i] = (struct ep_item){ EP_MONITOR, &ports[i] };
-		if (ports[i].mon_fd >= 0)
-			ret = ep_add(epfd, ports[i].mon_fd, &mon_items[i]);
+		if (ports[i].mon.fd >= 0)
+			ret = ep_add(epfd, ports[i].mon.fd, &mon_items[i]);
 	}
 	if (ret) {
 		vhost_err("control loop: epoll: %s", strerror(-ret));
@@ -199,7 +203,7 @@ static int run(struct vhost_server *srv, struct vnetd_port *ports,
 			case EP_MONITOR:
 				/* vnetd_port_lose() earlier in this batch */
 				if (!it->port->gone)
-					vnetd_monitor_event(it->port);
+					vnetd_port_monitor_event(it->port);
 				break;
 			case EP_WATCHDOG:
 				if (read(wdfd, &ticks, sizeof(ticks)) < 0)
@@ -207,7 +211,7 @@ static int run(struct vhost_server *srv, struct vnetd_port *ports,
 				for (i2 = 0; i2 < nports; i2++) {
 					if (ports[i2].gone)
 						continue;
-					vnetd_watchdog(&ports[i2]);
+					vnetd_port_watchdog(&ports[i2]);
 					if (vnetd_port_lost(&ports[i2], why,
 							    sizeof(why)))
 						vnetd_port_lose(srv, &ports[i2],
@@ -255,12 +259,9 @@ int main(int argc, char **argv)
 		vhost_err("SIGBUS handler: %s", strerror(-ret));
 		return VNETD_EXIT_STARTUP;
 	}
-	/* the live-migration test's negative case (selftests/e2e/faults.sh) */
-	if (getenv("VNETD_TEST_NO_DIRTY_LOG") &&
-	    !strcmp(getenv("VNETD_TEST_NO_DIRTY_LOG"), "1")) {
-		vhost_mem_log_disable_for_test();
-		vhost_warn("VNETD_TEST_NO_DIRTY_LOG is set: the dirty log is offered but never written; a live migration loses data (for tests only)");
-	}
+	/* a test build's switches (testing.h); none in build/vnetd */
+	if (vnetd_testing_init())
+		return VNETD_EXIT_STARTUP;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -314,7 +315,7 @@ int main(int argc, char **argv)
 		}
 		opened++;
 	}
-	if (vnetd_sandbox_enter(ports, o.nports)) {
+	if (vnetd_ports_sandbox_enter(ports, o.nports)) {
 		ret = VNETD_EXIT_STARTUP;
 		goto out_srv;
 	}

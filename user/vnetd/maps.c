@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * vnet's BPF side of a port: the classifier and policy programs attached
- * to the tap (or the pins of an earlier attach), the pinned maps the
- * datapath reads and writes (mmapped), and vnetd's steering program.
+ * vnet's BPF side of a port (maps.h): the classifier and policy programs
+ * attached to the tap (or the pins of an earlier attach), the pinned maps
+ * the datapath reads and writes (mmapped), and vnetd's steering program.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -14,19 +14,24 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "vnetd.h"
+#include "maps.h"
 #include "steer_flow.skel.h"
 
-/* A ring's entries in the maps: its counters, its queue state, its config. */
-static void ring_maps(struct vnetd_port *p, struct vnetd_ring *r, int dir,
-		      unsigned int q, const struct vnet_config *c,
-		      const __u32 *frames, const __u32 *usecs)
+void vnetd_maps_init(struct vnetd_maps *m, const char *name, const char *tap,
+		     unsigned int nr_qp)
 {
-	r->st = (struct vnet_dp_stats *)p->dps.mem + vnet_key(dir, q);
-	r->qs = (const struct vnet_queue_state *)p->qs.mem + vnet_key(dir, q);
-	r->cfg = c;
-	r->cfg_frames = frames;
-	r->cfg_usecs = usecs;
+	memset(m, 0, sizeof(*m));
+	m->name = name;
+	m->tap = tap;
+	m->nr_qp = nr_qp;
+	m->qs = m->config = m->dps = (struct vnet_map)VNET_MAP_INIT;
+	m->steer_fd = -1;
+	pthread_mutex_init(&m->steer_lock, NULL);
+}
+
+void vnetd_maps_exit(struct vnetd_maps *m)
+{
+	pthread_mutex_destroy(&m->steer_lock);
 }
 
 /*
@@ -34,111 +39,124 @@ static void ring_maps(struct vnetd_port *p, struct vnetd_ring *r, int dir,
  * there), map the maps the datapath reads and writes, and install the
  * steering program.  The caller is in the tap's network namespace.
  */
-int vnetd_bpf_setup(struct vnetd_port *p)
+int vnetd_bpf_setup(struct vnetd_maps *m, int tap_fd)
 {
 	struct vnet_err err = {};
 	int ret, fd;
-	unsigned int q;
 
-	ret = vnet_attach(p->cfg.tap, NULL, &err);
+	ret = vnet_attach(m->tap, NULL, &err);
 	if (ret == -EALREADY) {
-		pr_info(p, "tap %s: vnet already attached, using its pins",
-			p->cfg.tap);
+		pr_info(m, "tap %s: vnet already attached, using its pins",
+			m->tap);
 	} else if (ret) {
-		pr_err(p, "%s", err.msg);
+		pr_err(m, "%s", err.msg);
 		return ret;
 	} else {
-		p->attached = true;
-		pr_info(p, "tap %s: vnet attached (pins in %s/%s)", p->cfg.tap,
-			VNET_PIN_ROOT, p->cfg.tap);
+		m->attached = true;
+		pr_info(m, "tap %s: vnet attached (pins in %s/%s)", m->tap,
+			VNET_PIN_ROOT, m->tap);
 	}
 	/* checked against include/vnet/abi.h; kept until the port closes */
-	ret = vnet_map_get(p->cfg.tap, VNET_MAP_QUEUES, VNET_MAP_MMAP, &p->qs,
+	ret = vnet_map_get(m->tap, VNET_MAP_QUEUES, VNET_MAP_MMAP, &m->qs,
 			   &err);
 	/* written only for tap_rx_frames, mirrored from ethtool -C */
 	if (!ret)
-		ret = vnet_map_get(p->cfg.tap, VNET_MAP_CONFIG, VNET_MAP_WRITE,
-				   &p->config, &err);
+		ret = vnet_map_get(m->tap, VNET_MAP_CONFIG, VNET_MAP_WRITE,
+				   &m->config, &err);
 	if (!ret)
-		ret = vnet_map_get(p->cfg.tap, VNET_MAP_DP_STATS, VNET_MAP_WRITE,
-				   &p->dps, &err);
+		ret = vnet_map_get(m->tap, VNET_MAP_DP_STATS, VNET_MAP_WRITE,
+				   &m->dps, &err);
 	if (ret) {
-		pr_err(p, "%s", err.msg);
+		pr_err(m, "%s", err.msg);
 		goto err;
 	}
 
-	p->steer = steer_flow__open_and_load();
-	if (!p->steer) {
+	m->steer = steer_flow__open_and_load();
+	if (!m->steer) {
 		ret = -errno;
-		pr_err(p, "cannot load the steering program: %s",
+		pr_err(m, "cannot load the steering program: %s",
 		       strerror(errno));
 		goto err;
 	}
-	fd = bpf_program__fd(p->steer->progs.vnetd_steer);
-	if (ioctl(p->qp[0].io.fd, TUNSETSTEERINGEBPF, &fd)) {
+	fd = bpf_program__fd(m->steer->progs.vnetd_steer);
+	if (ioctl(tap_fd, TUNSETSTEERINGEBPF, &fd)) {
 		ret = -errno;
-		pr_err(p, "tap %s: TUNSETSTEERINGEBPF: %s", p->cfg.tap,
+		pr_err(m, "tap %s: TUNSETSTEERINGEBPF: %s", m->tap,
 		       strerror(errno));
 		goto err;
 	}
-	for (q = 0; q < p->nr_qp; q++) {
-		const struct vnet_config *c = vnetd_config(p, q);
-
-		ring_maps(p, &p->qp[q].tx.r, VNET_DIR_TX, q, c, &c->tx_frames,
-			  &c->tx_usecs);
-		ring_maps(p, &p->qp[q].rx.r, VNET_DIR_RX, q, c, &c->rx_frames,
-			  &c->rx_usecs);
-	}
+	m->steer_fd = tap_fd;
 	return 0;
 
 err:
-	vnetd_bpf_cleanup(p);
+	vnetd_bpf_cleanup(m);
 	return ret;
 }
 
 /* Undo vnetd_bpf_setup(); the caller is in the tap's network namespace. */
-void vnetd_bpf_cleanup(struct vnetd_port *p)
+void vnetd_bpf_cleanup(struct vnetd_maps *m)
 {
 	struct vnet_err err = {};
 	int off = -1;
 
-	if (p->steer) {
-		if (p->qp[0].io.fd >= 0)
-			ioctl(p->qp[0].io.fd, TUNSETSTEERINGEBPF, &off);
-		steer_flow__destroy(p->steer);
-		p->steer = NULL;
+	if (m->steer) {
+		if (m->steer_fd >= 0)
+			ioctl(m->steer_fd, TUNSETSTEERINGEBPF, &off);
+		m->steer_fd = -1;
+		steer_flow__destroy(m->steer);
+		m->steer = NULL;
 	}
-	vnet_map_put(&p->dps);
-	vnet_map_put(&p->config);
-	vnet_map_put(&p->qs);
-	if (p->attached) {
-		if (vnet_detach(p->cfg.tap, &err))
-			pr_warn(p, "%s", err.msg);
+	vnet_map_put(&m->dps);
+	vnet_map_put(&m->config);
+	vnet_map_put(&m->qs);
+	if (m->attached) {
+		if (vnet_detach(m->tap, &err))
+			pr_warn(m, "%s", err.msg);
 		else
-			pr_info(p, "tap %s: vnet detached", p->cfg.tap);
-		p->attached = false;
+			pr_info(m, "tap %s: vnet detached", m->tap);
+		m->attached = false;
 	}
 }
 
 /*
  * Queue pair QP's RX ring is (ON) or is no longer served: spread the flows
- * over the served ones.  The program reads nr_active, then an entry; a
+ * over the served ones (M NULL, or no program: nothing to do).  The program reads nr_active, then an entry; a
  * reader racing with this sees a list that is briefly stale, never an
  * entry out of range.
  */
-void vnetd_steer_update(struct vnetd_port *p, struct vnetd_qp *qp, bool on)
+void vnetd_steer_update(struct vnetd_maps *m, unsigned int qp, bool on)
 {
 	unsigned int q, n = 0;
 
-	if (!p->steer)
+	if (!m || !m->steer || qp >= m->nr_qp)
 		return;
-	pthread_mutex_lock(&p->steer_lock);
-	qp->steer_on = on;
-	for (q = 0; q < p->nr_qp; q++)
-		if (p->qp[q].steer_on)
-			__atomic_store_n(&p->steer->bss->active[n++], q,
+	pthread_mutex_lock(&m->steer_lock);
+	m->steer_on[qp] = on;
+	for (q = 0; q < m->nr_qp; q++)
+		if (m->steer_on[q])
+			__atomic_store_n(&m->steer->bss->active[n++], q,
 					 __ATOMIC_RELAXED);
-	__atomic_store_n(&p->steer->bss->nr_active, n, __ATOMIC_RELEASE);
-	pthread_mutex_unlock(&p->steer_lock);
+	__atomic_store_n(&m->steer->bss->nr_active, n, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&m->steer_lock);
+}
+
+/*
+ * tun's rx-frames changed (a direct ethtool -C): it is vnetd's TX batch,
+ * in every queue's entry; the config map is written for this alone.
+ */
+void vnetd_maps_tap_rx_frames(struct vnetd_maps *m, __u32 v)
+{
+	unsigned int q;
+
+	for (q = 0; q < VNET_MAX_QUEUES; q++) {
+		struct vnet_config *c = vnetd_config(m, q);
+
+		if (__atomic_load_n(&c->tap_rx_frames, __ATOMIC_RELAXED) == v)
+			continue;
+		__atomic_store_n(&c->tap_rx_frames, v, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->gen, 1, __ATOMIC_RELEASE);
+	}
+	pr_info(m, "tap %s: rx-frames %u (ethtool): TX batch follows", m->tap,
+		v);
 }
 

@@ -6,8 +6,10 @@
 #ifndef VNETD_OPTS_H
 #define VNETD_OPTS_H
 
-#include "vnetd.h"
 #include "agent.h"
+#include "port.h"
+
+#define VNETD_VERSION "0.1.0"
 
 #define VNETD_EXIT_STARTUP 1
 #define VNETD_EXIT_USAGE 2

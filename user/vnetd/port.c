@@ -14,93 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <linux/if_tun.h>
-#include <linux/virtio_net.h>
 
-#include "vnetd.h"
+#include "mailbox.h"
+#include "port.h"
+#include "qp.h"
 #include "sandbox.h"
-
-static void monitor_open(struct vnetd_port *p)
-{
-	struct vnet_err err = {};
-
-	p->mon_fd = -1;
-	if (vnet_ethtool_monitor_open(&p->mon, &err)) {
-		pr_warn(p, "ethtool monitor unavailable (%s): a direct 'ethtool -C %s rx-frames N' will not reach vnetd",
-			err.msg, p->cfg.tap);
-		p->mon = NULL;
-		return;
-	}
-	p->mon_fd = vnet_ethtool_monitor_fd(p->mon);
-}
-
-static void monitor_close(struct vnetd_port *p)
-{
-	vnet_ethtool_monitor_close(p->mon);
-	p->mon = NULL;
-	p->mon_fd = -1;
-}
-
-/* tun's rx-frames changed: it is vnetd's TX batch (every queue's entry). */
-static void tap_rx_frames_set(struct vnetd_port *p, __u32 v)
-{
-	unsigned int q;
-
-	for (q = 0; q < VNET_MAX_QUEUES; q++) {
-		struct vnet_config *c = vnetd_config(p, q);
-
-		if (__atomic_load_n(&c->tap_rx_frames, __ATOMIC_RELAXED) == v)
-			continue;
-		__atomic_store_n(&c->tap_rx_frames, v, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&c->gen, 1, __ATOMIC_RELEASE);
-	}
-	pr_info(p, "tap %s: rx-frames %u (ethtool): TX batch follows", p->cfg.tap,
-		v);
-}
-
-/*
- * Enter the port's netns: the one it was opened in (held by fd, so that
- * it is reached even after its name was removed), else by name.
- */
-static int port_ns_enter(struct vnetd_port *p, int *saved,
-			 struct vnet_err *err)
-{
-	int ret;
-
-	if (p->netns_fd < 0)
-		return vnetd_netns_switch(p->cfg.netns, saved, err);
-	ret = vnetd_netns_enter_fd(p->netns_fd, saved, err);
-	if (ret)
-		vnet_err_set(err, "cannot enter the network namespace of tap %s: %s",
-			     p->cfg.tap, strerror(-ret));
-	return ret;
-}
-
-void vnetd_monitor_event(struct vnetd_port *p)
-{
-	struct vnet_ethtool_coalesce c = {};
-	struct vnet_err err = {};
-	int ret, saved;
-
-	ret = vnet_ethtool_monitor_read(p->mon, p->ifindex, 0, &c, &err);
-	if (ret == -ENOBUFS) {
-		/* lost some: ask for the current value in the tap's netns */
-		if (port_ns_enter(p, &saved, &err)) {
-			pr_warn(p, "%s", err.msg);
-			return;
-		}
-		ret = vnet_ethtool_coalesce_get(p->ifindex, &c, &err) ? -1 : 1;
-		vnetd_netns_restore(saved);
-	}
-	if (ret < 0) {
-		pr_warn(p, "%s", err.msg);
-		return;
-	}
-	if (ret == 1 && (c.present & VNET_ETC_RX_FRAMES))
-		tap_rx_frames_set(p, c.rx_frames);
-}
 
 /*
  * The inode of a unix socket listening at PATH (/proc/net/unix: this
@@ -262,7 +181,7 @@ static int port_add_socket(struct vnetd_port *p, struct vhost_server *srv)
 		return ret;
 	}
 	old = umask(~o->socket_mode & 0777);
-	ret = vhost_server_add_port(srv, &p->dev, &pc);
+	ret = vhost_server_add_port(srv, &p->device.dev, &pc);
 	umask(old);
 	if (regroup && vnetd_sandbox_setegid(egid)) {
 		pr_err(p, "cannot return to group %u: %s", (unsigned int)egid,
@@ -275,99 +194,98 @@ static int port_add_socket(struct vnetd_port *p, struct vhost_server *srv)
 void vnetd_port_init(struct vnetd_port *p, const struct vnetd_port_cfg *c,
 		     const struct vnetd_port_opts *o)
 {
-	unsigned int q;
-
 	memset(p, 0, sizeof(*p));
 	p->cfg = *c;
 	p->name = p->cfg.socket;
 	p->opts = *o;
-	p->busy_poll_ns = (uint64_t)o->busy_poll_us * 1000;
 	p->nr_qp = c->queues;
-	p->mon_fd = -1;
-	p->netns_fd = -1;
-	p->qs = p->config = p->dps = (struct vnet_map)VNET_MAP_INIT;
-	p->hdr_len = sizeof(struct virtio_net_hdr_mrg_rxbuf);
-	pthread_mutex_init(&p->steer_lock, NULL);
-	for (q = 0; q < VNETD_MAX_QP; q++)
-		p->qp[q].io.fd = -1;
+	vnetd_tap_init(&p->tap, p->name, p->cfg.tap, p->cfg.netns, p->nr_qp);
+	vnetd_maps_init(&p->maps, p->name, p->cfg.tap, p->nr_qp);
+	p->mon.fd = -1;
+	vnetd_device_init(&p->device, p->name, o->packed, &p->tap, p->qp,
+			  p->nr_qp);
 }
 
 /*
- * The device and its queue-pair threads (the tap and the maps are open).
+ * The queue pairs, the device and the pairs' threads (the tap and the
+ * maps are open).
  */
 static int port_start(struct vnetd_port *p)
 {
+	const struct vnetd_qps_cfg qc = {
+		.name = p->name,
+		.tap = p->cfg.tap,
+		.cpus = p->cfg.cpus,
+		.ncpus = p->cfg.ncpus,
+		.no_uring = p->opts.no_uring,
+		.busy_poll_us = p->opts.busy_poll_us,
+		.tap_fd = p->tap.fd,
+		.maps = &p->maps,
+	};
 	int ret;
 
-	ret = vnetd_qps_init(p);
+	ret = vnetd_qps_init(p->qp, p->nr_qp, &qc);
 	if (ret)
 		return ret;
-	ret = vhost_dev_init(&p->dev, p->name, 2 * p->nr_qp, &vnetd_net_ops,
-			     p);
-	if (ret) {
-		pr_err(p, "vhost device: %s", strerror(-ret));
+	ret = vnetd_device_open(&p->device);
+	if (ret)
 		goto err_qps;
-	}
-	p->dev_ok = true;
-	ret = vnetd_qps_start(p);
+	ret = vnetd_qps_start(p->qp, p->nr_qp);
 	if (ret)
 		goto err_dev;
 	return 0;
 
 err_dev:
-	vhost_dev_cleanup(&p->dev);
-	p->dev_ok = false;
+	vnetd_device_close(&p->device);
 err_qps:
-	vnetd_qps_free(p);
+	vnetd_qps_free(p->qp, p->nr_qp);
 	return ret;
 }
 
 /* After the server let go of the device (every ring stopped). */
 static void port_stop(struct vnetd_port *p)
 {
-	if (p->dev_ok) {
-		vhost_dev_cleanup(&p->dev);
-		p->dev_ok = false;
+	vnetd_device_close(&p->device);
+	vnetd_qps_stop(p->qp, p->nr_qp);
+	vnetd_qps_free(p->qp, p->nr_qp);
+}
+
+/* Back in the tap's netns: the monitor, the BPF side, the tap. */
+static void port_unwind(struct vnetd_port *p, bool bpf)
+{
+	struct vnet_err err = {};
+	int saved;
+
+	if (vnetd_tap_ns_enter(&p->tap, &saved, &err))
+		pr_warn(p, "%s", err.msg);
+	if (bpf) {
+		vnetd_monitor_close(&p->mon);
+		vnetd_bpf_cleanup(&p->maps);
 	}
-	vnetd_qps_stop(p);
-	vnetd_qps_free(p);
+	vnetd_tap_close(&p->tap);
+	vnetd_netns_restore(saved);
+	vnetd_tap_ns_close(&p->tap);
 }
 
 /* Tap, BPF and monitor in the port's netns; then the device, the socket. */
 int vnetd_port_open(struct vnetd_port *p, struct vhost_server *srv)
 {
-	struct vnet_err err = {};
 	int saved, ret;
 
 	/*
 	 * The socket comes last: once it exists (the contract's "ready"),
 	 * the tap is up and vnet's programs are attached.
 	 */
-	ret = vnetd_netns_switch(p->cfg.netns, &saved, &err);
-	if (ret) {
-		pr_err(p, "%s", err.msg);
+	ret = vnetd_tap_ns_open(&p->tap, &saved);
+	if (ret)
 		return ret;
-	}
-	if (saved >= 0) {
-		struct stat st;
-
-		/* held: the port notices when the name goes (vnetd_port_lost()) */
-		p->netns_fd = open("/proc/thread-self/ns/net",
-				   O_RDONLY | O_CLOEXEC);
-		if (p->netns_fd < 0 || fstat(p->netns_fd, &st)) {
-			ret = -errno;
-			pr_err(p, "netns %s: %s", p->cfg.netns, strerror(errno));
-			goto err_ns;
-		}
-		p->netns_ino = st.st_ino;
-	}
-	ret = vnetd_tap_open(p);
+	ret = vnetd_tap_open(&p->tap);
 	if (ret)
 		goto err_ns;
-	ret = vnetd_bpf_setup(p);
+	ret = vnetd_bpf_setup(&p->maps, p->tap.fd[0]);
 	if (ret)
 		goto err_tap;
-	monitor_open(p);
+	vnetd_monitor_open(&p->mon, &p->tap);
 	vnetd_netns_restore(saved);
 	saved = -1;
 
@@ -388,72 +306,53 @@ int vnetd_port_open(struct vnetd_port *p, struct vhost_server *srv)
 err_port:
 	port_stop(p);
 err_bpf:
-	if (port_ns_enter(p, &saved, &err))
-		pr_warn(p, "%s", err.msg);
-	monitor_close(p);
-	vnetd_bpf_cleanup(p);
+	port_unwind(p, true);
+	return ret;
 err_tap:
-	vnetd_tap_close(p);
+	vnetd_tap_close(&p->tap);
 err_ns:
 	vnetd_netns_restore(saved);
-	if (p->netns_fd >= 0)
-		close(p->netns_fd);
-	p->netns_fd = -1;
+	vnetd_tap_ns_close(&p->tap);
 	return ret;
 }
 
 /* After vhost_server_cleanup(): every ring is stopped. */
 void vnetd_port_close(struct vnetd_port *p)
 {
-	struct vnet_err err = {};
-	int saved;
-
 	port_stop(p);
-	if (port_ns_enter(p, &saved, &err))
-		pr_warn(p, "%s", err.msg);
-	monitor_close(p);
-	vnetd_bpf_cleanup(p);
-	vnetd_tap_close(p);
-	vnetd_netns_restore(saved);
-	if (p->netns_fd >= 0)
-		close(p->netns_fd);
-	p->netns_fd = -1;
-	pthread_mutex_destroy(&p->steer_lock);
+	port_unwind(p, true);
+	vnetd_maps_exit(&p->maps);
 }
 
-/*
- * Is the port's tap, or its netns, gone?  The tap: tun answers EBADFD on
- * a queue fd whose device was deleted.  The netns: its name no longer
- * leads to the namespace the port was opened in (ip netns del; the
- * namespace itself lives on as long as the port holds its tap).  Fills
- * WHY.
- */
+int vnetd_ports_sandbox_enter(const struct vnetd_port *ports,
+			      unsigned int nports)
+{
+	unsigned int i, q, nthreads = 0;
+	bool netns = false;
+
+	for (i = 0; i < nports; i++) {
+		if (ports[i].tap.netns_fd >= 0 || ports[i].cfg.netns[0])
+			netns = true;
+		for (q = 0; q < ports[i].nr_qp; q++)
+			nthreads += ports[i].qp[q].thread_ok;
+	}
+	return vnetd_sandbox_enter(nthreads, netns);
+}
+
+void vnetd_port_monitor_event(struct vnetd_port *p)
+{
+	vnetd_monitor_event(&p->mon, &p->tap, &p->maps);
+}
+
+void vnetd_port_watchdog(struct vnetd_port *p)
+{
+	vnetd_watchdog(p->qp, p->nr_qp);
+}
+
+/* Is the port's tap, or its netns, gone?  Fills WHY. */
 bool vnetd_port_lost(struct vnetd_port *p, char *why, size_t len)
 {
-	struct ifreq ifr = {};
-	char path[300];
-	struct stat st;
-
-	if (p->netns_fd >= 0) {
-		if (strchr(p->cfg.netns, '/'))
-			snprintf(path, sizeof(path), "%s", p->cfg.netns);
-		else
-			snprintf(path, sizeof(path), "/var/run/netns/%s",
-				 p->cfg.netns);
-		if (stat(path, &st) || st.st_ino != p->netns_ino) {
-			snprintf(why, len, "netns %s of tap %s is gone (%s)",
-				 p->cfg.netns, p->cfg.tap,
-				 errno == ENOENT ? "deleted" :
-						   "another one has its name");
-			return true;
-		}
-	}
-	if (p->qp[0].io.fd >= 0 &&
-	    ioctl(p->qp[0].io.fd, TUNGETIFF, &ifr) && errno == EBADFD) {
-		snprintf(why, len, "tap %s is gone (deleted)", p->cfg.tap);
-		return true;
-	}
-	return false;
+	return vnetd_tap_lost(&p->tap, why, len);
 }
 
 /*
@@ -465,10 +364,9 @@ void vnetd_port_lose(struct vhost_server *srv, struct vnetd_port *p,
 {
 	pr_err(p, "%s: port stopped, its socket and pins released; the other ports go on",
 	       why);
-	if (p->mon_fd >= 0)
-		epoll_ctl(epfd, EPOLL_CTL_DEL, p->mon_fd, NULL);
-	vhost_server_remove_port(srv, &p->dev);
+	if (p->mon.fd >= 0)
+		epoll_ctl(epfd, EPOLL_CTL_DEL, p->mon.fd, NULL);
+	vhost_server_remove_port(srv, &p->device.dev);
 	vnetd_port_close(p);
 	p->gone = true;
 }
-

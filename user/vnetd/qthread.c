@@ -3,13 +3,13 @@
  * The queue-pair threads.  Each serves the RX and TX rings of one queue
  * pair and one tap queue: it waits on its epoll set (kicks, the tap,
  * coalescing timers, the mailbox), runs the burst engines (tx.c, rx.c)
- * and acts on what they report.  It is the only code that adds fds to or
- * removes them from that set.
+ * and acts on what they report.  Once qp.c built that set, this is the
+ * only code that adds fds to it or removes them.
  *
  * The control thread hands a ring over (VNETD_CMD_START) and takes it
  * back (VNETD_CMD_STOP) through the mailbox with vnetd_qp_cmd() (in
- * mailbox.c, with the thread's start and stop), which
- * waits until the thread has applied the command between two bursts.
+ * mailbox.c, with the thread's start and stop), which waits until the
+ * thread has applied the command between two bursts.
  * When a STOP returns, the thread no longer touches the ring or guest
  * memory through it, every chain it popped was pushed or rewound, and
  * what it owed the guest was signalled: the library may then unmap
@@ -25,28 +25,13 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/mman.h>
-#include <sys/timerfd.h>
 
-#include "vnetd.h"
 #include "fault.h"
+#include "qthread.h"
 #include "sandbox.h"
-
-/* epoll tags of a queue pair's thread */
-enum qp_ev {
-	EV_WAKE,
-	EV_TX_KICK,
-	EV_RX_KICK,
-	EV_TAP,
-	EV_TX_TIMER,
-	EV_RX_TIMER,
-};
 
 /* --- the epoll set ---------------------------------------------------- */
 
@@ -60,7 +45,7 @@ static void epoll_set(struct vnetd_qp *qp, int fd, uint32_t tag, bool on,
 		return;
 	if (epoll_ctl(qp->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, fd,
 		      &ev)) {
-		pr_err(qp->port, "queue pair %u: epoll: %s", qp->index,
+		pr_err(qp, "queue pair %u: epoll: %s", qp->index,
 		       strerror(errno));
 		return;
 	}
@@ -70,12 +55,12 @@ static void epoll_set(struct vnetd_qp *qp, int fd, uint32_t tag, bool on,
 /* Poll the tap queue for frames (ON) or leave them queued in tun. */
 void vnetd_qp_tap_arm(struct vnetd_qp *qp, bool on)
 {
-	epoll_set(qp, qp->io.fd, EV_TAP, on, &qp->tap_armed);
+	epoll_set(qp, qp->io.fd, VNETD_EV_TAP, on, &qp->tap_armed);
 }
 
-static void kick_arm(struct vnetd_ring *r, bool on)
+static void kick_arm(struct vnetd_qp *qp, struct vnetd_ring *r, bool on)
 {
-	epoll_set(r->qp, vhost_vq_kick_fd(r->vq), r->ev_kick, on, &r->kick_on);
+	epoll_set(qp, vhost_vq_kick_fd(r->vq), r->ev_kick, on, &r->kick_on);
 }
 
 static void polling_update(struct vnetd_qp *qp)
@@ -113,17 +98,16 @@ static bool vq_is_rx(const struct vhost_vq *vq)
 
 static void ring_start(struct vnetd_qp *qp, struct vhost_vq *vq)
 {
-	struct vnetd_port *p = qp->port;
 	struct vnetd_ring *r = vq_is_rx(vq) ? &qp->rx.r : &qp->tx.r;
 
 	/* features, hence the header, change only while every ring is stopped */
-	qp->hdr_len = p->hdr_len;
-	qp->mrg = p->mrg;
+	qp->tx.hdr_len = qp->rx.hdr_len = qp->hdr_len;
+	qp->rx.mrg = qp->mrg;
 	r->vq = vq;
 	r->dead = false;
 	r->seen = vq->stats;
 	vnetd_coal_reset(r);
-	kick_arm(r, true);
+	kick_arm(qp, r, true);
 	/* chains or frames may be waiting without a kick: look at once */
 	r->more = true;
 	if (r == &qp->rx.r) {
@@ -134,7 +118,7 @@ static void ring_start(struct vnetd_qp *qp, struct vhost_vq *vq)
 		 * Steering follows the RX ring, from this thread only, so that
 		 * start, stop and a break are applied in the order they happen.
 		 */
-		vnetd_steer_update(p, qp, true);
+		vnetd_steer_update(qp->maps, qp->index, true);
 	}
 	polling_update(qp);
 }
@@ -159,12 +143,12 @@ static void ring_stop(struct vnetd_qp *qp, struct vhost_vq *vq)
 	if (r->coal.rule.pending)
 		qp_guarded(qp, coal_flush, r);
 	vnetd_coal_reset(r);
-	kick_arm(r, false);
+	kick_arm(qp, r, false);
 	ring_stats_sync(r);
 	if (r == &qp->rx.r) {
 		/* frames read from the tap wait in the slots */
 		vnetd_qp_tap_arm(qp, false);
-		vnetd_steer_update(qp->port, qp, false);
+		vnetd_steer_update(qp->maps, qp->index, false);
 	}
 	r->vq = NULL;
 	r->more = false;
@@ -179,14 +163,14 @@ static void ring_broken(struct vnetd_qp *qp, struct vnetd_ring *r)
 	r->dead = true;
 	r->more = false;
 	r->st->drops[VNET_DROP_BROKEN]++;
-	kick_arm(r, false);
+	kick_arm(qp, r, false);
 	vnetd_coal_reset(r);
 	if (r == &qp->rx.r) {
 		vnetd_qp_tap_arm(qp, false);
 		/* new flows go to the pairs that still receive */
-		vnetd_steer_update(qp->port, qp, false);
+		vnetd_steer_update(qp->maps, qp->index, false);
 	}
-	pr_dbg(qp->port, "queue pair %u: %s ring (vq %u) broken: %s; not served until the frontend restarts it",
+	pr_dbg(qp, "queue pair %u: %s ring (vq %u) broken: %s; not served until the frontend restarts it",
 	       qp->index, r == &qp->rx.r ? "RX" : "TX", r->vq->index,
 	       r->vq->broken_reason);
 }
@@ -204,11 +188,11 @@ static void tap_gone(struct vnetd_qp *qp, int err)
 	if (!r->vq || r->dead)
 		return;
 	r->st->drops[VNET_DROP_TAP]++;
-	pr_err(qp->port, "queue pair %u: tap %s queue %u: %s; no longer read",
-	       qp->index, qp->port->cfg.tap, qp->index,
+	pr_err(qp, "queue pair %u: tap %s queue %u: %s; no longer read",
+	       qp->index, qp->tap, qp->index,
 	       err ? strerror(-err) : "error or hang-up (device deleted?)");
 	r->dead = true;
-	vnetd_steer_update(qp->port, qp, false);
+	vnetd_steer_update(qp->maps, qp->index, false);
 }
 
 /* --- guest memory that faults ---------------------------------------------- */
@@ -302,7 +286,7 @@ static void qp_bursts(struct vnetd_qp *qp, struct vnetd_ring *unused)
 	if (t->more) {
 		t->more = false;
 		if (t->vq && !t->dead) {
-			switch (vnetd_tx_burst(qp)) {
+			switch (vnetd_tx_burst(&qp->tx)) {
 			case VNETD_BURST_MORE:
 				t->more = true;
 				break;
@@ -317,7 +301,7 @@ static void qp_bursts(struct vnetd_qp *qp, struct vnetd_ring *unused)
 	if (r->more) {
 		r->more = false;
 		if (r->vq && !r->dead) {
-			switch (vnetd_rx_burst(qp)) {
+			switch (vnetd_rx_burst(&qp->rx)) {
 			case VNETD_BURST_MORE:
 				r->more = true;
 				break;
@@ -358,7 +342,7 @@ static bool mailbox(struct vnetd_qp *qp)
 	uint64_t v;
 
 	if (read(qp->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		pr_err(qp->port, "queue pair %u: wake eventfd: %s", qp->index,
+		pr_err(qp, "queue pair %u: wake eventfd: %s", qp->index,
 		       strerror(errno));
 	pthread_mutex_lock(&qp->lock);
 	cmd = qp->cmd;
@@ -400,10 +384,10 @@ static void affinity_set(struct vnetd_qp *qp)
 	CPU_SET(qp->cpu, &set);
 	ret = pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 	if (ret)
-		pr_warn(qp->port, "queue pair %u: cannot pin to CPU %d: %s",
+		pr_warn(qp, "queue pair %u: cannot pin to CPU %d: %s",
 			qp->index, qp->cpu, strerror(ret));
 	else
-		pr_dbg(qp->port, "queue pair %u: pinned to CPU %d", qp->index,
+		pr_dbg(qp, "queue pair %u: pinned to CPU %d", qp->index,
 		       qp->cpu);
 }
 
@@ -411,15 +395,15 @@ static void affinity_set(struct vnetd_qp *qp)
 static bool qp_event(struct vnetd_qp *qp, const struct epoll_event *ev)
 {
 	switch (ev->data.u32) {
-	case EV_WAKE:
+	case VNETD_EV_WAKE:
 		return mailbox(qp);
-	case EV_TX_KICK:
+	case VNETD_EV_TX_KICK:
 		if (qp->tx.r.vq) {
 			vhost_vq_kick_drain(qp->tx.r.vq);
 			qp->tx.r.more = true;
 		}
 		break;
-	case EV_RX_KICK:
+	case VNETD_EV_RX_KICK:
 		if (qp->rx.r.vq) {
 			/* buffers: read the tap again */
 			vhost_vq_kick_drain(qp->rx.r.vq);
@@ -428,16 +412,16 @@ static bool qp_event(struct vnetd_qp *qp, const struct epoll_event *ev)
 			qp->rx.r.more = true;
 		}
 		break;
-	case EV_TAP:
+	case VNETD_EV_TAP:
 		if (ev->events & (EPOLLERR | EPOLLHUP))
 			tap_gone(qp, 0);
 		else
 			qp->rx.r.more = true;
 		break;
-	case EV_TX_TIMER:
+	case VNETD_EV_TX_TIMER:
 		qp_guarded(qp, coal_timer, &qp->tx.r);
 		break;
-	case EV_RX_TIMER:
+	case VNETD_EV_RX_TIMER:
 		qp_guarded(qp, coal_timer, &qp->rx.r);
 		break;
 	}
@@ -447,7 +431,6 @@ static bool qp_event(struct vnetd_qp *qp, const struct epoll_event *ev)
 void *vnetd_qp_thread(void *arg)
 {
 	struct vnetd_qp *qp = arg;
-	struct vnetd_port *p = qp->port;
 	struct epoll_event ev[8];
 	unsigned int epoll_err = 0;
 	sigset_t wake;
@@ -465,14 +448,14 @@ void *vnetd_qp_thread(void *arg)
 	sigaddset(&wake, SIGBUS);
 	pthread_sigmask(SIG_UNBLOCK, &wake, NULL);
 	affinity_set(qp);
-	if (!p->opts.no_uring) {
+	if (!qp->no_uring) {
 		ret = vnetd_tapio_init(&qp->io);
 		if (ret && qp->index == 0)
-			pr_info(p, "io_uring unavailable (%s): plain read/writev",
+			pr_info(qp, "io_uring unavailable (%s): plain read/writev",
 				strerror(-ret));
 	}
 	/* after the ring and the affinity: no capability, its allow-list */
-	vnetd_sandbox_qp(qp);
+	vnetd_sandbox_qp(qp->name, qp->index, qp->io.uring);
 
 	for (;;) {
 		timeout = qp->tx.r.more || qp->rx.r.more ? 0 :
@@ -485,7 +468,7 @@ void *vnetd_qp_thread(void *arg)
 			 * stay to answer the control thread's commands.
 			 */
 			if (errno != EINTR && !epoll_err++)
-				pr_err(p, "queue pair %u: epoll_wait: %s",
+				pr_err(qp, "queue pair %u: epoll_wait: %s",
 				       qp->index, strerror(errno));
 			if (errno != EINTR)
 				usleep(1000);
@@ -506,170 +489,4 @@ void *vnetd_qp_thread(void *arg)
 out:
 	vnetd_tapio_exit(&qp->io);
 	return NULL;
-}
-
-/* --- per port: the pairs and their threads ------------------------------ */
-
-static int epoll_add(struct vnetd_qp *qp, int fd, uint32_t tag)
-{
-	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
-
-	return epoll_ctl(qp->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
-}
-
-static void qp_free(struct vnetd_qp *qp)
-{
-	if (qp->io.slots)
-		munmap(qp->io.slots, (size_t)VNETD_RX_BURST * VNETD_RX_SLOT);
-	free(qp->rx.r.elems);
-	free(qp->tx.r.elems);
-	free(qp->rx.iov);
-	if (qp->rx.r.coal.timer_fd >= 0)
-		close(qp->rx.r.coal.timer_fd);
-	if (qp->tx.r.coal.timer_fd >= 0)
-		close(qp->tx.r.coal.timer_fd);
-	if (qp->wake_fd >= 0)
-		close(qp->wake_fd);
-	if (qp->epfd >= 0)
-		close(qp->epfd);
-	pthread_cond_destroy(&qp->cond);
-	pthread_mutex_destroy(&qp->lock);
-	qp->io.slots = NULL;
-	qp->rx.r.elems = qp->tx.r.elems = NULL;
-	qp->rx.iov = NULL;
-	qp->rx.r.coal.timer_fd = qp->tx.r.coal.timer_fd = -1;
-	qp->wake_fd = qp->epfd = -1;
-}
-
-/* What a ring is: direction, epoll tags, config flags, its pair. */
-static void ring_init(struct vnetd_qp *qp, struct vnetd_ring *r, int dir)
-{
-	bool tx = dir == VNET_DIR_TX;
-
-	r->qp = qp;
-	r->dir = dir;
-	r->ev_kick = tx ? EV_TX_KICK : EV_RX_KICK;
-	r->ev_timer = tx ? EV_TX_TIMER : EV_RX_TIMER;
-	r->flag_adaptive = tx ? VNET_CFG_ADAPTIVE_TX : VNET_CFG_ADAPTIVE_RX;
-	r->flag_no_bypass = tx ? VNET_CFG_NO_TX_BYPASS : VNET_CFG_NO_RX_BYPASS;
-	r->flag_hold_always = tx ? VNET_CFG_TX_HOLD_ALWAYS :
-				   VNET_CFG_RX_HOLD_ALWAYS;
-	/*
-	 * TX: an urgent frame's completion goes at once (its TCP sender
-	 * waits for it), a push frame's is a stream's feedback (a small-write
-	 * sender grows its next segment while it is held).  RX: a push frame
-	 * (the end of a message) is delivered at once, a pure ACK is a
-	 * stream's feedback (Nagle's algorithm sends the next small segment
-	 * when it comes).
-	 */
-	r->bypass_classes = 1u << (tx ? VNET_CLASS_URGENT : VNET_CLASS_PUSH);
-	r->stream_classes = 1u << (tx ? VNET_CLASS_PUSH : VNET_CLASS_ACK);
-	/* a TX signal takes the held RX one along (coal.c) */
-	r->paired = tx ? &qp->rx.r : NULL;
-	r->coal.timer_fd = -1;
-}
-
-/* environment NAME as a number, DEF when unset or not one (measurements) */
-static uint32_t env_u32(const char *name, uint32_t def)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long v;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || v > UINT32_MAX)
-		return def;
-	return (uint32_t)v;
-}
-
-static int qp_init(struct vnetd_port *p, unsigned int q)
-{
-	struct vnetd_qp *qp = &p->qp[q];
-	pthread_condattr_t ca;
-	void *buf;
-	int ret;
-
-	qp->port = p;
-	qp->index = q;
-	qp->io.qp = qp;
-	qp->cpu = p->cfg.ncpus ? p->cfg.cpus[q % p->cfg.ncpus] : -1;
-	qp->rx.want = 1;
-	qp->rx.direct_min = env_u32("VNETD_RX_DIRECT_MIN", VNETD_RX_DIRECT_MIN);
-	qp->rx.big_bursts = env_u32("VNETD_RX_BIG_BURSTS", VNETD_RX_BIG_BURSTS);
-	qp->epfd = qp->wake_fd = -1;
-	ring_init(qp, &qp->tx.r, VNET_DIR_TX);
-	ring_init(qp, &qp->rx.r, VNET_DIR_RX);
-	pthread_mutex_init(&qp->lock, NULL);
-	/* vnetd_qp_cmd()'s deadlines are CLOCK_MONOTONIC */
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&qp->cond, &ca);
-	pthread_condattr_destroy(&ca);
-
-	ret = -ENOMEM;
-	qp->tx.r.elems = calloc(VNETD_TX_BURST_MAX, sizeof(*qp->tx.r.elems));
-	qp->rx.r.elems = calloc(VNETD_RX_ELEMS, sizeof(*qp->rx.r.elems));
-	qp->rx.iov = calloc((size_t)VNETD_RX_BURST * VNETD_RX_IOV,
-			    sizeof(*qp->rx.iov));
-	if (!qp->tx.r.elems || !qp->rx.r.elems || !qp->rx.iov)
-		goto err;
-	/* the RX slots: touched only as far as frames reach */
-	buf = mmap(NULL, (size_t)VNETD_RX_BURST * VNETD_RX_SLOT,
-		   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED)
-		goto err;
-	qp->io.slots = buf;
-
-	qp->epfd = epoll_create1(EPOLL_CLOEXEC);
-	qp->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	qp->tx.r.coal.timer_fd = timerfd_create(CLOCK_MONOTONIC,
-						TFD_NONBLOCK | TFD_CLOEXEC);
-	qp->rx.r.coal.timer_fd = timerfd_create(CLOCK_MONOTONIC,
-						TFD_NONBLOCK | TFD_CLOEXEC);
-	if (qp->epfd < 0 || qp->wake_fd < 0 || qp->tx.r.coal.timer_fd < 0 ||
-	    qp->rx.r.coal.timer_fd < 0) {
-		ret = -errno;
-		goto err;
-	}
-	ret = epoll_add(qp, qp->wake_fd, EV_WAKE);
-	if (!ret)
-		ret = epoll_add(qp, qp->tx.r.coal.timer_fd, qp->tx.r.ev_timer);
-	if (!ret)
-		ret = epoll_add(qp, qp->rx.r.coal.timer_fd, qp->rx.r.ev_timer);
-	if (ret)
-		goto err;
-	return 0;
-
-err:
-	pr_err(p, "queue pair %u: %s", q, strerror(-ret));
-	qp_free(qp);
-	return ret;
-}
-
-/* Every pair's state (the tap is open); no thread yet. */
-int vnetd_qps_init(struct vnetd_port *p)
-{
-	unsigned int q, i;
-	int ret;
-
-	for (q = 0; q < p->nr_qp; q++) {
-		ret = qp_init(p, q);
-		if (ret) {
-			for (i = 0; i < q; i++)
-				qp_free(&p->qp[i]);
-			return ret;
-		}
-	}
-	return 0;
-}
-
-void vnetd_qps_free(struct vnetd_port *p)
-{
-	unsigned int q;
-
-	for (q = 0; q < p->nr_qp; q++)
-		qp_free(&p->qp[q]);
 }

@@ -20,15 +20,12 @@
  * vnetd creates no thread after setup.  A syscall outside the list traps
  * (SIGSYS): the handler writes one log line (thread, syscall number and
  * name) and ends the process with VNETD_EXIT_SANDBOX, without cleanup: a
- * thread that made it may have been taken over.  With
- * VNETD_SANDBOX_LOG=1 (a development aid) the filters log (audit) and
- * allow instead.
- *
- * Test-only: VNETD_TEST_SECCOMP_VIOLATION=queue (or 1) makes queue thread
- * 0, VNETD_TEST_SECCOMP_VIOLATION=control the control thread, call
- * personality(0xffffffff) (a query, harmless) once its filter is loaded;
- * =uring makes queue thread 0 submit an io_uring OPENAT, which the ring's
- * restriction refuses (logged).
+ * thread that made it may have been taken over.  A test build
+ * (testing.h) can make the filters log (audit) and allow instead
+ * (VNETD_SANDBOX_LOG=1, a development aid), and make queue thread 0 or
+ * the control thread call personality(0xffffffff) (a query, harmless)
+ * once its filter is loaded, or queue thread 0 submit an io_uring OPENAT,
+ * which the ring's restriction refuses (VNETD_TEST_SECCOMP_VIOLATION).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,8 +51,9 @@
 #include <linux/if_tun.h>
 #include <linux/sockios.h>
 
-#include "vnetd.h"
+#include "log.h"
 #include "sandbox.h"
+#include "testing.h"
 
 /* how long the control thread waits for the queue threads to be in */
 #define QP_WAIT_MS 10000
@@ -172,51 +170,26 @@ int vnetd_sandbox_uring(struct io_uring *ring)
 	return 0;
 }
 
-/* test only: an io_uring request outside the restriction is refused */
-static void test_uring(struct vnetd_qp *qp)
-{
-	const char *e = getenv("VNETD_TEST_SECCOMP_VIOLATION");
-	struct io_uring_sqe *sqe;
-	struct io_uring_cqe *cqe;
-	int ret;
-
-	if (!e || strcmp(e, "uring") || !qp->io.uring)
-		return;
-	sqe = io_uring_get_sqe(qp->io.uring);
-	if (!sqe)
-		return;
-	io_uring_prep_openat(sqe, AT_FDCWD, "/", O_RDONLY, 0);
-	ret = io_uring_submit_and_wait(qp->io.uring, 1);
-	if (ret >= 0)
-		ret = io_uring_peek_cqe(qp->io.uring, &cqe);
-	if (!ret) {
-		ret = cqe->res;
-		io_uring_cqe_seen(qp->io.uring, cqe);
-	}
-	if (ret >= 0)
-		close(ret);
-	vhost_warn("sandbox: test: io_uring OPENAT from vnetd-q%u: %s", qp->index,
-		   ret >= 0 ? "done (not restricted)" : strerror(-ret));
-}
-
 /* --- queue threads ---------------------------------------------------------- */
 
 static pthread_mutex_t qp_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t qp_cond = PTHREAD_COND_INITIALIZER;
 static unsigned int qp_in, qp_failed;
 
-void vnetd_sandbox_qp(struct vnetd_qp *qp)
+void vnetd_sandbox_qp(const char *name, unsigned int index,
+		      struct io_uring *ring)
 {
 	uint64_t keep = 0;
 	sigset_t sys;
 	int ret;
 
 	if (vnetd_sandbox.off) {
-		if (qp->index == 0)
-			test_uring(qp);
+		if (index == 0)
+			vnetd_testing_uring(ring, index);
 		return;
 	}
-		snprintf(vnetd_seccomp_thread, sizeof(vnetd_seccomp_thread), "vnetd-q%u", qp->index);
+	snprintf(vnetd_seccomp_thread, sizeof(vnetd_seccomp_thread),
+		 "vnetd-q%u", index);
 	/* a trapped syscall must reach the handler, not kill silently */
 	sigemptyset(&sys);
 	sigaddset(&sys, SIGSYS);
@@ -226,13 +199,13 @@ void vnetd_sandbox_qp(struct vnetd_qp *qp)
 		keep = 1ULL << CAP_SETUID | 1ULL << CAP_SETGID;
 	ret = caps_limit(keep);
 	if (ret)
-		pr_err(qp->port, "queue pair %u: sandbox: capabilities: %s",
-		       qp->index, strerror(-ret));
+		vhost_err("%s: queue pair %u: sandbox: capabilities: %s", name,
+			  index, strerror(-ret));
 	if (!ret) {
 		ret = vnetd_seccomp_load(false);
 		if (ret)
-			pr_err(qp->port, "queue pair %u: sandbox: seccomp: %s",
-			       qp->index, strerror(-ret));
+			vhost_err("%s: queue pair %u: sandbox: seccomp: %s",
+				  name, index, strerror(-ret));
 	}
 	pthread_mutex_lock(&qp_lock);
 	qp_in++;
@@ -240,9 +213,9 @@ void vnetd_sandbox_qp(struct vnetd_qp *qp)
 		qp_failed++;
 	pthread_cond_broadcast(&qp_cond);
 	pthread_mutex_unlock(&qp_lock);
-	if (!ret && qp->index == 0) {
-		test_uring(qp);
-		vnetd_seccomp_test_violation("queue");
+	if (!ret && index == 0) {
+		vnetd_testing_uring(ring, index);
+		vnetd_testing_violation("queue", vnetd_seccomp_thread);
 	}
 }
 
@@ -323,11 +296,9 @@ static int user_switch(void)
 	return ret;
 }
 
-int vnetd_sandbox_enter(struct vnetd_port *ports, unsigned int nports)
+int vnetd_sandbox_enter(unsigned int nthreads, bool netns)
 {
 	uint64_t keep;
-	unsigned int i, q, nthreads = 0;
-	bool netns = false;
 	char caps[256];
 	int ret;
 
@@ -335,13 +306,7 @@ int vnetd_sandbox_enter(struct vnetd_port *ports, unsigned int nports)
 		vhost_info("sandbox off (--no-sandbox): every thread keeps vnetd's privileges, no seccomp filter");
 		return 0;
 	}
-		snprintf(vnetd_seccomp_thread, sizeof(vnetd_seccomp_thread), "vnetd");
-	for (i = 0; i < nports; i++) {
-		if (ports[i].netns_fd >= 0 || ports[i].cfg.netns[0])
-			netns = true;
-		for (q = 0; q < ports[i].nr_qp; q++)
-			nthreads += ports[i].qp[q].thread_ok;
-	}
+	snprintf(vnetd_seccomp_thread, sizeof(vnetd_seccomp_thread), "vnetd");
 	ret = qp_wait(nthreads);
 	if (ret)
 		return ret;
@@ -385,7 +350,7 @@ int vnetd_sandbox_enter(struct vnetd_port *ports, unsigned int nports)
 	vhost_info("sandbox: %u queue thread%s without capabilities, the control thread with %s; uid %u gid %u; seccomp allow-lists loaded%s",
 		   nthreads, nthreads == 1 ? "" : "s", caps,
 		   (unsigned int)getuid(), (unsigned int)getgid(),
-		   vnetd_seccomp_log_mode() ? " (VNETD_SANDBOX_LOG: violations logged by the kernel, allowed)" : "");
-	vnetd_seccomp_test_violation("control");
+		   vnetd_seccomp_log_mode() ? " (a test build's log mode: violations logged by the kernel, allowed)" : "");
+	vnetd_testing_violation("control", vnetd_seccomp_thread);
 	return 0;
 }

@@ -20,8 +20,6 @@
 /* exit status after a forbidden syscall: 128 + SIGSYS, like a shell says */
 #define VNETD_EXIT_SANDBOX 159
 
-struct vnetd_port;
-struct vnetd_qp;
 struct io_uring;
 
 struct vnetd_sandbox_cfg {
@@ -51,27 +49,30 @@ int vnetd_sandbox_user(const char *user);
 unsigned int vnetd_sandbox_uring_flags(void);
 int vnetd_sandbox_uring(struct io_uring *ring);
 
-/* Queue thread QP, first thing in it: no capability, its allow-list. */
-void vnetd_sandbox_qp(struct vnetd_qp *qp);
+/*
+ * The thread of queue pair INDEX of port NAME (its io_uring RING, or
+ * NULL), first thing in it: no capability, its allow-list.
+ */
+void vnetd_sandbox_qp(const char *name, unsigned int index,
+		      struct io_uring *ring);
 
 /*
- * Control thread, every port set up: waits until each queue thread of
- * PORTS has entered its sandbox, switches to --user, keeps only the
- * capabilities still needed and loads the control thread's allow-list.
- * 0, or -errno (logged): vnetd must not serve without the sandbox it was
- * asked for.
+ * Control thread, every port set up: waits until NTHREADS queue threads
+ * have entered their sandbox, switches to --user, keeps only the
+ * capabilities still needed (setns for NETNS: a port in another network
+ * namespace) and loads the control thread's allow-list.  0, or -errno
+ * (logged): vnetd must not serve without the sandbox it was asked for.
  */
-int vnetd_sandbox_enter(struct vnetd_port *ports, unsigned int nports);
+int vnetd_sandbox_enter(unsigned int nthreads, bool netns);
 
 /*
  * seccomp.c, for sandbox.c: load the queue (CONTROL false) or control
  * thread's filter on this thread (0 or -errno); the name the SIGSYS
- * handler gives this thread; the filters log instead of trapping
- * (VNETD_SANDBOX_LOG=1); the test-only trigger.
+ * handler gives this thread; the filters log instead of trapping (only a
+ * test build's VNETD_SANDBOX_LOG=1, testing.h).
  */
 int vnetd_seccomp_load(bool control);
 extern __thread char vnetd_seccomp_thread[16];
 bool vnetd_seccomp_log_mode(void);
-void vnetd_seccomp_test_violation(const char *who);
 
 #endif /* VNETD_SANDBOX_H */

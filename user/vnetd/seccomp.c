@@ -29,8 +29,9 @@
 #include <linux/if_tun.h>
 #include <linux/sockios.h>
 
-#include "vnetd.h"
+#include "log.h"
 #include "sandbox.h"
+#include "testing.h"
 
 /* --no-sandbox, --user (opts.c); read here and by sandbox.c */
 struct vnetd_sandbox_cfg vnetd_sandbox;
@@ -224,9 +225,7 @@ static int allow_list(scmp_filter_ctx ctx, const char *const *names,
 
 bool vnetd_seccomp_log_mode(void)
 {
-	const char *e = getenv("VNETD_SANDBOX_LOG");
-
-	return e && *e && strcmp(e, "0");
+	return vnetd_switch(VNETD_SW_SANDBOX_LOG, 0);
 }
 
 /*
@@ -332,15 +331,3 @@ int vnetd_seccomp_load(bool control)
 	seccomp_release(ctx);
 	return ret;
 }
-
-void vnetd_seccomp_test_violation(const char *who)
-{
-	const char *e = getenv("VNETD_TEST_SECCOMP_VIOLATION");
-
-	if (!e || (strcmp(e, who) && !(!strcmp(who, "queue") && !strcmp(e, "1"))))
-		return;
-	vhost_warn("sandbox: test: %s makes a forbidden syscall (VNETD_TEST_SECCOMP_VIOLATION)",
-		   vnetd_seccomp_thread);
-	syscall(SYS_personality, 0xffffffffUL);
-}
-

@@ -11,13 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <linux/if_tun.h>
+#include <linux/virtio_config.h>
 #include <linux/virtio_net.h>
 
-#include "vnetd.h"
+#include "tap.h"
 
 #define TAP_FLAGS (IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE | IFF_VNET_HDR)
 
@@ -90,13 +92,75 @@ void vnetd_netns_restore(int saved)
 	close(saved);
 }
 
+int vnetd_tap_ns_open(struct vnetd_tap *t, int *saved)
+{
+	struct vnet_err err = {};
+	struct stat st;
+	int ret;
+
+	ret = vnetd_netns_switch(t->netns, saved, &err);
+	if (ret) {
+		pr_err(t, "%s", err.msg);
+		return ret;
+	}
+	if (*saved < 0)
+		return 0;
+	/* held: the port notices when the name goes (vnetd_tap_lost()) */
+	t->netns_fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (t->netns_fd < 0 || fstat(t->netns_fd, &st)) {
+		ret = -errno;
+		pr_err(t, "netns %s: %s", t->netns, strerror(errno));
+		vnetd_tap_ns_close(t);
+		vnetd_netns_restore(*saved);
+		*saved = -1;
+		return ret;
+	}
+	t->netns_ino = st.st_ino;
+	return 0;
+}
+
+void vnetd_tap_ns_close(struct vnetd_tap *t)
+{
+	if (t->netns_fd >= 0)
+		close(t->netns_fd);
+	t->netns_fd = -1;
+}
+
+int vnetd_tap_ns_enter(struct vnetd_tap *t, int *saved, struct vnet_err *err)
+{
+	int ret;
+
+	if (t->netns_fd < 0)
+		return vnetd_netns_switch(t->netns, saved, err);
+	ret = vnetd_netns_enter_fd(t->netns_fd, saved, err);
+	if (ret)
+		vnet_err_set(err, "cannot enter the network namespace of tap %s: %s",
+			     t->ifname, strerror(-ret));
+	return ret;
+}
+
 /* --- the tap ------------------------------------------------------------ */
+
+void vnetd_tap_init(struct vnetd_tap *t, const char *name, const char *ifname,
+		    const char *netns, unsigned int nr_queues)
+{
+	unsigned int q;
+
+	memset(t, 0, sizeof(*t));
+	t->name = name;
+	t->ifname = ifname;
+	t->netns = netns;
+	t->nr_queues = nr_queues;
+	t->netns_fd = -1;
+	for (q = 0; q < VNETD_MAX_QP; q++)
+		t->fd[q] = -1;
+}
 
 /*
  * TUNSETIFF with FLAGS on a new fd: a queue of the tap, or -errno.  *SAID:
  * the error was logged (no /dev/net/tun).
  */
-static int tap_queue_try(struct vnetd_port *p, short flags, bool *said)
+static int tap_queue_try(struct vnetd_tap *t, short flags, bool *said)
 {
 	struct ifreq ifr = {};
 	int fd, ret;
@@ -104,12 +168,12 @@ static int tap_queue_try(struct vnetd_port *p, short flags, bool *said)
 	fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		ret = -errno;
-		pr_err(p, "cannot open /dev/net/tun: %s%s", strerror(errno),
+		pr_err(t, "cannot open /dev/net/tun: %s%s", strerror(errno),
 		       errno == ENOENT ? " (modprobe tun)" : "");
 		*said = true;
 		return ret;
 	}
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", p->cfg.tap);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t->ifname);
 	ifr.ifr_flags = flags;
 	if (ioctl(fd, TUNSETIFF, &ifr)) {
 		ret = -errno;
@@ -125,33 +189,33 @@ static int tap_queue_try(struct vnetd_port *p, short flags, bool *said)
  * port of one queue pair, and tun refuses the multi-queue flag on it
  * (EINVAL), so the first queue is tried again without it.
  */
-static int tap_queue_open(struct vnetd_port *p, unsigned int q)
+static int tap_queue_open(struct vnetd_tap *t, unsigned int q)
 {
 	bool said = false;
 	int fd;
 
-	fd = tap_queue_try(p, p->single_queue ? TAP_FLAGS & ~IFF_MULTI_QUEUE :
+	fd = tap_queue_try(t, t->single_queue ? TAP_FLAGS & ~IFF_MULTI_QUEUE :
 						TAP_FLAGS, &said);
-	if (fd == -EINVAL && !p->created && !q && p->nr_qp == 1) {
-		fd = tap_queue_try(p, TAP_FLAGS & ~IFF_MULTI_QUEUE, &said);
+	if (fd == -EINVAL && !t->created && !q && t->nr_queues == 1) {
+		fd = tap_queue_try(t, TAP_FLAGS & ~IFF_MULTI_QUEUE, &said);
 		if (fd >= 0)
-			p->single_queue = true;
+			t->single_queue = true;
 	}
 	if (fd >= 0 || said)
 		return fd;
-	if (fd == -EINVAL && !p->created)
-		pr_err(p, "tap %s: cannot attach queue %u: %s (a device of that name exists but is not a multi-queue tap: create it with 'ip tuntap add dev %s mode tap multi_queue vnet_hdr', or serve it with --queues 1)",
-		       p->cfg.tap, q, strerror(-fd), p->cfg.tap);
+	if (fd == -EINVAL && !t->created)
+		pr_err(t, "tap %s: cannot attach queue %u: %s (a device of that name exists but is not a multi-queue tap: create it with 'ip tuntap add dev %s mode tap multi_queue vnet_hdr', or serve it with --queues 1)",
+		       t->ifname, q, strerror(-fd), t->ifname);
 	else if (fd == -EBUSY)
-		pr_err(p, "tap %s: cannot attach queue %u: %s (another process holds it without multi_queue, or a non-tun device has that name)",
-		       p->cfg.tap, q, strerror(-fd));
+		pr_err(t, "tap %s: cannot attach queue %u: %s (another process holds it without multi_queue, or a non-tun device has that name)",
+		       t->ifname, q, strerror(-fd));
 	else
-		pr_err(p, "tap %s: cannot attach queue %u: %s", p->cfg.tap, q,
+		pr_err(t, "tap %s: cannot attach queue %u: %s", t->ifname, q,
 		       strerror(-fd));
 	return fd;
 }
 
-static int link_up(struct vnetd_port *p)
+static int link_up(struct vnetd_tap *t)
 {
 	struct ifreq ifr = {};
 	int fd, ret = 0;
@@ -159,7 +223,7 @@ static int link_up(struct vnetd_port *p)
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", p->cfg.tap);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t->ifname);
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr)) {
 		ret = -errno;
 		goto out;
@@ -171,7 +235,7 @@ static int link_up(struct vnetd_port *p)
 	}
 out:
 	if (ret)
-		pr_err(p, "tap %s: cannot bring the link up: %s", p->cfg.tap,
+		pr_err(t, "tap %s: cannot bring the link up: %s", t->ifname,
 		       strerror(-ret));
 	close(fd);
 	return ret;
@@ -182,81 +246,79 @@ out:
  * namespace (the caller is in it).  Every fd is O_NONBLOCK: tun then runs
  * XDP natively on small frames, and reads return EAGAIN when it is empty.
  */
-int vnetd_tap_open(struct vnetd_port *p)
+int vnetd_tap_open(struct vnetd_tap *t)
 {
 	struct vnet_tap_users users;
 	unsigned int q;
 	int fd, ret, i;
 
-	p->ifindex = (int)if_nametoindex(p->cfg.tap);
-	p->created = !p->ifindex;
-	if (!p->created && !vnet_tap_users(p->cfg.tap, &users) &&
+	t->ifindex = (int)if_nametoindex(t->ifname);
+	t->created = !t->ifindex;
+	if (!t->created && !vnet_tap_users(t->ifname, &users) &&
 	    users.nr_queues) {
 		/*
 		 * tun numbers queues in attach order: ours would not be 0..N-1
 		 * and the per-queue maps would be read at the wrong entries.
 		 */
-		pr_err(p, "tap %s: %d queue(s) already attached by %s (pid %d); vnetd needs the tap's queues to itself",
-		       p->cfg.tap, users.nr_queues,
+		pr_err(t, "tap %s: %d queue(s) already attached by %s (pid %d); vnetd needs the tap's queues to itself",
+		       t->ifname, users.nr_queues,
 		       users.nr ? users.user[0].comm : "?",
 		       users.nr ? users.user[0].pid : 0);
 		return -EBUSY;
 	}
-	for (q = 0; q < p->nr_qp; q++) {
-		fd = tap_queue_open(p, q);
+	for (q = 0; q < t->nr_queues; q++) {
+		fd = tap_queue_open(t, q);
 		if (fd < 0) {
 			ret = fd;
 			goto err_close;
 		}
-		p->qp[q].io.fd = fd;
+		t->fd[q] = fd;
 	}
-	p->ifindex = (int)if_nametoindex(p->cfg.tap);
+	t->ifindex = (int)if_nametoindex(t->ifname);
 	/* nothing is negotiated yet: no offloads towards the guest */
-	if (ioctl(p->qp[0].io.fd, TUNSETOFFLOAD, 0))
-		pr_warn(p, "tap %s: TUNSETOFFLOAD 0: %s", p->cfg.tap,
+	if (ioctl(t->fd[0], TUNSETOFFLOAD, 0))
+		pr_warn(t, "tap %s: TUNSETOFFLOAD 0: %s", t->ifname,
 			strerror(errno));
-	ret = link_up(p);
+	ret = link_up(t);
 	if (ret)
 		goto err_close;
-	pr_info(p, "tap %s: %s, %u queue%s%s", p->cfg.tap,
-		p->created ? "created" : "attached", p->nr_qp,
-		p->nr_qp > 1 ? "s" : "",
-		p->single_queue ? " (a single-queue tap)" : "");
+	pr_info(t, "tap %s: %s, %u queue%s%s", t->ifname,
+		t->created ? "created" : "attached", t->nr_queues,
+		t->nr_queues > 1 ? "s" : "",
+		t->single_queue ? " (a single-queue tap)" : "");
 	return 0;
 
 err_close:
 	for (i = (int)q - 1; i >= 0; i--) {
-		close(p->qp[i].io.fd);
-		p->qp[i].io.fd = -1;
+		close(t->fd[i]);
+		t->fd[i] = -1;
 	}
 	return ret;
 }
 
-void vnetd_tap_close(struct vnetd_port *p)
+void vnetd_tap_close(struct vnetd_tap *t)
 {
 	unsigned int q;
 
-	for (q = 0; q < p->nr_qp; q++) {
-		if (p->qp[q].io.fd >= 0)
-			close(p->qp[q].io.fd);
-		p->qp[q].io.fd = -1;
+	for (q = 0; q < t->nr_queues; q++) {
+		if (t->fd[q] >= 0)
+			close(t->fd[q]);
+		t->fd[q] = -1;
 	}
 }
 
 /*
- * The negotiated features decide the header size and what tun may hand
- * us for the guest (GUEST_* = what the guest accepts).  Called with every
- * ring stopped.
+ * The negotiated features decide the header size (the device's choice,
+ * HDR_LEN) and what tun may hand us for the guest (GUEST_* = what the
+ * guest accepts).  Called with every ring stopped.
  */
-int vnetd_tap_set_features(struct vnetd_port *p, uint64_t features)
+int vnetd_tap_set_vnet(struct vnetd_tap *t, uint64_t features,
+		       unsigned int hdr_len)
 {
-	int fd = p->qp[0].io.fd, le = 1, hdr;
+	int fd = t->fd[0], le = 1, hdr = (int)hdr_len;
+	bool mrg = features & (1ULL << VIRTIO_NET_F_MRG_RXBUF);
 	unsigned int off = 0;
 
-	p->mrg = features & (1ULL << VIRTIO_NET_F_MRG_RXBUF);
-	hdr = (features & (1ULL << VIRTIO_F_VERSION_1)) || p->mrg ?
-		      (int)sizeof(struct virtio_net_hdr_mrg_rxbuf) :
-		      (int)sizeof(struct virtio_net_hdr);
 	if (features & (1ULL << VIRTIO_NET_F_GUEST_CSUM)) {
 		off |= TUN_F_CSUM;
 		/* tun accepts TSO flags only together with CSUM */
@@ -269,43 +331,38 @@ int vnetd_tap_set_features(struct vnetd_port *p, uint64_t features)
 			off |= TUN_F_TSO_ECN;
 	}
 	if (ioctl(fd, TUNSETVNETHDRSZ, &hdr)) {
-		pr_err(p, "tap %s: TUNSETVNETHDRSZ %d: %s", p->cfg.tap, hdr,
+		pr_err(t, "tap %s: TUNSETVNETHDRSZ %d: %s", t->ifname, hdr,
 		       strerror(errno));
 		return -errno;
 	}
 	/* virtio 1.x headers are little-endian whatever the host is */
 	if ((features & (1ULL << VIRTIO_F_VERSION_1)) &&
 	    ioctl(fd, TUNSETVNETLE, &le))
-		pr_dbg(p, "tap %s: TUNSETVNETLE: %s", p->cfg.tap,
+		pr_dbg(t, "tap %s: TUNSETVNETLE: %s", t->ifname,
 		       strerror(errno));
 	if (ioctl(fd, TUNSETOFFLOAD, off)) {
-		pr_err(p, "tap %s: TUNSETOFFLOAD 0x%x: %s", p->cfg.tap, off,
+		pr_err(t, "tap %s: TUNSETOFFLOAD 0x%x: %s", t->ifname, off,
 		       strerror(errno));
 		return -errno;
 	}
-	p->hdr_len = (unsigned int)hdr;
-	p->features = features;
-	pr_info(p, "features 0x%llx: %u-byte header, %smergeable RX buffers, tap offloads%s%s%s%s",
-		(unsigned long long)features, p->hdr_len, p->mrg ? "" : "no ",
+	pr_info(t, "features 0x%llx: %u-byte header, %smergeable RX buffers, tap offloads%s%s%s%s",
+		(unsigned long long)features, hdr_len, mrg ? "" : "no ",
 		off & TUN_F_CSUM ? " csum" : "", off & TUN_F_TSO4 ? " tso4" : "",
 		off & TUN_F_TSO6 ? " tso6" : "",
 		!off ? " none" : off & TUN_F_TSO_ECN ? " ecn" : "");
 	return 0;
 }
 
-
 /* SIOCGIFMTU/SIOCSIFMTU of the tap, in its netns (the caller is not). */
-static int tap_mtu(struct vnetd_port *p, unsigned long req, unsigned int *mtu)
+static int tap_mtu(struct vnetd_tap *t, unsigned long req, unsigned int *mtu)
 {
 	struct vnet_err err = {};
 	struct ifreq ifr = {};
 	int fd, saved, ret = 0;
 
-	ret = p->netns_fd >= 0 ?
-		      vnetd_netns_enter_fd(p->netns_fd, &saved, &err) :
-		      vnetd_netns_switch(p->cfg.netns, &saved, &err);
+	ret = vnetd_tap_ns_enter(t, &saved, &err);
 	if (ret) {
-		pr_err(p, "tap %s: MTU: %s", p->cfg.tap, err.msg);
+		pr_err(t, "tap %s: MTU: %s", t->ifname, err.msg);
 		return ret;
 	}
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
@@ -313,7 +370,7 @@ static int tap_mtu(struct vnetd_port *p, unsigned long req, unsigned int *mtu)
 		ret = -errno;
 		goto out;
 	}
-	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", p->cfg.tap);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", t->ifname);
 	ifr.ifr_mtu = (int)*mtu;
 	if (ioctl(fd, req, &ifr))
 		ret = -errno;
@@ -331,57 +388,99 @@ out:
  * MTU is remembered the first time and given back when the frontend goes
  * (vnetd_tap_reset()).  0 or -errno (the frontend refuses).
  */
-int vnetd_tap_set_mtu(struct vnetd_port *p, unsigned int mtu)
+int vnetd_tap_set_mtu(struct vnetd_tap *t, unsigned int mtu)
 {
 	unsigned int old = 0;
 	int ret;
 
-	if (!p->mtu_orig) {
-		ret = tap_mtu(p, SIOCGIFMTU, &old);
+	if (!t->mtu_orig) {
+		ret = tap_mtu(t, SIOCGIFMTU, &old);
 		if (ret) {
-			pr_err(p, "tap %s: cannot read the MTU: %s", p->cfg.tap,
+			pr_err(t, "tap %s: cannot read the MTU: %s", t->ifname,
 			       strerror(-ret));
 			return ret;
 		}
 	}
-	ret = tap_mtu(p, SIOCSIFMTU, &mtu);
+	ret = tap_mtu(t, SIOCSIFMTU, &mtu);
 	if (ret) {
-		pr_err(p, "tap %s: the frontend's MTU %u: %s%s", p->cfg.tap, mtu,
+		pr_err(t, "tap %s: the frontend's MTU %u: %s%s", t->ifname, mtu,
 		       strerror(-ret),
 		       ret == -EINVAL ? " (tun takes 68 to 65535)" : "");
 		return ret;
 	}
-	if (!p->mtu_orig)
-		p->mtu_orig = old;
-	pr_info(p, "tap %s: MTU %u (the frontend's)", p->cfg.tap, mtu);
+	if (!t->mtu_orig)
+		t->mtu_orig = old;
+	pr_info(t, "tap %s: MTU %u (the frontend's)", t->ifname, mtu);
 	return 0;
 }
 
 /* The frontend went: the tap's own MTU again. */
-static void tap_mtu_restore(struct vnetd_port *p)
+static void tap_mtu_restore(struct vnetd_tap *t)
 {
-	unsigned int mtu = p->mtu_orig;
+	unsigned int mtu = t->mtu_orig;
 	int ret;
 
 	if (!mtu)
 		return;
-	p->mtu_orig = 0;
-	ret = tap_mtu(p, SIOCSIFMTU, &mtu);
+	t->mtu_orig = 0;
+	ret = tap_mtu(t, SIOCSIFMTU, &mtu);
 	if (ret)
-		pr_warn(p, "tap %s: cannot restore the MTU %u: %s", p->cfg.tap,
+		pr_warn(t, "tap %s: cannot restore the MTU %u: %s", t->ifname,
 			mtu, strerror(-ret));
 	else
-		pr_info(p, "tap %s: MTU %u again", p->cfg.tap, mtu);
+		pr_info(t, "tap %s: MTU %u again", t->ifname, mtu);
 }
 
 /*
  * The frontend went: the next one negotiates afresh; no offloads and the
  * tap's own MTU meanwhile.
  */
-void vnetd_tap_reset(struct vnetd_port *p)
+void vnetd_tap_reset(struct vnetd_tap *t)
 {
-	if (ioctl(p->qp[0].io.fd, TUNSETOFFLOAD, 0))
-		pr_dbg(p, "TUNSETOFFLOAD 0: %s", strerror(errno));
-	p->features = 0;
-	tap_mtu_restore(p);
+	if (ioctl(t->fd[0], TUNSETOFFLOAD, 0))
+		pr_dbg(t, "TUNSETOFFLOAD 0: %s", strerror(errno));
+	tap_mtu_restore(t);
+}
+
+/* One frame written outside a burst (RARP): bytes or -errno. */
+int vnetd_tap_write(struct vnetd_tap *t, const struct iovec *iov,
+		    unsigned int n)
+{
+	ssize_t w = writev(t->fd[0], iov, (int)n);
+
+	return w < 0 ? -errno : (int)w;
+}
+
+/*
+ * Is the tap, or its netns, gone?  The tap: tun answers EBADFD on a queue
+ * fd whose device was deleted.  The netns: its name no longer leads to
+ * the namespace the tap was opened in (ip netns del; the namespace itself
+ * lives on as long as the port holds its tap).  Fills WHY.
+ */
+bool vnetd_tap_lost(struct vnetd_tap *t, char *why, size_t len)
+{
+	struct ifreq ifr = {};
+	char path[300];
+	struct stat st;
+
+	if (t->netns_fd >= 0) {
+		if (strchr(t->netns, '/'))
+			snprintf(path, sizeof(path), "%s", t->netns);
+		else
+			snprintf(path, sizeof(path), "/var/run/netns/%s",
+				 t->netns);
+		if (stat(path, &st) || st.st_ino != t->netns_ino) {
+			snprintf(why, len, "netns %s of tap %s is gone (%s)",
+				 t->netns, t->ifname,
+				 errno == ENOENT ? "deleted" :
+						   "another one has its name");
+			return true;
+		}
+	}
+	if (t->fd[0] >= 0 && ioctl(t->fd[0], TUNGETIFF, &ifr) &&
+	    errno == EBADFD) {
+		snprintf(why, len, "tap %s is gone (deleted)", t->ifname);
+		return true;
+	}
+	return false;
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Frame I/O on one tap queue: bursts of writes (guest TX) and reads (guest
- * RX) through one io_uring per queue thread, or plain read/writev.  Only
- * the queue thread of the tap queue calls these.
+ * Frame I/O on one tap queue (tapio.h): bursts of writes (guest TX) and
+ * reads (guest RX) through one io_uring per queue thread, or plain
+ * read/writev.  Only the queue thread of the tap queue calls these.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,8 +11,8 @@
 #include <sys/uio.h>
 #include <liburing.h>
 
-#include "vnetd.h"
 #include "sandbox.h"
+#include "tapio.h"
 
 #define URING_ENTRIES (VNETD_TX_BURST_MAX + VNETD_RX_BURST)
 
@@ -61,8 +61,8 @@ int vnetd_tapio_init(struct vnetd_tapio *io)
 		ret = io_uring_register_buffers(ring, &iov, 1);
 		io->fixed = !ret;
 		if (ret)
-			pr_dbg(io->qp->port, "queue pair %u: io_uring buffers: %s; plain reads",
-			       io->qp->index, strerror(-ret));
+			pr_dbg(io, "queue pair %u: io_uring buffers: %s; plain reads",
+			       io->index, strerror(-ret));
 	}
 	ret = vnetd_sandbox_uring(ring);
 	if (ret)
@@ -133,8 +133,8 @@ static int uring_run(struct vnetd_tapio *io, unsigned int n, int *res,
 			continue;
 		if (ret <= 0) {
 			ret = ret ? ret : -EIO;
-			pr_warn(io->qp->port, "queue pair %u: io_uring: %s; using plain read/writev from now on",
-				io->qp->index, strerror(-ret));
+			pr_warn(io, "queue pair %u: io_uring: %s; using plain read/writev from now on",
+				io->index, strerror(-ret));
 			vnetd_tapio_exit(io);
 			return ret;
 		}
@@ -197,15 +197,6 @@ void vnetd_tapio_write_burst(struct vnetd_tapio *io,
 		w = writev(io->fd, e->iov, e->out_num);
 		res[i] = w < 0 ? -errno : (int)w;
 	}
-}
-
-/* One frame written outside a burst (RARP): bytes or -errno. */
-int vnetd_tapio_writev(struct vnetd_tapio *io, const struct iovec *iov,
-		       unsigned int n)
-{
-	ssize_t w = writev(io->fd, iov, (int)n);
-
-	return w < 0 ? -errno : (int)w;
 }
 
 /*

@@ -23,12 +23,12 @@
  */
 #include <errno.h>
 
-#include "vnetd.h"
+#include "burst.h"
 
 /* The guest-TX batch: the tap's rx-frames in the config map, 0: default. */
-static unsigned int tx_batch(const struct vnetd_qp *qp)
+static unsigned int tx_batch(const struct vnetd_tx *tx)
 {
-	uint32_t n = VNETD_LOAD(qp->tx.r.cfg->tap_rx_frames);
+	uint32_t n = VNETD_LOAD(tx->r.cfg->tap_rx_frames);
 
 	if (!n)
 		return VNETD_TX_BURST;
@@ -37,26 +37,25 @@ static unsigned int tx_batch(const struct vnetd_qp *qp)
 
 /*
  * Spin on avail->idx for up to the busy-poll window; true: entries came.
- * The window ends early at a coalescing deadline: a pending completion is
- * never held past its tx-/rx-usecs by the spin.
+ * The window ends early at a coalescing deadline of the pair: a pending
+ * completion is never held past its tx-/rx-usecs by the spin.
  */
-static bool tx_busy_poll(struct vnetd_qp *qp)
+static bool tx_busy_poll(struct vnetd_tx *tx)
 {
-	uint64_t end;
+	uint64_t end, held;
 	unsigned int i;
 
-	end = vnetd_now_ns() + qp->port->busy_poll_ns;
-	if (qp->tx.r.coal.timer_ns && qp->tx.r.coal.timer_ns < end)
-		end = qp->tx.r.coal.timer_ns;
-	if (qp->rx.r.coal.timer_ns && qp->rx.r.coal.timer_ns < end)
-		end = qp->rx.r.coal.timer_ns;
+	end = vnetd_now_ns() + tx->busy_poll_ns;
+	held = vnetd_coal_deadline(&tx->r);
+	if (held && held < end)
+		end = held;
 	for (;;) {
 		for (i = 0; i < 32; i++) {
-			if (vhost_vq_avail_count(qp->tx.r.vq))
+			if (vhost_vq_avail_count(tx->r.vq))
 				return true;
 			vnetd_cpu_relax();
 		}
-		if (vhost_vq_broken(qp->tx.r.vq) || vnetd_now_ns() >= end)
+		if (vhost_vq_broken(tx->r.vq) || vnetd_now_ns() >= end)
 			return false;
 	}
 }
@@ -84,9 +83,8 @@ static void tx_prefetch(const struct vhost_vq_elem *elems, unsigned int n)
 }
 
 /* Drain the TX ring, up to the budget: what happened. */
-enum vnetd_burst vnetd_tx_burst(struct vnetd_qp *qp)
+enum vnetd_burst vnetd_tx_burst(struct vnetd_tx *tx)
 {
-	struct vnetd_tx *tx = &qp->tx;
 	struct vhost_vq *vq = tx->r.vq;
 	struct vnet_dp_stats *st = tx->r.st;
 	unsigned int done = 0, i, ok, fault, classes;
@@ -95,11 +93,11 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_qp *qp)
 
 	vhost_vq_notify_disable(vq);
 	for (;;) {
-		n = vhost_vq_pop_burst(vq, tx->r.elems, tx_batch(qp));
+		n = vhost_vq_pop_burst(vq, tx->r.elems, tx_batch(tx));
 		if (n < 0)
 			return VNETD_BURST_BROKEN;
 		if (!n) {
-			if (qp->port->busy_poll_ns && tx_busy_poll(qp)) {
+			if (tx->busy_poll_ns && tx_busy_poll(tx)) {
 				st->busy_polls++;
 				return VNETD_BURST_MORE; /* kicks stay off */
 			}
@@ -113,7 +111,7 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_qp *qp)
 		tx_prefetch(tx->r.elems, (unsigned int)n);
 		u0 = VNETD_LOAD(tx->r.qs->urgent);
 		p0 = VNETD_LOAD(tx->r.qs->push);
-		vnetd_tapio_write_burst(&qp->io, tx->r.elems, (unsigned int)n,
+		vnetd_tapio_write_burst(tx->io, tx->r.elems, (unsigned int)n,
 					tx->res);
 		classes = (VNETD_LOAD(tx->r.qs->urgent) != u0) << VNET_CLASS_URGENT |
 			  (VNETD_LOAD(tx->r.qs->push) != p0) << VNET_CLASS_PUSH;
@@ -129,8 +127,8 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_qp *qp)
 			tx->used[i].len = 0; /* nothing written for the guest */
 			if (res >= 0) {
 				ok++;
-				if ((unsigned int)res > qp->hdr_len)
-					bytes += (unsigned int)res - qp->hdr_len;
+				if ((unsigned int)res > tx->hdr_len)
+					bytes += (unsigned int)res - tx->hdr_len;
 			} else if (!e->err) {
 				/* -E2BIG chains were counted by the library */
 				st->drops[e->out_num ? VNET_DROP_TAP :

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * What split (virtq.c) and packed (packed.c) rings share: a guest buffer
- * added to an element only inside guest memory, a ring marked broken
- * (logged once, the frontend's error fd signalled), and a ring stopped.
+ * What split (split.c) and packed (packed.c) rings share: a guest buffer
+ * added to an element only inside guest memory, a ring area mapped, a
+ * ring marked broken (logged once, the frontend's error fd signalled),
+ * and a ring stopped.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -10,8 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "virtq.h"
 #include "vq_int.h"
 
 void vhost_vq_set_broken(struct vhost_vq *vq, const char *fmt, ...)
@@ -26,8 +25,8 @@ void vhost_vq_set_broken(struct vhost_vq *vq, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(vq->broken_reason, sizeof(vq->broken_reason), fmt, ap);
 	va_end(ap);
-	vhost_err("%s: vq %u broken, stopped: %s", vq->name ? vq->name : "vhost",
-		  vq->index, vq->broken_reason);
+	vhost_err("%s: vq %u broken, stopped: %s", vq_name(vq), vq->index,
+		  vq->broken_reason);
 	/* QEMU reports "vhost vring error in virtqueue N" on this eventfd */
 	if (vq->err_fd < 0 || vq->err_stuck || vq_fe_write(vq, vq->err_fd) >= 0)
 		return;
@@ -40,7 +39,6 @@ void vhost_vq_set_broken(struct vhost_vq *vq, const char *fmt, ...)
 	vhost_dbg("vq %u: error eventfd: %s", vq->index, strerror(errno));
 }
 
-/* Append the guest buffer [ADDR, ADDR + LEN) to ELEM (packed.c too). */
 int vhost_vq_elem_add(struct vhost_vq *vq, struct vhost_vq_elem *elem,
 		      uint64_t addr, uint32_t len, bool write,
 		      unsigned int *niov)
@@ -80,11 +78,33 @@ int vhost_vq_elem_add(struct vhost_vq *vq, struct vhost_vq_elem *elem,
 	return 0;
 }
 
+void *vhost_vq_map(struct vhost_vq *vq, const char *what, uint64_t uva,
+		   uint64_t len, size_t align, uint64_t *gpa)
+{
+	void *p = vhost_mem_uva_to_host(vq->mem, uva, len);
+
+	if (!p || (gpa && vhost_mem_uva_to_gpa(vq->mem, uva, gpa))) {
+		vhost_err("%s: vq %u: %s 0x%llx+%llu is not inside one memory region",
+			  vq_name(vq), vq->index, what, (unsigned long long)uva,
+			  (unsigned long long)len);
+		return NULL;
+	}
+	if ((uintptr_t)p % align) {
+		vhost_err("%s: vq %u: %s 0x%llx is not %zu-byte aligned",
+			  vq_name(vq), vq->index, what, (unsigned long long)uva,
+			  align);
+		return NULL;
+	}
+	return p;
+}
+
+/* Either layout's pointers: a ring that faulted in its start has some. */
 void vhost_vq_stop(struct vhost_vq *vq)
 {
-	vq->pdesc = NULL;
-	vq->driver_event = vq->device_event = NULL;
-	vq->desc = NULL;
-	vq->avail = NULL;
-	vq->used = NULL;
+	vq->ops = NULL;
+	vq->split.desc = NULL;
+	vq->split.avail = NULL;
+	vq->split.used = NULL;
+	vq->packed.desc = NULL;
+	vq->packed.driver_event = vq->packed.device_event = NULL;
 }

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * A port's life, on the control thread (port.c): its tap and netns, vnet's
+ * programs and maps, the ethtool monitor, then the device and its queue
+ * threads, then the socket; the way back; a tap or netns that went away.
+ * A port holds one part per concern, each declared and run by its own
+ * module (struct vnetd_port).
+ */
+#ifndef VNETD_PORT_H
+#define VNETD_PORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <net/if.h>
+#include <sys/types.h>
+#include <sys/un.h>
+
+#include "device.h"
+#include "maps.h"
+#include "monitor.h"
+#include "qthread.h"
+#include "server.h"
+#include "tap.h"
+
+#define VNETD_BUSY_POLL_MAX_US 1000 /* --busy-poll's upper bound */
+
+/* One port as configured (command line or --config). */
+struct vnetd_port_cfg {
+	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	char tap[IF_NAMESIZE];
+	char netns[256];	/* "": the caller's namespace */
+	unsigned int queues;
+	bool client;
+	unsigned int ncpus;
+	int cpus[VNETD_MAX_QP * 4];
+};
+
+/* What every port of one vnetd shares (the command line). */
+struct vnetd_port_opts {
+	bool no_uring;		/* --no-uring */
+	bool packed;		/* --packed: offer VIRTIO_F_RING_PACKED */
+	unsigned int busy_poll_us; /* --busy-poll */
+	gid_t socket_gid;	/* --socket-group; (gid_t)-1: vnetd's own */
+	mode_t socket_mode;	/* --socket-mode (server sockets) */
+};
+
+struct vnetd_port {
+	const char *name;		/* log prefix: the socket path */
+	struct vnetd_port_cfg cfg;
+	struct vnetd_port_opts opts;
+	bool gone;			/* its tap or netns went: port closed */
+
+	struct vnetd_tap tap;		/* tap.c: the tap and its netns */
+	struct vnetd_maps maps;		/* maps.c: programs, maps, steering */
+	struct vnetd_monitor mon;	/* monitor.c: ethtool's notifications */
+	struct vnetd_device device;	/* device.c: the vhost-user device */
+	unsigned int nr_qp;		/* qp.c, qthread.c: the queue pairs */
+	struct vnetd_qp qp[VNETD_MAX_QP];
+};
+
+void vnetd_port_init(struct vnetd_port *p, const struct vnetd_port_cfg *c,
+		     const struct vnetd_port_opts *o);
+int vnetd_socket_precheck(const struct vnetd_port_cfg *c);
+int vnetd_port_open(struct vnetd_port *p, struct vhost_server *srv);
+void vnetd_port_close(struct vnetd_port *p);
+
+/*
+ * Every port of PORTS set up: the sandbox (sandbox.c) for their queue
+ * threads and the control thread.  0 or -errno (logged).
+ */
+int vnetd_ports_sandbox_enter(const struct vnetd_port *ports,
+			      unsigned int nports);
+
+/* The control loop's: the monitor's fd is readable; the watchdog's tick. */
+void vnetd_port_monitor_event(struct vnetd_port *p);
+void vnetd_port_watchdog(struct vnetd_port *p);
+bool vnetd_port_lost(struct vnetd_port *p, char *why, size_t len);
+void vnetd_port_lose(struct vhost_server *srv, struct vnetd_port *p,
+		     int epfd, const char *why);
+
+#endif /* VNETD_PORT_H */
