@@ -181,7 +181,7 @@ $(OUT)/asan/%.o: %.c $(VNETD_TEST_HDRS)
 
 $(VNETD_TESTS): $(OUT)/selftests/%: $(OUT)/asan/selftests/%.o $(VNETD_TEST_LIB:%.c=$(OUT)/asan/%.o)
 	@mkdir -p $(@D)
-	$(CC) $(SANITIZE) $^ -o $@ -lbpf
+	$(CC) $(SANITIZE) $^ -o $@ -lbpf -lz
 
 # vufe.c without sanitizers: gcc 12 -O2 sees maybe-uninitialized false
 # positives in it (descriptor ids filled by desc_get()); the ceiling loops

@@ -128,19 +128,27 @@ int pin_get(const struct port *p, const char *map)
 	return fd < 0 ? -errno : fd;
 }
 
-bool vd_start(struct vd *vd)
+bool vd_log_has(struct vd *vd, const char *s)
 {
-	struct stat old[2];
-	long long deadline;
+	char line[1024];
+	bool found = false;
+	FILE *f = fopen(vd->log, "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, s) != NULL;
+	fclose(f);
+	return found;
+}
+
+bool vd_spawn(struct vd *vd)
+{
 	unsigned int i;
-	struct stat sb;
 	char q[16];
 
-	memset(old, 0, sizeof(old));
-	for (i = 0; i < vd->nports; i++) {
-		stat(vd->port[i].sock, &old[i]);
+	for (i = 0; i < vd->nports; i++)
 		port_close_maps(&vd->port[i]);
-	}
 	if (vd->use_config) {
 		FILE *f = fopen(vd->conf, "w");
 
@@ -201,18 +209,59 @@ bool vd_start(struct vd *vd)
 		}
 		if (vd->extra)
 			argv[n++] = (char *)vd->extra;
+		if (vd->extra2)
+			argv[n++] = (char *)vd->extra2;
+		if (vd->takeover)
+			argv[n++] = "--takeover";
 		argv[n] = NULL;
 		execv(vnetd_bin, argv);
 		fprintf(stderr, "exec %s: %s\n", vnetd_bin, strerror(errno));
 		_exit(127);
 	}
 
+	return true;
+}
+
+bool vd_start(struct vd *vd)
+{
+	struct stat old[2];
+	long long deadline;
+	unsigned int i;
+	struct stat sb;
+
+	memset(old, 0, sizeof(old));
+	for (i = 0; i < vd->nports; i++)
+		stat(vd->port[i].sock, &old[i]);
+	if (!vd_spawn(vd))
+		return false;
+
 	/*
 	 * ready: every socket exists, a new one and not a stale file (tmpfs
 	 * reuses inode numbers: the change time tells them apart)
 	 */
 	deadline = now_ms() + START_MS;
-	for (i = 0; i < vd->nports && !vd->client; i++) {
+	/* a hand-over keeps the sockets: ready when it says it took them */
+	for (i = 0; vd->takeover && i < vd->nports; i++) {
+		char want[200];
+
+		snprintf(want, sizeof(want), "%s: taken over", vd->port[i].sock);
+		while (!vd_log_has(vd, want)) {
+			if (!vd_running(vd)) {
+				test_fail("vnetd --takeover exited (status 0x%x) before it took %s: %s",
+					  vd->status, vd->port[i].sock,
+					  vd_log_tail(vd));
+				return false;
+			}
+			if (now_ms() > deadline) {
+				test_fail("vnetd --takeover did not take %s in %d ms: %s",
+					  vd->port[i].sock, START_MS,
+					  vd_log_tail(vd));
+				return false;
+			}
+			nap_ms(5);
+		}
+	}
+	for (i = 0; i < vd->nports && !vd->client && !vd->takeover; i++) {
 		for (;;) {
 			if (!stat(vd->port[i].sock, &sb) &&
 			    S_ISSOCK(sb.st_mode) &&

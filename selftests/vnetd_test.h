@@ -251,6 +251,8 @@ struct vd {
 	bool own_tap;		/* the test makes a persistent tap first */
 	bool own_tap_single;	/* ... without multi_queue and vnet_hdr */
 	const char *extra;	/* one more option, e.g. --no-uring */
+	const char *extra2;	/* and another */
+	bool takeover;		/* --takeover: ready when it took the ports */
 	unsigned int nports;
 	struct port port[2];
 	off_t mark;		/* log offset of vd_log_mark() */
@@ -277,6 +279,10 @@ void port_close_maps(struct port *p);
 int pin_get(const struct port *p, const char *map);
 
 bool vd_start(struct vd *vd);
+/* vnetd started (its options from VD), not waited for */
+bool vd_spawn(struct vd *vd);
+/* does VD's log hold S? */
+bool vd_log_has(struct vd *vd, const char *s);
 
 /* 0 if the log has no sanitizer report, else 1 and the first line */
 int vd_sanitizer_report(struct vd *vd, char *line, size_t len);

@@ -13,12 +13,15 @@
 void vhost_mem_init(struct vhost_mem *mem)
 {
 	memset(mem, 0, sizeof(*mem));
+	mem->log_fd = -1;
 }
 
 static void region_unmap(struct vhost_mem_region *r)
 {
 	if (r->map_addr)
 		munmap(r->map_addr, r->map_len);
+	if (r->has_fd)
+		close(r->fd);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -66,7 +69,7 @@ static int map_len_for(int fd, uint64_t len, size_t *out)
 	return 0;
 }
 
-/* Check D and mmap it into R; does not close FD. */
+/* Check D and mmap it into R, which keeps FD (on success only). */
 static int region_map(struct vhost_mem_region *r,
 		      const struct vhost_mem_region_desc *d, int fd)
 {
@@ -109,6 +112,8 @@ static int region_map(struct vhost_mem_region *r,
 	r->map_len = map_len;
 	r->host = (uint8_t *)addr + off;
 	r->refs = 1;
+	r->fd = fd;
+	r->has_fd = true;
 	return 0;
 }
 
@@ -180,11 +185,11 @@ int vhost_mem_add(struct vhost_mem *mem, const struct vhost_mem_region_desc *d,
 	}
 	insert_sorted(mem->regions, mem->nregions, &r);
 	mem->nregions++;
-	close(fd);
 	return 0;
 
 out_unmap:
-	region_unmap(&r);
+	region_unmap(&r); /* closes fd */
+	return ret;
 out_close:
 	if (fd >= 0)
 		close(fd);
@@ -225,12 +230,15 @@ int vhost_mem_set_table(struct vhost_mem *mem,
 			unsigned int n)
 {
 	struct vhost_mem_region fresh[VHOST_MEM_MAX_REGIONS];
+	bool used[VHOST_MEM_MAX_REGIONS] = {}; /* fds[i] is a region's now */
 	unsigned int i, j, mapped = 0;
 	int ret = 0;
 
 	if (n > VHOST_MEM_MAX_REGIONS) {
-		ret = -E2BIG;
-		goto out_close;
+		for (i = 0; i < n; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		return -E2BIG;
 	}
 	memset(fresh, 0, sizeof(fresh));
 	for (i = 0; i < n; i++) {
@@ -239,6 +247,7 @@ int vhost_mem_set_table(struct vhost_mem *mem,
 		ret = region_map(&r, &d[i], fds[i]);
 		if (ret)
 			goto out_unmap;
+		used[i] = true;
 		for (j = 0; j < mapped; j++) {
 			if (overlaps(&r, &fresh[j])) {
 				vhost_err("mem: table regions %u and %u overlap",
@@ -259,11 +268,12 @@ int vhost_mem_set_table(struct vhost_mem *mem,
 	goto out_close;
 
 out_unmap:
+	/* the regions close the fds they took, the rest is closed below */
 	for (j = 0; j < mapped; j++)
 		region_unmap(&fresh[j]);
 out_close:
 	for (i = 0; i < n; i++)
-		if (fds[i] >= 0)
+		if (fds[i] >= 0 && !used[i])
 			close(fds[i]);
 	return ret;
 }
@@ -420,8 +430,12 @@ void vhost_mem_clear_log(struct vhost_mem *mem)
 {
 	if (mem->log_map)
 		munmap(mem->log_map, mem->log_map_len);
+	if (mem->log_fd >= 0)
+		close(mem->log_fd);
 	mem->log = NULL;
 	mem->log_size = 0;
+	mem->log_offset = 0;
+	mem->log_fd = -1;
 	mem->log_map = NULL;
 	mem->log_map_len = 0;
 }
@@ -455,6 +469,9 @@ int vhost_mem_set_log(struct vhost_mem *mem, int fd, uint64_t size,
 	mem->log_map_len = map_len;
 	mem->log = (uint8_t *)addr + offset;
 	mem->log_size = size;
+	mem->log_offset = offset;
+	mem->log_fd = fd; /* kept: a hand-over sends it on */
+	return 0;
 out_close:
 	close(fd);
 	return ret;

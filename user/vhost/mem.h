@@ -53,6 +53,9 @@ struct vhost_mem_region {
 	 * (and later removes) the same regions; QEMU >= 8.0 sends them once.
 	 */
 	unsigned int refs;
+	/* the frontend's fd of the region, kept (a hand-over sends it on) */
+	int fd;
+	bool has_fd;
 };
 
 struct vhost_mem {
@@ -65,6 +68,8 @@ struct vhost_mem {
 	uint64_t log_size; /* bytes of bitmap at log */
 	void *log_map;
 	size_t log_map_len;
+	uint64_t log_offset; /* where the bitmap starts in log_fd */
+	int log_fd;	     /* the frontend's fd of it, kept; -1: none */
 };
 
 void vhost_mem_init(struct vhost_mem *mem);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/timerfd.h>
 
+#include "dev_state.h"
 #include "log.h"
 #include "server.h"
 
@@ -309,6 +310,13 @@ int vhost_server_add_port(struct vhost_server *srv, struct vhost_dev *dev,
 		ret = ep_add(srv, port->timer_fd, &port->timer_item);
 		if (ret)
 			goto err_port;
+	} else if (cfg->adopt) {
+		/* taken over: the file is ours to remove once we let go */
+		port->listen_fd = cfg->adopt_fd;
+		port->unlink_on_close = true;
+		ret = ep_add(srv, port->listen_fd, &port->listen_item);
+		if (ret)
+			goto err_port;
 	} else {
 		ret = port_listen(port);
 		if (ret)
@@ -318,9 +326,11 @@ int vhost_server_add_port(struct vhost_server *srv, struct vhost_dev *dev,
 			goto err_port;
 	}
 	srv->ports[srv->nports++] = port;
+	if (cfg->adopt && cfg->adopt_conn >= 0)
+		return 0; /* the caller adds the connection it imported */
 	if (port->client)
 		port_connect(port);
-	else
+	else if (!cfg->adopt)
 		vhost_info("%s: listening", port->path);
 	return 0;
 
@@ -330,6 +340,122 @@ err_port:
 err_free:
 	free(port);
 	return ret;
+}
+
+static struct vhost_port *port_of(struct vhost_server *srv,
+				   const struct vhost_dev *dev)
+{
+	unsigned int i;
+
+	for (i = 0; i < srv->nports; i++)
+		if (srv->ports[i]->dev == dev)
+			return srv->ports[i];
+	return NULL;
+}
+
+int vhost_server_listen_fd(struct vhost_server *srv,
+			   const struct vhost_dev *dev)
+{
+	struct vhost_port *port = port_of(srv, dev);
+
+	return port ? port->listen_fd : -1;
+}
+
+int vhost_server_freeze_port(struct vhost_server *srv, struct vhost_dev *dev,
+			     int *listen_fd, int *conn)
+{
+	struct vhost_port *port = port_of(srv, dev);
+	int ret;
+
+	if (!port)
+		return -ENOENT;
+	*listen_fd = port->listen_fd;
+	*conn = -1;
+	if (vhost_dev_connected(dev)) {
+		ret = vhost_dev_freeze(dev);
+		if (ret)
+			return ret;
+		ep_del(srv, dev->fd);
+		*conn = dev->fd;
+	}
+	/* a frontend that connects meanwhile waits in the backlog */
+	ep_del(srv, port->listen_fd);
+	ep_del(srv, port->timer_fd);
+	return 0;
+}
+
+void vhost_server_thaw_port(struct vhost_server *srv, struct vhost_dev *dev)
+{
+	struct vhost_port *port = port_of(srv, dev);
+
+	if (!port)
+		return;
+	if (port->listen_fd >= 0 &&
+	    ep_add(srv, port->listen_fd, &port->listen_item))
+		vhost_err("%s: epoll: %s", port->path, strerror(errno));
+	if (port->timer_fd >= 0 &&
+	    ep_add(srv, port->timer_fd, &port->timer_item))
+		vhost_err("%s: epoll: %s", port->path, strerror(errno));
+	if (!vhost_dev_connected(dev))
+		return;
+	vhost_dev_thaw(dev);
+	if (ep_add(srv, dev->fd, &port->conn_item)) {
+		vhost_err("%s: epoll: %s", port->path, strerror(errno));
+		port_drop(port);
+		return;
+	}
+	/* what the frontend sent meanwhile */
+	if (vhost_dev_handle_input(dev) < 0)
+		port_drop(port);
+}
+
+int vhost_server_adopt_port(struct vhost_server *srv, struct vhost_dev *dev,
+			    const struct vhost_port_cfg *cfg, int listen_fd,
+			    int conn)
+{
+	struct vhost_port *port;
+	int ret;
+
+	/* a server port's socket is the one taken over, not a new one */
+	if (!cfg->client && listen_fd < 0)
+		return -EBADF;
+	ret = vhost_server_add_port(srv, dev, &(struct vhost_port_cfg){
+		.path = cfg->path, .client = cfg->client, .mode = cfg->mode,
+		.backoff_min_ms = cfg->backoff_min_ms,
+		.backoff_max_ms = cfg->backoff_max_ms, .adopt_fd = listen_fd,
+		.adopt_conn = conn, .adopt = true });
+	if (ret)
+		return ret;
+	port = port_of(srv, dev);
+	if (conn >= 0 && ep_add(srv, conn, &port->conn_item)) {
+		ret = -errno;
+		vhost_err("%s: epoll: %s", port->path, strerror(errno));
+		port_drop(port);
+		return ret;
+	}
+	return 0;
+}
+
+void vhost_server_release(struct vhost_server *srv)
+{
+	unsigned int i;
+
+	for (i = 0; i < srv->nports; i++) {
+		struct vhost_port *port = srv->ports[i];
+
+		if (port->listen_fd >= 0)
+			close(port->listen_fd);
+		if (port->timer_fd >= 0)
+			close(port->timer_fd);
+		vhost_dev_release(port->dev);
+		free(port);
+	}
+	free(srv->ports);
+	srv->ports = NULL;
+	srv->nports = 0;
+	if (srv->epfd >= 0)
+		close(srv->epfd);
+	srv->epfd = -1;
 }
 
 int vhost_server_remove_port(struct vhost_server *srv, struct vhost_dev *dev)

@@ -35,6 +35,9 @@ struct vhost_port_cfg {
 	mode_t mode;		/* server: socket file mode (minus the umask); 0 = 0600 */
 	unsigned int backoff_min_ms; /* client: first retry; 0 = 100 */
 	unsigned int backoff_max_ms; /* client: retry cap; 0 = 5000 */
+	/* vhost_server_adopt_port()'s: the fds taken over */
+	bool adopt;
+	int adopt_fd, adopt_conn;
 };
 
 struct vhost_server;
@@ -83,6 +86,36 @@ int vhost_server_add_port(struct vhost_server *srv, struct vhost_dev *dev,
  * Not from inside vhost_server_poll()'s callbacks.
  */
 int vhost_server_remove_port(struct vhost_server *srv, struct vhost_dev *dev);
+
+/*
+ * A hand-over of DEV's port to another process (dev_state.h): the port no
+ * longer accepts, reconnects or reads its connection (its fds leave the
+ * epoll set) and DEV is frozen (vhost_dev_freeze()).  *LISTEN_FD and
+ * *CONN are the port's (-1: none), to send: not to close.  -EAGAIN: a
+ * message is half read, try again.  Thaw undoes it; messages the frontend
+ * sent meanwhile are handled then.
+ */
+int vhost_server_freeze_port(struct vhost_server *srv, struct vhost_dev *dev,
+			     int *listen_fd, int *conn);
+/* The listening socket of DEV's port (server mode), or -1 */
+int vhost_server_listen_fd(struct vhost_server *srv,
+			   const struct vhost_dev *dev);
+void vhost_server_thaw_port(struct vhost_server *srv, struct vhost_dev *dev);
+/*
+ * Serve DEV, imported from another process (vhost_dev_import() done, its
+ * vhost_dev_import_end() too when CONN >= 0), on the listening socket
+ * LISTEN_FD of CFG->path (server mode) and the frontend's connection CONN
+ * (-1: none: listen or reconnect as a new port would).  0 or -errno.
+ */
+int vhost_server_adopt_port(struct vhost_server *srv, struct vhost_dev *dev,
+			    const struct vhost_port_cfg *cfg, int listen_fd,
+			    int conn);
+/*
+ * The hand-over happened: let go of every port without touching what the
+ * other process serves now (no socket removed, no device reset, no
+ * callback), and of the server.
+ */
+void vhost_server_release(struct vhost_server *srv);
 
 /*
  * Wait up to TIMEOUT_MS (-1: forever) and handle what is ready.  Returns

@@ -77,7 +77,7 @@ static int send_reply(struct vhost_dev *dev, struct vhost_user_msg *msg)
 
 /* --- dispatch -------------------------------------------------------- */
 
-static int dispatch(struct vhost_dev *dev, struct vhost_user_msg *msg)
+int vu_dispatch(struct vhost_dev *dev, struct vhost_user_msg *msg)
 {
 	uint32_t req = msg->hdr.request;
 	bool need_reply = msg->hdr.flags & VHOST_USER_NEED_REPLY_MASK;
@@ -126,6 +126,9 @@ static int dispatch(struct vhost_dev *dev, struct vhost_user_msg *msg)
 
 reply:
 	vu_msg_close_fds(msg);
+	/* a hand-over's messages (dev_state.c): nobody waits for an answer */
+	if (dev->importing)
+		return ret;
 	if (payload_reply) {
 		if (ret)
 			msg->hdr.size = 0; /* the spec's error indication */
@@ -270,11 +273,13 @@ int vhost_dev_handle_input(struct vhost_dev *dev)
 
 	if (dev->fd < 0)
 		return -ENOTCONN;
+	if (dev->frozen)
+		return 0; /* left in the socket for the process taking over */
 	while (budget--) {
 		ret = rx_step(dev);
 		if (ret <= 0)
 			return ret;
-		ret = dispatch(dev, &dev->rx.msg);
+		ret = vu_dispatch(dev, &dev->rx.msg);
 		rx_reset(&dev->rx);
 		if (ret)
 			return ret;

@@ -276,6 +276,11 @@ struct vhost_dev {
 	struct vhost_mem mem;
 	unsigned int nr_vqs;
 	struct vhost_vq *vqs;
+
+	/* a hand-over (dev_state.c): rings stopped, messages left unread */
+	bool frozen;
+	/* ... being rebuilt from another process's messages: no reply, no ring started */
+	bool importing;
 };
 
 /*

@@ -7,6 +7,8 @@
  *   handlers.c    the handler table and the handlers of every request
  *   vring_fds.c   the kick, call and error fds of a ring (and what a
  *                 frontend can do with them)
+ *   dev_state.c   a device's state as messages, out to another process
+ *                 and back in (a live hand-over)  (calls the ones below)
  *   vu_dev.c      rings stopped and started around a change, message
  *                 helpers                         (called by all three)
  */
@@ -56,6 +58,13 @@ struct vhost_user_handler {
 
 
 extern const struct vhost_user_handler vu_handlers[VHOST_USER_REQUEST_MAX];
+
+/*
+ * vhost_user.c: check MSG against its handler and run it, then the reply
+ * (none while importing: dev_state.c); its fds are closed unless taken.
+ * 0, -errno of the handler, or of sending the reply.
+ */
+int vu_dispatch(struct vhost_dev *dev, struct vhost_user_msg *msg);
 
 /* vu_dev.c */
 const char *vu_dev_name(const struct vhost_dev *dev);

@@ -63,7 +63,8 @@ void vu_vq_update(struct vhost_dev *dev, struct vhost_vq *vq)
 	char why[200] = "";
 	int ret;
 
-	if (vq->running || !vhost_vq_ready(vq) || !dev->mem.nregions)
+	if (vq->running || !vhost_vq_ready(vq) || !dev->mem.nregions ||
+	    dev->importing || dev->frozen)
 		return;
 	ret = vq_start(dev, vq, why, sizeof(why));
 	if (ret && why[0]) {

@@ -90,6 +90,18 @@ struct vnetd_rx {
 	int tap_err;			/* VNETD_BURST_TAP_ERROR: -errno */
 };
 
+/*
+ * The frames read from the tap and not delivered yet (a hand-over sends
+ * them on, handover.c): the ring is stopped.  Pending frame I (0 ..
+ * rx->count): its bytes (header of rx->read_hdr bytes, then the frame)
+ * and length.  Put one behind the pending ones: 0, or -ENOSPC (every slot
+ * taken) / -EINVAL (a length no slot holds, another header size).
+ */
+const uint8_t *vnetd_rx_pending(const struct vnetd_rx *rx, unsigned int i,
+				uint32_t *len);
+int vnetd_rx_put_pending(struct vnetd_rx *rx, const void *frame,
+			 uint32_t len, unsigned int hdr_len);
+
 /* One burst (up to VNETD_BUDGET frames) of a running ring. */
 enum vnetd_burst vnetd_tx_burst(struct vnetd_tx *tx);
 enum vnetd_burst vnetd_rx_burst(struct vnetd_rx *rx);

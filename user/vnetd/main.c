@@ -17,6 +17,7 @@
  * message names the cause), 2 on usage errors.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #include <bpf/libbpf.h>
 
 #include "fault.h"
+#include "handover.h"
 #include "opts.h"
 #include "port.h"
 #include "qthread.h"
@@ -110,7 +112,7 @@ struct ep_item {
 	struct vnetd_port *port;
 };
 
-enum { EP_SERVER = 1, EP_SIGNAL, EP_MONITOR, EP_WATCHDOG };
+enum { EP_SERVER = 1, EP_SIGNAL, EP_MONITOR, EP_WATCHDOG, EP_HANDOVER };
 
 /* how often a queue thread held by a frontend's fd is looked for */
 #define WATCHDOG_MS 250
@@ -124,11 +126,16 @@ static int ep_add(int epfd, int fd, struct ep_item *it)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/*
+ * The control loop until a signal says stop (0), a hand-over gave every
+ * port away (*HANDED set, 0), or epoll fails (-errno).
+ */
 static int run(struct vhost_server *srv, struct vnetd_port *ports,
-	       unsigned int nports, int sfd)
+	       unsigned int nports, int sfd, int hofd, bool *handed)
 {
 	struct ep_item srv_item = { EP_SERVER, NULL }, sig_item = { EP_SIGNAL, NULL };
 	struct ep_item wd_item = { EP_WATCHDOG, NULL };
+	struct ep_item ho_item = { EP_HANDOVER, NULL };
 	struct itimerspec its = {
 		.it_interval.tv_nsec = WATCHDOG_MS * 1000000L,
 		.it_value.tv_nsec = WATCHDOG_MS * 1000000L,
@@ -159,6 +166,8 @@ static int run(struct vhost_server *srv, struct vnetd_port *ports,
 		ret = ep_add(epfd, sfd, &sig_item);
 	if (!ret)
 		ret = ep_add(epfd, wdfd, &wd_item);
+	if (!ret && hofd >= 0)
+		ret = ep_add(epfd, hofd, &ho_item);
 	for (i = 0; !ret && i < nports; i++) {
 		mon_items[i] = (struct ep_item){ EP_MONITOR, &ports[i] };
 		if (ports[i].mon.fd >= 0)
@@ -194,12 +203,19 @@ static int run(struct vhost_server *srv, struct vnetd_port *ports,
 				if (read(sfd, &si, sizeof(si)) != sizeof(si))
 					break;
 				if (si.ssi_signo == SIGHUP) {
-					vhost_warn(VNETD_SIGHUP_WARNING);
+					vhost_warn("SIGHUP: vnetd reloads by handing its ports over to a new process, without the guests noticing: run 'vnetd --takeover' with this vnetd's arguments ('systemctl reload vnetd@NAME' does); vnetd keeps serving");
 					break;
 				}
 				vnetd_notify("STOPPING=1");
 				vhost_info("%s, exiting", strsignal((int)si.ssi_signo));
 				goto out;
+			case EP_HANDOVER:
+				if (vnetd_handover_serve(hofd, srv, ports,
+							 nports) == 1) {
+					*handed = true;
+					goto out;
+				}
+				break;
 			case EP_MONITOR:
 				/* vnetd_port_lose() earlier in this batch */
 				if (!it->port->gone)
@@ -228,18 +244,91 @@ out:
 	return ret;
 }
 
+/*
+ * --detach: fork.  The parent waits for the child to say how its start
+ * went (vnetd_detach_done()) and returns its exit status (>= 0); the
+ * child gets -1 and *FD, where to say it, and goes on in a session of its
+ * own, stdin and stdout on /dev/null, stderr kept (the journal's).
+ */
+static int vnetd_detach(int *fd)
+{
+	char buf[512];
+	int p[2], null;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC)) {
+		fprintf(stderr, "vnetd: --detach: pipe: %s\n", strerror(errno));
+		return VNETD_EXIT_STARTUP;
+	}
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "vnetd: --detach: fork: %s\n", strerror(errno));
+		return VNETD_EXIT_STARTUP;
+	}
+	if (!pid) {
+		close(p[0]);
+		setsid();
+		null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null >= 0) {
+			dup2(null, STDIN_FILENO);
+			dup2(null, STDOUT_FILENO);
+			close(null);
+		}
+		*fd = p[1];
+		return -1;
+	}
+	close(p[1]);
+	while ((size_t)got < sizeof(buf) - 1 &&
+	       (n = read(p[0], buf + got, sizeof(buf) - 1 - (size_t)got)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		got += n;
+	}
+	close(p[0]);
+	buf[got] = '\0';
+	if (!strcmp(buf, "ok"))
+		return 0;
+	fprintf(stderr, "vnetd: %s\n", got ? buf : "exited before it was ready");
+	return VNETD_EXIT_STARTUP;
+}
+
+/* The detached vnetd's start: WHY NULL, ready; else why not.  Once. */
+static void vnetd_detach_done(int fd, const char *why)
+{
+	static bool done;
+	const char *s = why ? why : "ok";
+
+	if (fd < 0 || done)
+		return;
+	done = true;
+	if (write(fd, s, strlen(s)) < 0)
+		vhost_warn("--detach: %s", strerror(errno));
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	static struct vnetd_opts o;
 	struct vhost_server srv;
 	struct vnetd_port *ports;
 	unsigned int i, opened = 0;
+	int ret, sfd, hofd = -1, detach_fd = -1;
+	bool handed = false;
+	char why[1024] = "";
 	sigset_t mask;
-	int ret, sfd;
 
 	ret = vnetd_opts_parse(argc, argv, &o);
 	if (ret)
 		return ret < 0 ? 0 : ret;
+	/* --takeover --detach: the caller waits for the outcome only */
+	if (o.detach) {
+		ret = vnetd_detach(&detach_fd);
+		if (ret >= 0)
+			return ret;
+	}
 
 	/* vnetctl recognises its datapath by this name (coalesce show) */
 	prctl(PR_SET_NAME, "vnetd", 0, 0, 0);
@@ -301,25 +390,45 @@ int main(int argc, char **argv)
 		ret = VNETD_EXIT_STARTUP;
 		goto out_ports;
 	}
-	for (i = 0; i < o.nports; i++) {
-		if (vnetd_socket_precheck(&o.ports[i])) {
+	if (o.takeover) {
+		/* every port from the running vnetd, or nothing (it serves on) */
+		for (i = 0; i < o.nports; i++)
+			vnetd_port_init(&ports[i], &o.ports[i], &o.port);
+		if (vnetd_handover_take(o.takeover_socket, &srv, ports,
+					o.nports, why, sizeof(why))) {
 			ret = VNETD_EXIT_STARTUP;
 			goto out_srv;
 		}
-	}
-	for (i = 0; i < o.nports; i++) {
-		vnetd_port_init(&ports[i], &o.ports[i], &o.port);
-		if (vnetd_port_open(&ports[i], &srv)) {
-			ret = VNETD_EXIT_STARTUP;
-			goto out_srv;
+		opened = o.nports;
+	} else {
+		for (i = 0; i < o.nports; i++) {
+			if (vnetd_socket_precheck(&o.ports[i])) {
+				ret = VNETD_EXIT_STARTUP;
+				goto out_srv;
+			}
 		}
-		opened++;
+		for (i = 0; i < o.nports; i++) {
+			vnetd_port_init(&ports[i], &o.ports[i], &o.port);
+			if (vnetd_port_open(&ports[i], &srv)) {
+				ret = VNETD_EXIT_STARTUP;
+				goto out_srv;
+			}
+			opened++;
+		}
 	}
+	/* where the next vnetd takes over from this one */
+	hofd = vnetd_handover_listen(o.takeover_socket);
+	if (hofd < 0)
+		vhost_warn("no hand-over socket at %s: 'vnetd --takeover' cannot take over from this vnetd",
+			   o.takeover_socket);
 	if (vnetd_ports_sandbox_enter(ports, o.nports)) {
 		ret = VNETD_EXIT_STARTUP;
 		goto out_srv;
 	}
-	/* every socket listens (or, with --client, is being connected) */
+	/*
+	 * every socket listens (or, with --client, is being connected);
+	 * after a hand-over systemd follows this pid (NotifyAccess=all)
+	 */
 	{
 		char st[128];
 
@@ -330,10 +439,24 @@ int main(int argc, char **argv)
 			vhost_warn("cannot notify systemd ($NOTIFY_SOCKET): %s",
 				   strerror(-ret));
 	}
+	vnetd_detach_done(detach_fd, NULL);
 
-	ret = run(&srv, ports, o.nports, sfd) ? VNETD_EXIT_STARTUP : 0;
+	ret = run(&srv, ports, o.nports, sfd, hofd, &handed) ?
+		      VNETD_EXIT_STARTUP :
+		      0;
+	if (handed) {
+		/* the ports are the new vnetd's: let go, touch nothing */
+		vhost_server_release(&srv);
+		for (i = 0; i < o.nports; i++)
+			if (!ports[i].gone)
+				vnetd_port_release(&ports[i]);
+		close(hofd);
+		goto out_ports;
+	}
 
 out_srv:
+	vnetd_detach_done(detach_fd, why[0] ? why : "vnetd did not start: see its log");
+	vnetd_handover_unlisten(hofd, o.takeover_socket);
 	/* disconnect: every running ring is stopped by its thread */
 	vhost_server_cleanup(&srv);
 	while (opened--)

@@ -39,13 +39,18 @@ void vnetd_maps_exit(struct vnetd_maps *m)
  * there), map the maps the datapath reads and writes, and install the
  * steering program.  The caller is in the tap's network namespace.
  */
-int vnetd_bpf_setup(struct vnetd_maps *m, int tap_fd)
+static int bpf_setup(struct vnetd_maps *m, int tap_fd, bool adopt,
+		     uint32_t steer)
 {
 	struct vnet_err err = {};
+	unsigned int q;
 	int ret, fd;
 
-	ret = vnet_attach(m->tap, NULL, &err);
-	if (ret == -EALREADY) {
+	/* a hand-over: the programs are attached, their pins are there */
+	ret = adopt ? -EALREADY : vnet_attach(m->tap, NULL, &err);
+	if (ret == -EALREADY && adopt) {
+		pr_dbg(m, "tap %s: taking vnet's pins over", m->tap);
+	} else if (ret == -EALREADY) {
 		pr_info(m, "tap %s: vnet already attached, using its pins",
 			m->tap);
 	} else if (ret) {
@@ -78,6 +83,10 @@ int vnetd_bpf_setup(struct vnetd_maps *m, int tap_fd)
 		       strerror(errno));
 		goto err;
 	}
+	/* the RX rings the vnetd handing over serves: no flow moves */
+	for (q = 0; q < m->nr_qp && q < 32; q++)
+		if (steer & (1u << q))
+			vnetd_steer_update(m, q, true);
 	fd = bpf_program__fd(m->steer->progs.vnetd_steer);
 	if (ioctl(tap_fd, TUNSETSTEERINGEBPF, &fd)) {
 		ret = -errno;
@@ -93,14 +102,31 @@ err:
 	return ret;
 }
 
-/* Undo vnetd_bpf_setup(); the caller is in the tap's network namespace. */
-void vnetd_bpf_cleanup(struct vnetd_maps *m)
+int vnetd_bpf_setup(struct vnetd_maps *m, int tap_fd)
+{
+	return bpf_setup(m, tap_fd, false, 0);
+}
+
+int vnetd_bpf_adopt(struct vnetd_maps *m, int tap_fd, bool attached,
+		    uint32_t steer)
+{
+	int ret = bpf_setup(m, tap_fd, true, steer);
+
+	if (!ret)
+		m->attached = attached;
+	return ret;
+}
+
+static void bpf_cleanup(struct vnetd_maps *m, bool release)
 {
 	struct vnet_err err = {};
 	int off = -1;
 
+	if (release)
+		m->attached = false;
 	if (m->steer) {
-		if (m->steer_fd >= 0)
+		/* released: the tap runs the new vnetd's program now */
+		if (m->steer_fd >= 0 && !release)
 			ioctl(m->steer_fd, TUNSETSTEERINGEBPF, &off);
 		m->steer_fd = -1;
 		steer_flow__destroy(m->steer);
@@ -116,6 +142,17 @@ void vnetd_bpf_cleanup(struct vnetd_maps *m)
 			pr_info(m, "tap %s: vnet detached", m->tap);
 		m->attached = false;
 	}
+}
+
+/* Undo vnetd_bpf_setup(); the caller is in the tap's network namespace. */
+void vnetd_bpf_cleanup(struct vnetd_maps *m)
+{
+	bpf_cleanup(m, false);
+}
+
+void vnetd_bpf_release(struct vnetd_maps *m)
+{
+	bpf_cleanup(m, true);
 }
 
 /*

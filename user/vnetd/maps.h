@@ -43,6 +43,16 @@ void vnetd_maps_exit(struct vnetd_maps *m);
  */
 int vnetd_bpf_setup(struct vnetd_maps *m, int tap_fd);
 void vnetd_bpf_cleanup(struct vnetd_maps *m);
+/*
+ * A hand-over (handover.c): take the pins another vnetd attached
+ * (ATTACHED: it did, so this one detaches at the end) with its steering
+ * (bit q of STEER: queue pair q's RX ring is served); release lets go
+ * of them for the vnetd that takes over: nothing detached, no steering
+ * program taken off the tap.
+ */
+int vnetd_bpf_adopt(struct vnetd_maps *m, int tap_fd, bool attached,
+		    uint32_t steer);
+void vnetd_bpf_release(struct vnetd_maps *m);
 
 /* Queue pair Q's RX ring is (ON) or is no longer served: steer flows. */
 void vnetd_steer_update(struct vnetd_maps *m, unsigned int q, bool on);

@@ -294,6 +294,29 @@ static int opt_agent_hold(struct vnetd_opts *o, const char *arg)
 	return 0;
 }
 
+static int opt_takeover(struct vnetd_opts *o, const char *arg)
+{
+	(void)arg;
+	o->takeover = true;
+	return 0;
+}
+
+static int opt_detach(struct vnetd_opts *o, const char *arg)
+{
+	(void)arg;
+	o->detach = true;
+	return 0;
+}
+
+static int opt_takeover_socket(struct vnetd_opts *o, const char *arg)
+{
+	if (!*arg || strlen(arg) >= sizeof(o->takeover_socket))
+		return vnetd_usage_error("--takeover-socket '%s': a path of 1-%zu characters",
+					 arg, sizeof(o->takeover_socket) - 1);
+	snprintf(o->takeover_socket, sizeof(o->takeover_socket), "%s", arg);
+	return 0;
+}
+
 static int opt_verbose(struct vnetd_opts *o, const char *arg)
 {
 	(void)arg;
@@ -376,6 +399,12 @@ static const struct opt_def {
 	  "keep every privilege, no seccomp filter (by\ndefault, once set up, vnetd drops capabilities\nand runs its threads under seccomp allow-lists)" },
 	{ "user", 0, "USER", opt_user, SEC_GENERAL,
 	  "once set up, run as USER (a name or a number),\nkeeping only the capabilities still needed" },
+	{ "takeover", 0, NULL, opt_takeover, SEC_GENERAL,
+	  "take every port over from the vnetd running\nwith the same ports, while it serves: its\nguests see no disconnect; it exits 0 after\nthe switch, or serves on if this one fails" },
+	{ "detach", 0, NULL, opt_detach, SEC_GENERAL,
+	  "with --takeover: return once the ports are\ntaken over (exit 0) or not (exit 1, why on\nstderr), this vnetd going on in the\nbackground (systemd's ExecReload=)" },
+	{ "takeover-socket", 0, "PATH", opt_takeover_socket, SEC_GENERAL,
+	  "where a running vnetd waits for a hand-over\n(default /run/vnet/TAP.takeover, TAP the\nfirst port's)" },
 	{ "busy-poll", 0, "USECS", opt_busy_poll, SEC_GENERAL,
 	  "when a guest's TX ring runs dry, watch it for\nUSECS (0-1000, default 0: off) before asking\nfor a kick and sleeping; costs CPU, saves the\nguest's kicks and vnetd's wakeups" },
 	{ "verbose", 'v', NULL, opt_verbose, SEC_GENERAL,
@@ -505,8 +534,11 @@ int vnetd_opts_parse(int argc, char **argv, struct vnetd_opts *o)
 	if (vnetd_sandbox.off && vnetd_sandbox.user)
 		return vnetd_usage_error("--user is part of the sandbox: not with --no-sandbox");
 
-	if (o->agent.ntaps)
+	if (o->agent.ntaps) {
+		if (o->takeover || o->detach || o->takeover_socket[0])
+			return vnetd_usage_error("--takeover, --detach and --takeover-socket are for the datapath's ports, not --agent");
 		return agent_finish(o);
+	}
 	if (o->have_agent_opts)
 		return vnetd_usage_error("--agent-interval, --agent-max-rate and --agent-hold go with --agent TAP");
 
@@ -535,5 +567,10 @@ int vnetd_opts_parse(int argc, char **argv, struct vnetd_opts *o)
 	}
 	if (!o->nports)
 		return vnetd_usage_error("no port: give --socket and --tap, --port or --config");
+	if (o->detach && !o->takeover)
+		return vnetd_usage_error("--detach goes with --takeover");
+	if (!o->takeover_socket[0])
+		snprintf(o->takeover_socket, sizeof(o->takeover_socket),
+			 "%s/%s.takeover", VNETD_TAKEOVER_DIR, o->ports[0].tap);
 	return ports_check(o);
 }

@@ -32,7 +32,13 @@ struct vnetd_opts {
 	/* --agent mode (agent.c) */
 	struct vnetd_agent_opts agent;
 	bool have_agent_opts;
+	/* the hand-over (handover.c): --takeover, --detach, --takeover-socket */
+	bool takeover, detach;
+	char takeover_socket[108];
 };
+
+/* the hand-over socket's default: in /run/vnet, named after the first tap */
+#define VNETD_TAKEOVER_DIR "/run/vnet"
 
 /*
  * Parse and check the command line into O.  0: run; -1: --help or

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <net/if.h>
 #include <sys/epoll.h>
 #include <sys/stat.h>
 
@@ -321,6 +322,70 @@ void vnetd_port_close(struct vnetd_port *p)
 {
 	port_stop(p);
 	port_unwind(p, true);
+	vnetd_maps_exit(&p->maps);
+}
+
+int vnetd_port_adopt(struct vnetd_port *p, const struct vnetd_port_adopt *a)
+{
+	struct vnetd_tap *t = &p->tap;
+	struct vnet_err err = {};
+	unsigned int q;
+	int saved, ret;
+
+	for (q = 0; q < t->nr_queues; q++)
+		t->fd[q] = a->tap_fd[q];
+	t->created = a->created;
+	t->single_queue = a->single_queue;
+	t->mtu_orig = a->mtu_orig;
+	t->netns_fd = a->netns_fd;
+	t->netns_ino = a->netns_ino;
+	ret = vnetd_tap_ns_enter(t, &saved, &err);
+	if (ret) {
+		pr_err(p, "%s", err.msg);
+		goto err_fds;
+	}
+	t->ifindex = (int)if_nametoindex(t->ifname);
+	if (!t->ifindex) {
+		ret = -ENODEV;
+		pr_err(p, "tap %s: gone during the hand-over", t->ifname);
+		goto err_ns;
+	}
+	ret = vnetd_bpf_adopt(&p->maps, t->fd[0], a->attached, a->steer);
+	if (ret)
+		goto err_ns;
+	vnetd_monitor_open(&p->mon, t);
+	vnetd_netns_restore(saved);
+	ret = port_start(p);
+	if (ret) {
+		vnetd_tap_ns_enter(t, &saved, &err);
+		vnetd_monitor_close(&p->mon);
+		vnetd_bpf_release(&p->maps);
+		goto err_ns;
+	}
+	return 0;
+
+err_ns:
+	vnetd_netns_restore(saved);
+err_fds:
+	/* the running vnetd still has its own copies of them */
+	vnetd_tap_close(t);
+	vnetd_tap_ns_close(t);
+	return ret;
+}
+
+void vnetd_port_release(struct vnetd_port *p)
+{
+	struct vnet_err err = {};
+	int saved;
+
+	port_stop(p);
+	if (vnetd_tap_ns_enter(&p->tap, &saved, &err))
+		pr_warn(p, "%s", err.msg);
+	vnetd_monitor_close(&p->mon);
+	vnetd_bpf_release(&p->maps);
+	vnetd_tap_close(&p->tap);
+	vnetd_netns_restore(saved);
+	vnetd_tap_ns_close(&p->tap);
 	vnetd_maps_exit(&p->maps);
 }
 

@@ -60,6 +60,31 @@ struct vnetd_port {
 
 void vnetd_port_init(struct vnetd_port *p, const struct vnetd_port_cfg *c,
 		     const struct vnetd_port_opts *o);
+
+/* What a port is taken over with (handover.c): the other vnetd's. */
+struct vnetd_port_adopt {
+	int tap_fd[VNETD_MAX_QP];	/* its queues, taken */
+	int netns_fd;			/* the tap's netns, taken; -1: none */
+	uint64_t netns_ino;
+	bool created, attached, single_queue;
+	unsigned int mtu_orig;
+	uint32_t steer;			/* its served RX rings */
+};
+
+/*
+ * A port taken over from another vnetd: its tap queues, netns and pins as
+ * they are, the queue pairs and their threads; no ring, no socket yet
+ * (handover.c imports the device, then the server adopts the socket).
+ * 0, and vnetd_port_release() lets go of it all later; or -errno
+ * (logged), the fds closed, nothing else left.
+ */
+int vnetd_port_adopt(struct vnetd_port *p, const struct vnetd_port_adopt *a);
+/*
+ * Let go of P for another vnetd (the server released its socket and
+ * device first): threads end, fds close; nothing is detached, reset,
+ * removed or deleted.
+ */
+void vnetd_port_release(struct vnetd_port *p);
 int vnetd_socket_precheck(const struct vnetd_port_cfg *c);
 int vnetd_port_open(struct vnetd_port *p, struct vhost_server *srv);
 void vnetd_port_close(struct vnetd_port *p);

@@ -289,3 +289,45 @@ starved:
 		return VNETD_BURST_MORE;
 	return VNETD_BURST_STARVED;
 }
+
+const uint8_t *vnetd_rx_pending(const struct vnetd_rx *rx, unsigned int i,
+				uint32_t *len)
+{
+	unsigned int slot;
+
+	if (i >= rx->count)
+		return NULL;
+	slot = rx->order[rx->head + i];
+	*len = rx->len[slot];
+	return rx_slot(rx, slot);
+}
+
+int vnetd_rx_put_pending(struct vnetd_rx *rx, const void *frame,
+			 uint32_t len, unsigned int hdr_len)
+{
+	bool used[VNETD_RX_BURST] = {};
+	unsigned int i, slot;
+
+	if (len > VNETD_RX_SLOT || len < hdr_len ||
+	    (rx->count && rx->read_hdr != hdr_len))
+		return -EINVAL;
+	if (rx->head + rx->count >= VNETD_RX_BURST) {
+		/* compact: the pending ones first in order[] */
+		memmove(rx->order, rx->order + rx->head, rx->count);
+		rx->head = 0;
+		if (rx->count >= VNETD_RX_BURST)
+			return -ENOSPC;
+	}
+	for (i = 0; i < rx->count; i++)
+		used[rx->order[rx->head + i]] = true;
+	for (slot = 0; slot < VNETD_RX_BURST && used[slot]; slot++)
+		;
+	if (slot == VNETD_RX_BURST)
+		return -ENOSPC;
+	memcpy(rx_slot(rx, slot), frame, len);
+	rx->len[slot] = len;
+	rx->order[rx->head + rx->count] = (uint8_t)slot;
+	rx->count++;
+	rx->read_hdr = hdr_len;
+	return 0;
+}

@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * vnetd datapath tests: the live hand-over (vnetd --takeover, docs/vnetd.md
+ * "Hand-over"), with a userspace frontend connected and frames going both
+ * ways the whole time (see vnetd_test.h):
+ *  - a second vnetd takes every port over: no frame lost either way, the
+ *    frontend never disconnected, the first vnetd exits 0, the second one
+ *    serves on, its counters continuing (split, packed, two queue pairs);
+ *  - it fails at the worst moment (rings frozen; the new one gives up, or
+ *    dies, or the running one gives up instead of committing): the first
+ *    serves on, no frame lost;
+ *  - hostile peers on the hand-over socket (garbage, another version, a
+ *    record cut short, other ports, silence): refused, the running vnetd
+ *    serves on.
+ * The frames are round trips, each waited for (ping_both): a lost frame
+ * fails the test, a slow one only makes the largest round trip (printed)
+ * longer.
+ */
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <zlib.h>
+
+#include "vnetd_test.h"
+#include "../user/vnetd/record.h"
+
+static void takeover_path(const struct vd *vd, char *path, size_t len)
+{
+	snprintf(path, len, "/run/vnet/%s.takeover", vd->port[0].tap);
+}
+
+/* a second vnetd with VD's ports: its own log, --takeover */
+static void vd_twin(const struct vd *vd, struct vd *nv, const char *name)
+{
+	unsigned int i;
+
+	*nv = *vd;
+	nv->name = name;
+	nv->pid = -1;
+	nv->ns_made = false;
+	nv->takeover = true;
+	snprintf(nv->log, sizeof(nv->log), "/tmp/vnet-vnetd-%d-%s.log",
+		 getpid(), name);
+	unlink(nv->log);
+	for (i = 0; i < nv->nports; i++)
+		nv->port[i].cfg_fd = nv->port[i].dps_fd = nv->port[i].qs_fd = -1;
+}
+
+/*
+ * The frontend's connection is the one it opened: not closed by the
+ * other side (no POLLHUP/POLLRDHUP), nothing waiting that vnetd sent
+ * unasked (a reset would be that EOF).
+ */
+static bool vufe_connected(const struct vufe *fe)
+{
+	struct pollfd p = { .fd = vufe_sock_fd(fe), .events = POLLRDHUP };
+
+	return p.fd >= 0 && poll(&p, 1, 0) == 0;
+}
+
+struct pinger {
+	unsigned int id, rounds;
+	long long worst_ms;
+};
+
+/* one round trip both ways on every queue pair of port 0 */
+static bool ping(struct vufe *fe, const struct vd *vd, int pfd,
+		 struct pinger *pg, const char *what)
+{
+	unsigned int q;
+
+	for (q = 0; q < vd->port[0].queues; q++) {
+		long long t0 = now_ms();
+
+		if (!ping_both(fe, &vd->port[0], q, pfd, pg->id++, what))
+			return false;
+		if (now_ms() - t0 > pg->worst_ms)
+			pg->worst_ms = now_ms() - t0;
+		pg->rounds++;
+	}
+	return true;
+}
+
+/* ping until VD exited (bounded), NV taking its ports over meanwhile */
+static bool ping_through(struct vufe *fe, struct vd *vd, struct vd *nv,
+			 int pfd, struct pinger *pg)
+{
+	long long deadline = now_ms() + 30000;
+
+	while (vd_running(vd)) {
+		if (!ping(fe, vd, pfd, pg, "a frame during the hand-over"))
+			return false;
+		if (!vd_running(nv))
+			return ASSERT_TRUE(false, vd_log_tail(nv));
+		if (now_ms() > deadline)
+			return ASSERT_TRUE(false, "the old vnetd exited within 30 s");
+	}
+	return true;
+}
+
+static void takeover_case(const char *name, unsigned int queues, bool packed)
+{
+	struct pinger pg = {};
+	struct vnet_dp_stats d0, d1;
+	struct vufe_opts o;
+	struct vufe *fe = NULL;
+	struct vd vd, nv;
+	int pfd = -1, i;
+	char nvname[32];
+
+	snprintf(nvname, sizeof(nvname), "%sN", name);
+	vd_init(&vd, name, 1, queues);
+	if (packed)
+		vd.extra = "--packed";
+	nv.pid = -1;
+	if (!vd_up_tap(&vd, &pfd))
+		goto out;
+	o = fe_opts(&vd.port[0]);
+	if (packed)
+		o.want_features |= 1ULL << VIRTIO_F_RING_PACKED;
+	fe = fe_up(&o);
+	if (!fe)
+		goto out;
+	if (packed && !ASSERT_TRUE(vufe_packed(fe), "packed rings"))
+		goto out;
+	vufe_post_rx(fe, 0, 0);
+	for (i = 0; i < 20; i++)
+		if (!ping(fe, &vd, pfd, &pg, "before"))
+			goto out;
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
+
+	vd_twin(&vd, &nv, nvname);
+	if (!vd_spawn(&nv) || !ping_through(fe, &vd, &nv, pfd, &pg))
+		goto out;
+	ASSERT_TRUE(WIFEXITED(vd.status) && WEXITSTATUS(vd.status) == 0,
+		    "the old vnetd exited 0 after the hand-over");
+	ASSERT_TRUE(vd_log_has(&vd, "every port handed over"), "old: handed over");
+	ASSERT_TRUE(vd_running(&nv), "the new vnetd runs");
+	/* ready: it said so (vd_start's wait, the process is up) */
+	for (i = 0; i < 2000 && !vd_log_has(&nv, "taken over: tap"); i++)
+		nap_ms(5);
+	ASSERT_TRUE(vd_log_has(&nv, "its frontend connected"),
+		    "new: took the frontend's connection");
+	for (i = 0; i < 50; i++)
+		if (!ping(fe, &vd, pfd, &pg, "after"))
+			goto out;
+	ASSERT_TRUE(vufe_connected(fe), "the frontend never lost its connection");
+	/* the counters go on: the same pins, written by the new vnetd */
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d1);
+	ASSERT_GE(d1.frames - d0.frames, 50, "TX frames counted across the hand-over");
+	dbg("%s: %u round trips, the longest %lld ms\n", name, pg.rounds,
+	    pg.worst_ms);
+	printf("# %s: %u round trips through the hand-over, none lost, the longest %lld ms\n",
+	       name, pg.rounds, pg.worst_ms);
+	/* the new one stops cleanly: pins gone, the tap it inherited too */
+	vd_stop(&nv);
+	vd.pid = -1;
+out:
+	close_fd(&pfd);
+	if (fe)
+		vufe_destroy(fe);
+	if (nv.pid > 0)
+		vd_kill(&nv, SIGTERM);
+	vd_cleanup(&vd);
+}
+
+static void takeover(void)
+{
+	takeover_case("tko", 1, false);
+}
+
+static void takeover_packed(void)
+{
+	takeover_case("tkp", 1, true);
+}
+
+static void takeover_mq(void)
+{
+	takeover_case("tkm", 2, false);
+}
+
+/*
+ * VNETD_TEST_TAKEOVER_FAIL=N in the vnetd named by WHO (the new one, or
+ * with OLD the running one): the hand-over fails with every ring frozen;
+ * the running vnetd thaws them and serves on, nothing lost.
+ */
+static void rollback_case(const char *name, const char *how, bool old)
+{
+	struct pinger pg = {};
+	struct vufe *fe = NULL;
+	struct vd vd, nv;
+	int pfd = -1, i;
+	char nvname[32], env[64];
+
+	snprintf(nvname, sizeof(nvname), "%sN", name);
+	snprintf(env, sizeof(env), "VNETD_TEST_TAKEOVER_FAIL=%s", how);
+	vd_init(&vd, name, 1, 1);
+	nv.pid = -1;
+	if (old)
+		putenv(env);
+	if (!vd_up_tap(&vd, &pfd))
+		goto out;
+	unsetenv("VNETD_TEST_TAKEOVER_FAIL");
+	{
+		struct vufe_opts o = fe_opts(&vd.port[0]);
+
+		fe = fe_up(&o);
+	}
+	if (!fe)
+		goto out;
+	vufe_post_rx(fe, 0, 0);
+	for (i = 0; i < 10; i++)
+		if (!ping(fe, &vd, pfd, &pg, "before"))
+			goto out;
+	vd_twin(&vd, &nv, nvname);
+	if (!old)
+		putenv(env);
+	vd_log_mark(&vd);
+	if (!vd_spawn(&nv))
+		goto out;
+	unsetenv("VNETD_TEST_TAKEOVER_FAIL");
+	/* pings until the hand-over is over: the new one gone, the old serving */
+	{
+		long long deadline = now_ms() + 60000;
+
+		while (vd_running(&nv) && now_ms() < deadline)
+			if (!ping(fe, &vd, pfd, &pg,
+				  "during the failed hand-over"))
+				goto out;
+	}
+	ASSERT_FALSE(vd_running(&nv), "the new vnetd gave up and exited");
+	ASSERT_TRUE(WIFEXITED(nv.status) && WEXITSTATUS(nv.status) != 0,
+		    "... with a failure status");
+	ASSERT_TRUE(vd_running(&vd), "the running vnetd serves on");
+	for (i = 0; i < 2000 && !vd_log_has(&vd, "failed (the running vnetd's side)"); i++)
+		nap_ms(5);
+	ASSERT_TRUE(vd_log_has(&vd, "serving on"), "the running vnetd says so");
+	for (i = 0; i < 30; i++)
+		if (!ping(fe, &vd, pfd, &pg, "after the failed hand-over"))
+			goto out;
+	ASSERT_TRUE(vufe_connected(fe), "the frontend kept its connection");
+	printf("# %s: %u round trips through a failed hand-over, none lost, the longest %lld ms\n",
+	       name, pg.rounds, pg.worst_ms);
+out:
+	unsetenv("VNETD_TEST_TAKEOVER_FAIL");
+	close_fd(&pfd);
+	if (fe)
+		vufe_destroy(fe);
+	if (nv.pid > 0)
+		vd_kill(&nv, SIGKILL);
+	vd_cleanup(&vd);
+}
+
+static void rollback_new_gives_up(void)
+{
+	rollback_case("tkr1", "1", false);
+}
+
+static void rollback_new_dies(void)
+{
+	rollback_case("tkr2", "2", false);
+}
+
+static void rollback_old_gives_up(void)
+{
+	rollback_case("tkr3", "3", true);
+}
+
+/* a peer of our own on the hand-over socket */
+static int peer(const struct vd *vd)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char path[sizeof(sa.sun_path)];
+	int fd;
+
+	takeover_path(vd, path, sizeof(path));
+	memcpy(sa.sun_path, path, sizeof(path));
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		test_fail("connect %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* wait (bounded) for the peer's connection to be closed by vnetd */
+static bool closed_by_vnetd(int fd, char *reply, size_t len)
+{
+	long long deadline = now_ms() + 15000;
+	ssize_t n;
+
+	reply[0] = '\0';
+	while (now_ms() < deadline) {
+		struct timeval tv = { 0, 200000 };
+		char buf[2048];
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (!n)
+			return true;
+		if (n > (ssize_t)sizeof(struct vnetd_rec_hdr)) {
+			size_t k = (size_t)n - sizeof(struct vnetd_rec_hdr);
+
+			if (k >= len)
+				k = len - 1;
+			memcpy(reply, buf + sizeof(struct vnetd_rec_hdr), k);
+			reply[k] = '\0';
+		}
+	}
+	return false;
+}
+
+static void hostile_send(int fd, uint32_t magic, uint32_t version,
+			 uint32_t type, const void *body, size_t len,
+			 bool bad_crc, int cut)
+{
+	struct vnetd_rec_hdr h = { magic, version, type, (uint32_t)len, 0, 0 };
+	static uint8_t buf[sizeof(h) + sizeof(struct vnetd_rec_hello)];
+
+	h.crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), body, (uInt)len);
+	if (bad_crc)
+		h.crc ^= 1;
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), body, len);
+	send(fd, buf, sizeof(h) + len - (size_t)cut, MSG_NOSIGNAL);
+}
+
+static void hostile_peers(void)
+{
+	struct vnetd_rec_hello h = { .pid = 1, .nports = 1 };
+	struct pinger pg = {};
+	struct vufe *fe = NULL;
+	struct vufe_opts o;
+	char reply[600];
+	struct vd vd;
+	int pfd = -1, fd, i;
+	size_t hl = offsetof(struct vnetd_rec_hello, port) + sizeof(h.port[0]);
+	static const struct {
+		const char *what, *expect;
+	} cases[] = {
+		{ "garbage", "shorter than its 24-byte header" },
+		{ "another version", "hand-over version 99" },
+		{ "a record cut short", "truncated" },
+		{ "a damaged record", "CRC mismatch" },
+		{ "other ports", "this vnetd's is socket=" },
+		{ "too many ports", "HELLO with 65 ports" },
+		{ "silence", "no HELLO within" },
+	};
+
+	vd_init(&vd, "tkh", 1, 1);
+	if (!vd_up_tap(&vd, &pfd))
+		goto out;
+	o = fe_opts(&vd.port[0]);
+	fe = fe_up(&o);
+	if (!fe)
+		goto out;
+	vufe_post_rx(fe, 0, 0);
+	snprintf(h.port[0].socket, sizeof(h.port[0].socket), "%s", vd.port[0].sock);
+	snprintf(h.port[0].tap, sizeof(h.port[0].tap), "%s", vd.port[0].tap);
+	h.port[0].queues = 1;
+	for (i = 0; i < (int)(sizeof(cases) / sizeof(cases[0])); i++) {
+		struct vnetd_rec_hello bad = h;
+
+		vd_log_mark(&vd);
+		fd = peer(&vd);
+		if (fd < 0)
+			goto out;
+		switch (i) {
+		case 0:
+			send(fd, "GET / HTTP/1.0\r\n\r\n", 18, MSG_NOSIGNAL);
+			break;
+		case 1:
+			hostile_send(fd, VNETD_REC_MAGIC, 99, VNETD_REC_HELLO, &h, hl,
+				     false, 0);
+			break;
+		case 2:
+			hostile_send(fd, VNETD_REC_MAGIC, VNETD_REC_VERSION,
+				     VNETD_REC_HELLO, &h, hl, false, 40);
+			break;
+		case 3:
+			hostile_send(fd, VNETD_REC_MAGIC, VNETD_REC_VERSION,
+				     VNETD_REC_HELLO, &h, hl, true, 0);
+			break;
+		case 4:
+			bad.port[0].queues = 2;
+			hostile_send(fd, VNETD_REC_MAGIC, VNETD_REC_VERSION,
+				     VNETD_REC_HELLO, &bad, hl, false, 0);
+			break;
+		case 5:
+			bad.nports = 65;
+			hostile_send(fd, VNETD_REC_MAGIC, VNETD_REC_VERSION,
+				     VNETD_REC_HELLO, &bad, hl, false, 0);
+			break;
+		case 6:
+			break; /* nothing: vnetd waits, serving on, then gives up */
+		}
+		/* the frontend is served while vnetd reads the peer */
+		if (!ping(fe, &vd, pfd, &pg, cases[i].what)) {
+			close(fd);
+			goto out;
+		}
+		ASSERT_TRUE(closed_by_vnetd(fd, reply, sizeof(reply)),
+			    "vnetd closed the hostile peer's connection");
+		close(fd);
+		ASSERT_TRUE(vd_log_has(&vd, cases[i].expect), cases[i].what);
+		if (!ASSERT_TRUE(vd_running(&vd), "vnetd runs on"))
+			goto out;
+		if (!ping(fe, &vd, pfd, &pg, "after a hostile peer"))
+			goto out;
+	}
+	ASSERT_TRUE(vufe_connected(fe), "the frontend kept its connection");
+out:
+	close_fd(&pfd);
+	if (fe)
+		vufe_destroy(fe);
+	vd_cleanup(&vd);
+}
+
+static const struct vnetd_case cases[] = {
+	{ takeover, "vnetd/takeover" },
+	{ takeover_packed, "vnetd/packed/takeover" },
+	{ takeover_mq, "vnetd/takeover_mq" },
+	{ rollback_new_gives_up, "vnetd/takeover_rollback_new_gives_up" },
+	{ rollback_new_dies, "vnetd/takeover_rollback_new_dies" },
+	{ rollback_old_gives_up, "vnetd/takeover_rollback_old_gives_up" },
+	{ hostile_peers, "vnetd/takeover_hostile_peers" },
+};
+
+int main(int argc, char **argv)
+{
+	return vnetd_test_main(argc, argv, cases,
+			       sizeof(cases) / sizeof(cases[0]),
+			       "test_vnetd_takeover");
+}

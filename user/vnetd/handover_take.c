@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * The new vnetd's side of a hand-over (handover.h, handover.c has the
+ * sequence): connect, say which ports, set each up around the fds the
+ * running vnetd sends, import each device's state, and start serving only
+ * once the running one committed.  A failure before that closes what was
+ * received, detaches and removes nothing (it is all the running vnetd's
+ * still) and tells the running one why.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "dev_state.h"
+#include "handover_int.h"
+#include "testing.h"
+
+#define PORT_MS 10000
+#define STATE_MS 30000
+#define COMMIT_MS 30000
+
+/* what was received per port, until the commit */
+struct taken {
+	bool adopted;		/* vnetd_port_adopt() was called */
+	int listen_fd;		/* the port's socket; -1: client mode */
+	int conn;		/* the frontend's connection; -1: none */
+	bool importing;
+};
+
+static int connect_to(const char *path, char *why, size_t wlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd, ret;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(why, wlen, "%s: path too long", path);
+		return -ENAMETOOLONG;
+	}
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		ret = -errno;
+		snprintf(why, wlen, "no vnetd waits for a hand-over at %s (%s): is one running with these ports (and the same --takeover-socket)?",
+			 path, strerror(errno));
+		close(fd);
+		return ret;
+	}
+	return fd;
+}
+
+static int send_hello(int fd, const struct vnetd_port *ports,
+		      unsigned int n)
+{
+	struct vnetd_rec_hello h = { .pid = (uint32_t)getpid(), .nports = n };
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		struct vnetd_rec_hello_port *p = &h.port[i];
+
+		snprintf(p->socket, sizeof(p->socket), "%s", ports[i].cfg.socket);
+		snprintf(p->tap, sizeof(p->tap), "%s", ports[i].cfg.tap);
+		p->queues = ports[i].cfg.queues;
+		p->client = ports[i].cfg.client;
+	}
+	return vnetd_ho_send(fd, VNETD_REC_HELLO, &h,
+			     offsetof(struct vnetd_rec_hello, port) +
+				     n * sizeof(h.port[0]),
+			     NULL, 0, NULL, 0);
+}
+
+/* PORT I: the fds into the port, which owns them from then on */
+static int take_port(int fd, struct vnetd_port *ports, unsigned int n,
+		     unsigned int i, struct taken *t, char *why, size_t wlen)
+{
+	struct vnetd_port_adopt a = { .netns_fd = -1 };
+	struct vnetd_rec_port r;
+	struct vnetd_ho_msg m;
+	struct vnetd_port *p;
+	unsigned int k = 0, q;
+	int ret;
+
+	ret = vnetd_ho_recv(fd, PORT_MS, VNETD_REC_PORT, &m, why, wlen);
+	if (ret)
+		return ret;
+	ret = vnetd_rec_port_parse(m.body, m.len, m.nfds, n, &r, why, wlen);
+	if (!ret && r.index != i) {
+		snprintf(why, wlen, "PORT %u where %u was due", r.index, i);
+		ret = -EPROTO;
+	}
+	if (!ret && r.queues != ports[i].nr_qp) {
+		snprintf(why, wlen, "%s: %u tap queues sent, %u configured",
+			 ports[i].name, r.queues, ports[i].nr_qp);
+		ret = -EPROTO;
+	}
+	if (!ret && !(r.flags & VNETD_REC_P_LISTEN) != ports[i].cfg.client) {
+		snprintf(why, wlen, "%s: %s", ports[i].name,
+			 ports[i].cfg.client ? "a listening socket sent for a client port" :
+					       "no listening socket sent");
+		ret = -EPROTO;
+	}
+	if (ret) {
+		for (k = 0; k < m.nfds; k++)
+			close(m.fds[k]);
+		return ret;
+	}
+	p = &ports[i];
+	for (q = 0; q < r.queues; q++)
+		a.tap_fd[q] = m.fds[k++];
+	if (r.flags & VNETD_REC_P_NETNS)
+		a.netns_fd = m.fds[k++];
+	t->listen_fd = r.flags & VNETD_REC_P_LISTEN ? m.fds[k++] : -1;
+	a.netns_ino = r.netns_ino;
+	a.created = r.flags & VNETD_REC_P_CREATED;
+	a.attached = r.flags & VNETD_REC_P_ATTACHED;
+	a.single_queue = r.flags & VNETD_REC_P_SINGLE_QUEUE;
+	a.mtu_orig = r.mtu_orig;
+	a.steer = r.steer;
+	ret = vnetd_port_adopt(p, &a);
+	t->adopted = !ret;
+	if (ret)
+		snprintf(why, wlen, "%s: cannot set the port up around the running vnetd's tap: %s",
+			 p->name, strerror(-ret));
+	return ret;
+}
+
+/* STATE I and its FRAMEs: the device imported, its rings not started */
+static int take_state(int fd, struct vnetd_port *ports, unsigned int n,
+		      unsigned int i, struct taken *t,
+		      struct vhost_user_msg *msgs, char *why, size_t wlen)
+{
+	struct vnetd_port *p = &ports[i];
+	struct vhost_dev *dev = &p->device.dev;
+	struct vnetd_rec_state s;
+	struct vnetd_ho_msg m;
+	unsigned int k, nmsg = 0;
+	int ret;
+
+	ret = vnetd_ho_recv(fd, STATE_MS, VNETD_REC_STATE, &m, why, wlen);
+	if (ret)
+		return ret;
+	ret = vnetd_rec_state_parse(m.body, m.len, m.fds, m.nfds, n, &s, msgs,
+				    VHOST_HANDOVER_MAX_MSGS, &nmsg, why, wlen);
+	if (!ret && s.index != i) {
+		snprintf(why, wlen, "STATE %u where %u was due", s.index, i);
+		ret = -EPROTO;
+	}
+	if (ret) {
+		for (k = 0; k < m.nfds; k++)
+			close(m.fds[k]);
+		return ret;
+	}
+	if (s.flags & VNETD_REC_S_CONN)
+		t->conn = m.fds[0];
+	if (t->conn < 0 && nmsg) {
+		snprintf(why, wlen, "%s: a device state without a frontend",
+			 p->name);
+		ret = -EPROTO;
+	}
+	vhost_dev_import_begin(dev);
+	t->importing = true;
+	/* each message takes or closes its fds, the refused ones too */
+	for (k = 0; k < nmsg; k++) {
+		if (ret) {
+			for (unsigned int j = 0; j < msgs[k].nfds; j++)
+				close(msgs[k].fds[j]);
+			continue;
+		}
+		ret = vhost_dev_import(dev, &msgs[k]);
+		if (ret)
+			snprintf(why, wlen, "%s: the running vnetd's %s was refused (%s): see this vnetd's log",
+				 p->name,
+				 vhost_user_request_name(msgs[k].hdr.request),
+				 strerror(-ret));
+	}
+	if (ret)
+		return ret;
+	/* broken before: it stays so until the frontend restarts it */
+	for (k = 0; k < dev->nr_vqs && k < VNETD_REC_MAX_VQS; k++)
+		if (s.broken[k / 64] & (1ULL << (k % 64)))
+			vhost_vq_set_broken(&dev->vqs[k], "broken before the hand-over (the previous vnetd's log says why); the ring is stopped until the frontend restarts it");
+	for (k = 0; k < s.frames; k++) {
+		struct vnetd_rec_frame f;
+		const void *data;
+
+		ret = vnetd_ho_recv(fd, STATE_MS, VNETD_REC_FRAME, &m, why, wlen);
+		if (!ret && m.nfds) {
+			snprintf(why, wlen, "FRAME with fds");
+			ret = -EPROTO;
+		}
+		if (!ret)
+			ret = vnetd_rec_frame_parse(m.body, m.len, n, &f, &data,
+						    why, wlen);
+		if (!ret && (f.index != i || f.qp >= p->nr_qp)) {
+			snprintf(why, wlen, "FRAME of port %u queue pair %u in %s's",
+				 f.index, f.qp, p->name);
+			ret = -EPROTO;
+		}
+		if (!ret)
+			ret = vnetd_rx_put_pending(&p->qp[f.qp].rx, data, f.len,
+						   f.hdr_len);
+		if (ret) {
+			for (unsigned int j = 0; j < m.nfds; j++)
+				close(m.fds[j]);
+			if (!why[0])
+				snprintf(why, wlen, "%s: a pending frame: %s",
+					 p->name, strerror(-ret));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* nothing committed: let go of what was received, touching nothing */
+static void undo(struct vnetd_port *ports, unsigned int n, struct taken *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (t[i].importing)
+			vhost_dev_import_abort(&ports[i].device.dev);
+		if (t[i].conn >= 0)
+			close(t[i].conn);
+		if (t[i].listen_fd >= 0)
+			close(t[i].listen_fd);
+		if (t[i].adopted)
+			vnetd_port_release(&ports[i]);
+	}
+}
+
+int vnetd_handover_take(const char *path, struct vhost_server *srv,
+			struct vnetd_port *ports, unsigned int n, char *out,
+			size_t olen)
+{
+	struct vhost_user_msg *msgs = NULL;
+	struct vnetd_ho_msg m;
+	struct taken t[VNETD_REC_MAX_PORTS];
+	char why[1024] = "";
+	unsigned int i;
+	int fd, ret;
+
+	for (i = 0; i < n; i++)
+		t[i] = (struct taken){ .listen_fd = -1, .conn = -1 };
+	fd = connect_to(path, why, sizeof(why));
+	if (fd < 0) {
+		vhost_err("--takeover: %s", why);
+		snprintf(out, olen, "--takeover: %s", why);
+		return fd;
+	}
+	ret = send_hello(fd, ports, n);
+	for (i = 0; !ret && i < n; i++)
+		ret = take_port(fd, ports, n, i, &t[i], why, sizeof(why));
+	if (!ret)
+		ret = vnetd_ho_send(fd, VNETD_REC_READY, NULL, 0, NULL, 0, NULL, 0);
+	msgs = calloc(VHOST_HANDOVER_MAX_MSGS, sizeof(*msgs));
+	if (!ret && !msgs)
+		ret = -ENOMEM;
+	for (i = 0; !ret && i < n; i++)
+		ret = take_state(fd, ports, n, i, &t[i], msgs, why, sizeof(why));
+	/* a test build's failures at the worst moment: rings frozen */
+	if (!ret && vnetd_switch(VNETD_SW_TAKEOVER_FAIL, 0) == 1) {
+		snprintf(why, sizeof(why), "VNETD_TEST_TAKEOVER_FAIL=1: giving up before PREPARED");
+		ret = -ECANCELED;
+	}
+	if (!ret && vnetd_switch(VNETD_SW_TAKEOVER_FAIL, 0) == 2)
+		_exit(3);
+	if (!ret)
+		ret = vnetd_ho_send(fd, VNETD_REC_PREPARED, NULL, 0, NULL, 0,
+				    NULL, 0);
+	if (!ret) {
+		ret = vnetd_ho_recv(fd, COMMIT_MS, VNETD_REC_COMMIT, &m, why,
+				    sizeof(why));
+		for (i = 0; i < m.nfds; i++)
+			close(m.fds[i]);
+	}
+	free(msgs);
+	if (ret) {
+		if (!why[0])
+			snprintf(why, sizeof(why), "%s", strerror(-ret));
+		vnetd_ho_fail(fd, "%s", why);
+		close(fd);
+		undo(ports, n, t);
+		vhost_err("--takeover failed: %s; the running vnetd serves on",
+			  why);
+		snprintf(out, olen, "--takeover failed: %s; the running vnetd serves on",
+			 why);
+		return ret;
+	}
+	close(fd);
+	/* committed: the ports are this vnetd's, start them */
+	for (i = 0; i < n; i++) {
+		struct vnetd_port *p = &ports[i];
+		const struct vhost_port_cfg pc = { .path = p->cfg.socket,
+						   .client = p->cfg.client,
+						   .mode = p->opts.socket_mode };
+
+		if (t[i].conn >= 0) {
+			ret = vhost_dev_import_end(&p->device.dev, t[i].conn);
+			if (ret) {
+				vhost_err("%s: taking the connection over: %s",
+					  p->name, strerror(-ret));
+				close(t[i].conn);
+				t[i].conn = -1;
+				vhost_dev_import_abort(&p->device.dev);
+			}
+		} else if (t[i].importing) {
+			vhost_dev_import_abort(&p->device.dev);
+		}
+		ret = vhost_server_adopt_port(srv, &p->device.dev, &pc,
+					      t[i].listen_fd, t[i].conn);
+		if (ret)
+			vhost_err("%s: serving the socket taken over: %s",
+				  p->name, strerror(-ret));
+		pr_info(p, "taken over: tap %s with %u queue pair%s%s", p->cfg.tap,
+			p->nr_qp, p->nr_qp > 1 ? "s" : "",
+			t[i].conn >= 0 ? ", its frontend connected" : "");
+	}
+	return 0;
+}
