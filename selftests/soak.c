@@ -5,7 +5,7 @@
  * along the way (selftests/test_soak.sh, `make soak`).
  *
  *   soak --sock FMT --ports N [--qp N] [--secs S] [--warmup S] [--rate R]
- *        [--sample S] [--self] [--go] --pid PID
+ *        [--sample S] [--self] [--go] [--max-lag MS] --pid PID
  *
  * FMT is a printf format with one %u, the port's index (e.g.
  * /tmp/x/p%u.sock).  Ports 2k and 2k+1 are peers: each frontend sends
@@ -17,7 +17,10 @@
  * the caller puts each tap on a bridge of its own with hairpin mode on, so
  * that they come back.  The ports' frames are spread over each 1/R s
  * (port P's due 1/N of a frame later than port P-1's), not sent at the
- * same instant.  Each frontend receives
+ * same instant.  A frontend that fell behind (its process had no CPU)
+ * catches up at once, unless --max-lag: then frames owed for longer than
+ * MS ms are never sent, so that the offered rate stays the rate and does
+ * not come in bursts.  Each frontend receives
  * what its peer sent and counts it.  A multicast frame whose source MAC is
  * not a frontend's came from the host (the bridge's own IGMP report when it
  * comes up, for instance): it is counted as "host" and otherwise ignored; any other
@@ -74,6 +77,7 @@ struct port {
 	struct vufe *fe;
 	__u64 sent[MAX_QP], recv[MAX_QP], foreign, host;
 	__u64 seq;
+	__u64 skipped;	/* frames owed longer than --max-lag: never sent */
 };
 
 struct payload {
@@ -335,7 +339,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: soak --sock FMT --ports N [--qp N] [--secs S] "
 			"[--warmup S] [--rate R] [--sample S] [--self] [--go] "
-			"--pid PID\n");
+			"[--max-lag MS] --pid PID\n");
 	exit(2);
 }
 
@@ -352,9 +356,10 @@ int main(int argc, char **argv)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "self", no_argument, NULL, 'e' },
 		{ "go", no_argument, NULL, 'g' },
+		{ "max-lag", required_argument, NULL, 'l' },
 		{ 0 },
 	};
-	double secs = 20, warmup = 5, rate = 200, every = 60;
+	double secs = 20, warmup = 5, rate = 200, every = 60, max_lag = -1;
 	double t0, t_warm, t_end, next_sample, last_rx, now, credit;
 	double last_flood_rx = 0;
 	bool flood, rx_now;
@@ -380,6 +385,7 @@ int main(int argc, char **argv)
 		case 'p': pid = atoi(optarg); break;
 		case 'e': self_peer = true; break;
 		case 'g': wait_go = true; break;
+		case 'l': max_lag = atof(optarg) / 1000; break;
 		default: usage();
 		}
 	}
@@ -472,6 +478,13 @@ int main(int argc, char **argv)
 			struct port *pt = &ports[p];
 			double c = credit - (double)p / nr_ports;
 			__u64 due = c > 0 ? (__u64)c : 0;
+			__u64 lag = max_lag >= 0 ? (__u64)(max_lag * rate) + 1 : 0;
+
+			due = due > pt->skipped ? due - pt->skipped : 0;
+			if (lag && due > pt->seq + lag) {
+				pt->skipped += due - (pt->seq + lag);
+				due = pt->seq + lag;
+			}
 
 			for (i = 0; i < BURST && pt->seq < due; i++) {
 				q = pt->seq % nr_qp;
