@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# shellcheck shell=bash
 #
 # What bench_vnetd_rate.sh and bench_vnetd_scale.sh share (sourced, bash):
 # bounded waits for processes, a process's CPU time and wake-ups summed

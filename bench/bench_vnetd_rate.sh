@@ -45,8 +45,9 @@
 #
 # -R: frames/s per port (default "1 10 100 1000 2000 5000 10000 20000").
 # The default run takes about 8 minutes (load average 13 on 2 CPUs).  Environment: OUT (build dir),
-# VNETD (default $OUT/vnetd), SOAK ($OUT/selftests/soak), VNETD_CPU (1),
-# SOAK_CPU (0), SETTLE (0.3), MIN_FRAMES (24).  Needs root.
+# VNETD (default $OUT/vnetd), VNETD_ARGS (options every vnetd gets, e.g.
+# --no-uring), SOAK ($OUT/selftests/soak), VNETD_CPU (1), SOAK_CPU (0),
+# SETTLE (0.3), MIN_FRAMES (24).  Needs root.
 
 set -u
 
@@ -167,7 +168,7 @@ trap 'exit 129' HUP
 
 # --- setup: a vnetd and its taps per arm -----------------------------------
 
-arms=($ARMS)
+read -r -a arms <<<"$ARMS"
 tapname()	# tapname ARM_INDEX PORT
 {
 	echo "vrt${id}a$1n$2"
@@ -198,7 +199,9 @@ for a in "${!arms[@]}"; do
 	for ((i = 0; i < PORTS; i++)); do
 		specs+=(--port "socket=$LOGS/${arms[a]}/p$i.sock,tap=$(tapname "$a" "$i"),queues=$QP,netns=$NS")
 	done
-	taskset -c "$VNETD_CPU" "$VNETD" "${specs[@]}" >"$LOGS/vnetd-${arms[a]}.log" 2>&1 &
+	# shellcheck disable=SC2086 # VNETD_ARGS: words
+	taskset -c "$VNETD_CPU" "$VNETD" "${specs[@]}" ${VNETD_ARGS:-} \
+		>"$LOGS/vnetd-${arms[a]}.log" 2>&1 &
 	VPID[${arms[a]}]=$!
 done
 for a in "${!arms[@]}"; do
@@ -399,8 +402,10 @@ for rate in $RATES; do
 	read -r _ moved _ < <(fig "$rate" "${arms[0]}" "\$6 / \$4 / $PORTS")
 	line="| $rate | $(printf '%.0f' "$moved") |"
 	for a in $ARMS; do
+		# shellcheck disable=SC2016 # awk's fields
 		read -r lo md hi < <(fig "$rate" "$a" '$5 / $6 / 1000')
 		line+=" $(printf '%.2f [%.2f..%.2f]' "$md" "$lo" "$hi") |"
+		# shellcheck disable=SC2016 # awk's fields
 		read -r lo md hi < <(fig "$rate" "$a" '$7 / $6')
 		line+=" $(printf '%.2f' "$md") |"
 	done
