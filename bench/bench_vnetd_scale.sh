@@ -427,21 +427,28 @@ t_end=$(date +%s)
 
 # --- report --------------------------------------------------------------------
 
-# col N KEY FIELD [SCALE]: "min median max" of field FIELD (1-based, after
-# the key) of N's KEY lines, times SCALE
+# ST[N,KEY,FIELD]: "min median max" over the repetitions of field FIELD
+# (1-based, after the key) of N's KEY lines; one pass over the results
+declare -A ST
+while read -r n k f lo md hi; do
+	ST[$n,$k,$f]="$lo $md $hi"
+done < <(awk '$3 !~ /^smaps-/ { for (i = 4; i <= NF; i++) if ($i != "nan") print $1, $3, i - 3, $i }' "$R" |
+	sort -k1,1n -k2,2 -k3,3n -k4,4g |
+	awk 'function out() { if (c) printf "%s %g %g %g\n", key, v[1], c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2, v[c] }
+		{ k = $1 " " $2 " " $3; if (k != key) { out(); key = k; c = 0 } v[++c] = $4 }
+		END { out() }')
+
+# col N KEY FIELD [SCALE]: "min median max", times SCALE
 col()
 {
-	mmm "$(awk -v n="$1" -v k="$2" -v f="$3" -v s="${4:-1}" \
-		'$1 == n && $3 == k && $(3 + f) != "nan" { print $(3 + f) * s }' "$R" | tr '\n' ' ')"
+	awk -v s="${4:-1}" -v v="${ST[$1,$2,$3]:-nan nan nan}" 'BEGIN { split(v, a, " ")
+		if (a[1] == "nan") print "nan nan nan"; else print a[1] * s, a[2] * s, a[3] * s }'
 }
 
 cell()	# cell FORMAT N KEY FIELD [SCALE]: "median [min..max]"
 {
-	local lo md hi
-
-	read -r lo md hi < <(col "$2" "$3" "$4" "${5:-1}")
-	# shellcheck disable=SC2059 # the format is the caller's
-	printf "$1 [$1..$1]" "$md" "$lo" "$hi"
+	awk -v f="$1" -v s="${5:-1}" -v v="${ST[$2,$3,$4]:-nan nan nan}" 'BEGIN { split(v, a, " ")
+		if (a[1] == "nan") print "nan"; else printf f " [" f ".." f "]\n", a[2] * s, a[1] * s, a[3] * s }'
 }
 
 med()	# med N KEY FIELD [SCALE]
