@@ -1,11 +1,13 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # shellcheck shell=bash
 #
-# What bench_vnetd_rate.sh and bench_vnetd_scale.sh share (sourced, bash):
-# bounded waits for processes, a process's CPU time and wake-ups summed
-# over its threads, the machine facts every figure is quoted with, and
-# min/median/max.  Sets `here`, `top` and `out` (the build directory,
-# $OUT or build/).
+# What the vnetd benchmarks share (sourced, bash; bench_vnetd.sh,
+# bench_vnetd_rate.sh, bench_vnetd_scale.sh): their usage text, errors and
+# preconditions, bounded waits for processes, the end of their logs, a
+# process's CPU time and wake-ups summed over its threads, the machine facts
+# every figure is quoted with, and min/median/max.  Sets `here`, `top` and
+# `out` (the build directory, $OUT or build/).  A script sets BENCH_NAME
+# (its errors' prefix), LOGS and failed.
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(dirname "$here")
@@ -14,6 +16,69 @@ case $out in
 /*) ;;
 *) out=$top/$out ;;
 esac
+
+# bench_usage STATUS: the script's header comment (after its SPDX line),
+# then exit STATUS
+bench_usage()
+{
+	awk 'NR >= 4 && !/^#/ { exit } NR >= 4' "$0" | sed 's/^# \{0,1\}//'
+	exit "$1"
+}
+
+err()
+{
+	echo "$BENCH_NAME: $*" >&2
+}
+
+posint()	# posint WORD: a positive integer
+{
+	case $1 in
+	'' | *[!0-9]* | 0*) return 1 ;;
+	esac
+}
+
+# bench_need_root WHY / bench_need_exec FILE... / bench_need_cmd CMD...:
+# exit 1 with the fix when one is missing
+bench_need_root()
+{
+	if [ "$(id -u)" -ne 0 ]; then
+		err "must run as root ($1)"
+		exit 1
+	fi
+}
+
+bench_need_exec()
+{
+	local b
+
+	for b in "$@"; do
+		if [ ! -x "$b" ]; then
+			err "$b not found; build it with 'make all'"
+			exit 1
+		fi
+	done
+}
+
+bench_need_cmd()
+{
+	local c
+
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || { err "needs $c"; exit 1; }
+	done
+}
+
+# bench_logs_done: the end of the EXIT trap: LOGS removed, or kept (and
+# said) when a measurement failed
+bench_logs_done()
+{
+	# shellcheck disable=SC2154 # the script's
+	if [ "$failed" -eq 0 ]; then
+		rm -rf "$LOGS"
+	else
+		err "logs kept in $LOGS"
+	fi
+}
 
 # wait_pid PID SECONDS: bounded wait for PID (a child) to exit, then SIGKILL
 wait_pid()

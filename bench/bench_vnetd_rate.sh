@@ -44,15 +44,16 @@
 #                             [-q QP] [-a "defaults off always"]
 #
 # -R: frames/s per port (default "1 10 100 1000 2000 5000 10000 20000").
-# The default run takes about 8 minutes (load average 13 on 2 CPUs).  Environment: OUT (build dir),
-# VNETD (default $OUT/vnetd), VNETD_ARGS (options every vnetd gets, e.g.
-# --no-uring), SOAK ($OUT/selftests/soak), VNETD_CPU (1), SOAK_CPU (0),
-# SETTLE (0.3), MIN_FRAMES (24).  Needs root.
+# The default run takes about 8 minutes (load average 13 on 2 CPUs).
+# Environment: OUT (build dir), VNETD (default $OUT/vnetd), VNETD_ARGS
+# (options every vnetd gets, e.g. --no-uring), SOAK ($OUT/selftests/soak),
+# VNETD_CPU (1), SOAK_CPU (0), SETTLE (0.3), MIN_FRAMES (24).  Needs root.
 
 set -u
 
 # shellcheck source=bench/bench_lib.sh
 source "$(dirname "$0")/bench_lib.sh"
+BENCH_NAME=bench_vnetd_rate
 
 VNETD=${VNETD:-$out/vnetd}
 SOAK=${SOAK:-$out/selftests/soak}
@@ -65,11 +66,6 @@ RATES="1 10 100 1000 2000 5000 10000 20000"
 PORTS=8
 QP=1
 ARMS="defaults off always"
-usage()
-{
-	awk 'NR >= 4 && !/^#/ { exit } NR >= 4' "$0" | sed 's/^# \{0,1\}//'
-	exit "$1"
-}
 while getopts "r:d:R:p:q:a:h" opt; do
 	case $opt in
 	r) REPS=$OPTARG ;;
@@ -78,8 +74,8 @@ while getopts "r:d:R:p:q:a:h" opt; do
 	p) PORTS=$OPTARG ;;
 	q) QP=$OPTARG ;;
 	a) ARMS=$OPTARG ;;
-	h) usage 0 ;;
-	*) usage 2 ;;
+	h) bench_usage 0 ;;
+	*) bench_usage 2 ;;
 	esac
 done
 VNETD_CPU=${VNETD_CPU:-1}
@@ -87,17 +83,6 @@ SOAK_CPU=${SOAK_CPU:-0}
 SETTLE=${SETTLE:-0.3}
 MIN_FRAMES=${MIN_FRAMES:-24}
 
-err()
-{
-	echo "bench_vnetd_rate: $*" >&2
-}
-
-posint()
-{
-	case $1 in
-	'' | *[!0-9]* | 0*) return 1 ;;
-	esac
-}
 
 for v in "$REPS" "$PORTS" "$QP" $RATES; do
 	posint "$v" || { err "'$v' is not a positive integer (see -h)"; exit 2; }
@@ -119,19 +104,9 @@ for a in $ARMS; do
 	case $seen in *" $a "*) err "-a: arm '$a' twice"; exit 2 ;; esac
 	seen+="$a "
 done
-if [ "$(id -u)" -ne 0 ]; then
-	err "must run as root (a network namespace, taps, bridges, BPF)"
-	exit 1
-fi
-for b in "$VNETD" "$SOAK" "$VNETCTL" "$EVSTAT"; do
-	if [ ! -x "$b" ]; then
-		err "$b not found; build it with 'make all'"
-		exit 1
-	fi
-done
-for c in jq ip taskset; do
-	command -v "$c" >/dev/null 2>&1 || { err "needs $c"; exit 1; }
-done
+bench_need_root "a network namespace, taps, bridges, BPF"
+bench_need_exec "$VNETD" "$SOAK" "$VNETCTL" "$EVSTAT"
+bench_need_cmd jq ip taskset
 if [ "$(nproc)" -lt 2 ]; then
 	VNETD_CPU=0 SOAK_CPU=0
 	err "one CPU: vnetd and its frontends share it"
@@ -156,11 +131,7 @@ cleanup()
 		stop_pid "${VPID[$a]}" TERM
 	done
 	ip netns del "$NS" 2>/dev/null
-	if [ "$failed" -eq 0 ]; then
-		rm -rf "$LOGS"
-	else
-		err "logs kept in $LOGS"
-	fi
+	bench_logs_done
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -56,6 +56,7 @@ set -u
 
 # shellcheck source=bench/bench_lib.sh
 source "$(dirname "$0")/bench_lib.sh"
+BENCH_NAME=bench_vnetd_scale
 
 VNETD=${VNETD:-$out/vnetd}
 SOAK=${SOAK:-$out/selftests/soak}
@@ -68,11 +69,6 @@ COUNTS="1 2 4 8 16 32 64"
 QP=1
 RATE=200
 PROFILE=
-usage()
-{
-	awk 'NR >= 4 && !/^#/ { exit } NR >= 4' "$0" | sed 's/^# \{0,1\}//'
-	exit "$1"
-}
 while getopts "r:d:i:c:q:R:P:h" opt; do
 	case $opt in
 	r) REPS=$OPTARG ;;
@@ -82,24 +78,13 @@ while getopts "r:d:i:c:q:R:P:h" opt; do
 	q) QP=$OPTARG ;;
 	R) RATE=$OPTARG ;;
 	P) PROFILE=$OPTARG ;;
-	h) usage 0 ;;
-	*) usage 2 ;;
+	h) bench_usage 0 ;;
+	*) bench_usage 2 ;;
 	esac
 done
 VNETD_CPU=${VNETD_CPU:-1}
 SOAK_CPU=${SOAK_CPU:-0}
 
-err()
-{
-	echo "bench_vnetd_scale: $*" >&2
-}
-
-posint()
-{
-	case $1 in
-	'' | *[!0-9]* | 0*) return 1 ;;
-	esac
-}
 
 for v in "$REPS" "$SECS" "$IDLE" "$QP" "$RATE" $COUNTS $PROFILE; do
 	posint "$v" || { err "'$v' is not a positive integer (see -h)"; exit 2; }
@@ -112,19 +97,9 @@ if [ "$MAXN" -gt 64 ]; then
 	err "-c: at most 64 ports (soak runs at most 64 frontends; vnetd's own limit is probed with LIMIT_PROBE ports)"
 	exit 2
 fi
-if [ "$(id -u)" -ne 0 ]; then
-	err "must run as root (a network namespace, taps, bridges, BPF)"
-	exit 1
-fi
-for b in "$VNETD" "$SOAK" "$UNIXSOCK" "$out/bench/evstat"; do
-	if [ ! -x "$b" ]; then
-		err "$b not found; build it with 'make all'"
-		exit 1
-	fi
-done
-for c in jq ip taskset; do
-	command -v "$c" >/dev/null 2>&1 || { err "needs $c"; exit 1; }
-done
+bench_need_root "a network namespace, taps, bridges, BPF"
+bench_need_exec "$VNETD" "$SOAK" "$UNIXSOCK" "$out/bench/evstat"
+bench_need_cmd jq ip taskset
 if [ -n "$PROFILE" ]; then
 	command -v perf >/dev/null 2>&1 || { err "-P needs perf (apt-get install linux-perf)"; exit 1; }
 	[ "$PROFILE" -le "$MAXN" ] || { err "-P $PROFILE: at most the largest count ($MAXN): the taps are made for those"; exit 2; }
@@ -151,11 +126,7 @@ cleanup()
 	stop_pid "$NOTIFY_PID" TERM
 	stop_pid "$PERF_PID" INT
 	ip netns del "$NS" 2>/dev/null
-	if [ "$failed" -eq 0 ]; then
-		rm -rf "$LOGS"
-	else
-		err "logs kept in $LOGS"
-	fi
+	bench_logs_done
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
