@@ -6,7 +6,7 @@
 # bench_tap (e.g. --json, -r 11, -s 64).  The default run takes about
 # 1.5 minutes on a 2-CPU VM, then bench_vnetd.sh about 4 more,
 # bench_xmit.sh about 2.5 more, bench_vnetd_rate.sh about 8 and
-# bench_vnetd_scale.sh about 6 (more on a loaded machine).
+# bench_vnetd_scale.sh about 11 (both measured with the load average at 13).
 
 set -u
 
@@ -74,7 +74,7 @@ fi
 
 # what a port costs one vnetd against the number of ports: start-up, idle
 # memory and wake-ups, CPU per frame (docs/benchmarks.md, "vnetd's cost
-# per port"; about 6 minutes); BENCH_SCALE_ARGS go to it (e.g. "-r 5")
+# per port"; about 11 minutes); BENCH_SCALE_ARGS go to it (e.g. "-P 8")
 # shellcheck disable=SC2086
 "$here/bench_vnetd_scale.sh" ${BENCH_SCALE_ARGS:-}
 rc=$?
