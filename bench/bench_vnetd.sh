@@ -95,13 +95,9 @@
 
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(dirname "$here")
-out=${OUT:-build}
-case $out in
-/*) ;;
-*) out=$top/$out ;;
-esac
+# shellcheck source=bench/bench_lib.sh
+source "$(dirname "$0")/bench_lib.sh"
+BENCH_NAME=bench_vnetd
 VNETD=${VNETD:-$out/vnetd}
 IO=$out/bench/bench_vnetd_io
 VNETCTL=$out/vnetctl
@@ -121,10 +117,7 @@ while getopts "r:d:s:a:t:R:h" opt; do
 	a) ARMS=$OPTARG ;;
 	t) DIRS=$OPTARG ;;
 	R) ROUNDS=$OPTARG ;;
-	*)
-		awk 'NR >= 4 && !/^#/ { exit } NR >= 4' "$0" | sed 's/^# \{0,1\}//'
-		exit 2
-		;;
+	*) bench_usage 2 ;;
 	esac
 done
 
@@ -132,11 +125,6 @@ has()	# has "LIST" WORD
 {
 	case " $1 " in *" $2 "*) return 0 ;; esac
 	return 1
-}
-
-err()
-{
-	echo "bench_vnetd: $*" >&2
 }
 
 if [ "$(id -u)" -ne 0 ]; then
@@ -214,26 +202,6 @@ failed=0
 
 # --- processes --------------------------------------------------------------
 
-# wait_pid PID SECONDS: bounded wait for PID to exit, then SIGKILL
-wait_pid()
-{
-	local pid=$1 n=$(($2 * 20))
-
-	while kill -0 "$pid" 2>/dev/null && [ "$n" -gt 0 ]; do
-		sleep 0.05
-		n=$((n - 1))
-	done
-	kill -KILL "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
-}
-
-stop_pid()
-{
-	[ -n "$1" ] || return 0
-	kill -"${2:-TERM}" "$1" 2>/dev/null
-	wait_pid "$1" 15
-}
-
 # wait_sock PATH PID: the socket exists (bounded) while PID lives
 wait_sock()
 {
@@ -272,11 +240,7 @@ cleanup()
 	done
 	ip netns del "$NS" 2>/dev/null
 	rm -f "$SOCK_V" "$SOCK_P" "$SOCK_N" "$SOCK_K" "$SOCK_D"
-	if [ "$failed" -eq 0 ]; then
-		rm -rf "$LOGS"
-	else
-		err "logs kept in $LOGS"
-	fi
+	bench_logs_done
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM

@@ -8,6 +8,15 @@
  *                         DIR/TABLE.gp (gnuplot scripts that draw PNG plots)
  *   evstat --syscall-ns   the cost of a null syscall here, in ns (median
  *                         of 9 runs of 200000 getppid())
+ *   evstat --ratios BOUND paired measurements on stdin, one line per
+ *                         repetition "KEY A B"; prints per KEY (in the
+ *                         order of first appearance) "KEY n min median max
+ *                         p_below p_above" of the ratios A/B: p_below is the
+ *                         one-sided Wilcoxon signed-rank p of "the ratios are
+ *                         centred below BOUND", p_above of "above BOUND"
+ *                         (bench/bench_vnetd_rate.sh, bench_vnetd_scale.sh);
+ *                         a line whose A or B is not a positive number is
+ *                         left out
  *
  * results.tsv: TABLE WORKLOAD ARM REP METRIC VALUE, tab separated.  Every
  * cell is median [min..max] over the repetitions; ratios are of medians,
@@ -632,12 +641,58 @@ static int syscall_ns(void)
 	return 0;
 }
 
+#define MAX_KEYS 256
+
+/* evstat --ratios BOUND: per-repetition ratios and their tests */
+static int paired_ratios(const char *bound_s)
+{
+	static char keys[MAX_KEYS][NAME];
+	static struct sample r[MAX_KEYS];
+	char line[512], key[NAME], *end;
+	double bound, a, b, d[MAX_REPS], lo, hi;
+	int nkeys = 0, k, i;
+
+	bound = strtod(bound_s, &end);
+	if (end == bound_s || *end || !(bound > 0)) {
+		fprintf(stderr, "Error: --ratios %s: the bound must be a positive number, e.g. 1.05\n",
+			bound_s);
+		return 2;
+	}
+	while (fgets(line, sizeof(line), stdin)) {
+		if (sscanf(line, "%31s %lf %lf", key, &a, &b) != 3 ||
+		    !(a > 0) || !(b > 0) || isinf(a) || isinf(b))
+			continue;
+		for (k = 0; k < nkeys && strcmp(keys[k], key); k++)
+			;
+		if (k == nkeys) {
+			if (nkeys == MAX_KEYS)
+				continue;
+			snprintf(keys[nkeys++], NAME, "%s", key);
+		}
+		if (r[k].n < MAX_REPS)
+			r[k].v[r[k].n++] = a / b;
+	}
+	for (k = 0; k < nkeys; k++) {
+		minmax(&r[k], &lo, &hi);
+		for (i = 0; i < r[k].n; i++)
+			d[i] = bound - r[k].v[i];
+		printf("%s %d %.3f %.3f %.3f %.3g", keys[k], r[k].n, lo,
+		       median(&r[k]), hi, stats_wilcoxon_greater(d, r[k].n));
+		for (i = 0; i < r[k].n; i++)
+			d[i] = r[k].v[i] - bound;
+		printf(" %.3g\n", stats_wilcoxon_greater(d, r[k].n));
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 2 && !strcmp(argv[1], "--syscall-ns"))
 		return syscall_ns();
+	if (argc == 3 && !strcmp(argv[1], "--ratios"))
+		return paired_ratios(argv[2]);
 	if (argc != 3 || strcmp(argv[1], "--dir")) {
-		fprintf(stderr, "Usage: evstat --dir DIR | --syscall-ns\n");
+		fprintf(stderr, "Usage: evstat --dir DIR | --syscall-ns | --ratios BOUND\n");
 		return 2;
 	}
 	if (load(argv[2]))

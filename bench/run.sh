@@ -4,8 +4,9 @@
 # Benchmarks of the tap write path (docs/benchmarks.md).  Called by
 # `make bench` after `make all`; builds nothing.  Extra arguments go to
 # bench_tap (e.g. --json, -r 11, -s 64).  The default run takes about
-# 1.5 minutes on a 2-CPU VM, then bench_vnetd.sh about 4 more and
-# bench_xmit.sh about 2.5 more.
+# 1.5 minutes on a 2-CPU VM, then bench_vnetd.sh about 4 more,
+# bench_xmit.sh about 2.5 more, bench_vnetd_rate.sh about 8 and
+# bench_vnetd_scale.sh about 11 (both measured with the load average at 13).
 
 set -u
 
@@ -57,6 +58,28 @@ fi
 rc=$?
 if [ "$rc" -ne 0 ]; then
 	echo "bench/run.sh: bench_xmit.sh failed (exit $rc)" >&2
+	exit "$rc"
+fi
+
+# vnetd's CPU per frame against the offered rate, its notification arms
+# side by side (docs/benchmarks.md, "vnetd's CPU per frame against the
+# rate"; about 8 minutes); BENCH_RATE_ARGS go to it (e.g. "-r 7")
+# shellcheck disable=SC2086
+"$here/bench_vnetd_rate.sh" ${BENCH_RATE_ARGS:-}
+rc=$?
+if [ "$rc" -ne 0 ]; then
+	echo "bench/run.sh: bench_vnetd_rate.sh failed (exit $rc)" >&2
+	exit "$rc"
+fi
+
+# what a port costs one vnetd against the number of ports: start-up, idle
+# memory and wake-ups, CPU per frame (docs/benchmarks.md, "vnetd's cost
+# per port"; about 11 minutes); BENCH_SCALE_ARGS go to it (e.g. "-P 8")
+# shellcheck disable=SC2086
+"$here/bench_vnetd_scale.sh" ${BENCH_SCALE_ARGS:-}
+rc=$?
+if [ "$rc" -ne 0 ]; then
+	echo "bench/run.sh: bench_vnetd_scale.sh failed (exit $rc)" >&2
 	exit "$rc"
 fi
 exit 0

@@ -5,14 +5,22 @@
  * along the way (selftests/test_soak.sh, `make soak`).
  *
  *   soak --sock FMT --ports N [--qp N] [--secs S] [--warmup S] [--rate R]
- *        [--sample S] --pid PID
+ *        [--sample S] [--self] [--go] [--max-lag MS] --pid PID
  *
  * FMT is a printf format with one %u, the port's index (e.g.
  * /tmp/x/p%u.sock).  Ports 2k and 2k+1 are peers: each frontend sends
  * Ethernet/IPv4/UDP frames (60-1514 bytes) to its peer's MAC, R frames a
  * second in all, spread over its queue pairs and over 8 UDP source ports (so
  * that the tap's steering spreads them over the queues); the test puts
- * the two taps of a pair on a bridge of their own.  Each frontend receives
+ * the two taps of a pair on a bridge of their own.  With --self every port
+ * is its own peer (any number of ports): its frames go to its own MAC, and
+ * the caller puts each tap on a bridge of its own with hairpin mode on, so
+ * that they come back.  The ports' frames are spread over each 1/R s
+ * (port P's due 1/N of a frame later than port P-1's), not sent at the
+ * same instant.  A frontend that fell behind (its process had no CPU)
+ * catches up at once, unless --max-lag: then frames owed for longer than
+ * MS ms are never sent, so that the offered rate stays the rate and does
+ * not come in bursts.  Each frontend receives
  * what its peer sent and counts it.  A multicast frame whose source MAC is
  * not a frontend's came from the host (the bridge's own IGMP report when it
  * comes up, for instance): it is counted as "host" and otherwise ignored; any other
@@ -33,6 +41,11 @@
  *   port I sent=N recv=N foreign=N sent_q0=N sent_q1=N recv_q0=N recv_q1=N
  *          host=N
  *   done secs=S sent=N recv=N foreign=N
+ *
+ * With --go, every frontend connects and posts its RX buffers, then "ready"
+ * is printed and nothing is sent until SIGUSR1 (SIGINT or SIGTERM ends it
+ * there): the caller measures vnetd with its frontends connected and idle
+ * first.  The clock of --warmup and --secs starts at SIGUSR1.
  *
  * Exit status 0 unless a frontend failed (the reason on stderr).
  */
@@ -64,6 +77,7 @@ struct port {
 	struct vufe *fe;
 	__u64 sent[MAX_QP], recv[MAX_QP], foreign, host;
 	__u64 seq;
+	__u64 skipped;	/* frames owed longer than --max-lag: never sent */
 };
 
 struct payload {
@@ -74,7 +88,8 @@ struct payload {
 
 static struct port ports[MAX_PORTS];
 static unsigned int nr_ports, nr_qp = 2;
-static volatile sig_atomic_t stop;
+static bool self_peer;
+static volatile sig_atomic_t stop, go;
 
 static double now_s(void)
 {
@@ -86,8 +101,16 @@ static double now_s(void)
 
 static void on_signal(int sig)
 {
-	(void)sig;
-	stop = 1;
+	if (sig == SIGUSR1)
+		go = 1;
+	else
+		stop = 1;
+}
+
+/* the port that port P sends to and receives from */
+static unsigned int peer_of(unsigned int p)
+{
+	return self_peer ? p : p ^ 1;
 }
 
 static void mac_of(unsigned int p, __u8 *mac)
@@ -120,7 +143,7 @@ static size_t build(unsigned int p, __u64 seq, __u8 *f)
 	struct payload *pl = (struct payload *)(udp + 1);
 	size_t i;
 
-	mac_of(p ^ 1, eth->h_dest);
+	mac_of(peer_of(p), eth->h_dest);
 	mac_of(p, eth->h_source);
 	eth->h_proto = htons(ETH_P_IP);
 	memset(ip, 0, sizeof(*ip));
@@ -130,7 +153,7 @@ static size_t build(unsigned int p, __u64 seq, __u8 *f)
 	ip->protocol = IPPROTO_UDP;
 	ip->tot_len = htons(len - sizeof(*eth));
 	ip->saddr = htonl(0xc0000200 | (10 + p));	/* 192.0.2.10+p */
-	ip->daddr = htonl(0xc0000200 | (10 + (p ^ 1)));
+	ip->daddr = htonl(0xc0000200 | (10 + peer_of(p)));
 	ip->check = ip_csum(ip, sizeof(*ip));
 	udp->source = htons(40000 + seq % 8);
 	udp->dest = htons(50000);
@@ -156,7 +179,7 @@ static bool frame_ok(unsigned int p, const __u8 *f, size_t n)
 	size_t i;
 
 	if (n < off + sizeof(*pl) || ntohl(pl->magic) != MAGIC ||
-	    ntohl(pl->src) != (p ^ 1))
+	    ntohl(pl->src) != peer_of(p))
 		return false;
 	mac_of(p, mac);
 	if (memcmp(f, mac, ETH_ALEN))
@@ -315,7 +338,8 @@ static long drain(unsigned int p, int *err)
 static void usage(void)
 {
 	fprintf(stderr, "usage: soak --sock FMT --ports N [--qp N] [--secs S] "
-			"[--warmup S] [--rate R] [--sample S] --pid PID\n");
+			"[--warmup S] [--rate R] [--sample S] [--self] [--go] "
+			"[--max-lag MS] --pid PID\n");
 	exit(2);
 }
 
@@ -330,9 +354,12 @@ int main(int argc, char **argv)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "sample", required_argument, NULL, 'S' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "self", no_argument, NULL, 'e' },
+		{ "go", no_argument, NULL, 'g' },
+		{ "max-lag", required_argument, NULL, 'l' },
 		{ 0 },
 	};
-	double secs = 20, warmup = 5, rate = 200, every = 60;
+	double secs = 20, warmup = 5, rate = 200, every = 60, max_lag = -1;
 	double t0, t_warm, t_end, next_sample, last_rx, now, credit;
 	double last_flood_rx = 0;
 	bool flood, rx_now;
@@ -341,7 +368,8 @@ int main(int argc, char **argv)
 	struct usage u;
 	__u8 frame[FRAME_MAX];
 	unsigned int p, q, i;
-	bool warm = false;
+	bool warm = false, wait_go = false;
+	sigset_t block, old;
 	int c, pid = 0, err;
 	long got;
 
@@ -355,14 +383,25 @@ int main(int argc, char **argv)
 		case 'r': rate = atof(optarg); break;
 		case 'S': every = atof(optarg); break;
 		case 'p': pid = atoi(optarg); break;
+		case 'e': self_peer = true; break;
+		case 'g': wait_go = true; break;
+		case 'l': max_lag = atof(optarg) / 1000; break;
 		default: usage();
 		}
 	}
-	if (!fmt || !pid || nr_ports < 2 || nr_ports > MAX_PORTS ||
-	    nr_ports % 2 || !nr_qp || nr_qp > MAX_QP || rate <= 0)
+	if (!fmt || !pid || nr_ports < 1 || nr_ports > MAX_PORTS ||
+	    (!self_peer && nr_ports % 2) || !nr_qp || nr_qp > MAX_QP ||
+	    rate <= 0)
 		usage();
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	signal(SIGUSR1, on_signal);
+	/* held until sigsuspend() below: none is lost before it */
+	sigemptyset(&block);
+	sigaddset(&block, SIGUSR1);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &old);
 
 	for (p = 0; p < nr_ports; p++) {
 		struct vufe_opts o = VUFE_OPTS_DEFAULT;
@@ -391,6 +430,14 @@ int main(int argc, char **argv)
 				return fail(p, "post_rx", err);
 		}
 	}
+
+	if (wait_go) {
+		printf("ready ports=%u\n", nr_ports);
+		fflush(stdout);
+		while (!go && !stop)
+			sigsuspend(&old);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
 
 	t0 = now_s();
 	t_warm = t0 + warmup;
@@ -429,7 +476,15 @@ int main(int argc, char **argv)
 			last_flood_rx = now;
 		for (p = 0; p < nr_ports; p++) {
 			struct port *pt = &ports[p];
-			__u64 due = (__u64)credit;
+			double c = credit - (double)p / nr_ports;
+			__u64 due = c > 0 ? (__u64)c : 0;
+			__u64 lag = max_lag >= 0 ? (__u64)(max_lag * rate) + 1 : 0;
+
+			due = due > pt->skipped ? due - pt->skipped : 0;
+			if (lag && due > pt->seq + lag) {
+				pt->skipped += due - (pt->seq + lag);
+				due = pt->seq + lag;
+			}
 
 			for (i = 0; i < BURST && pt->seq < due; i++) {
 				q = pt->seq % nr_qp;

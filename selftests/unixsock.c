@@ -7,6 +7,9 @@
  *                                  datagram as one line (newlines become
  *                                  spaces), exit 0 after one with
  *                                  STOPPING=1, 1 after SECONDS without
+ *   unixsock notify-ts PATH SECONDS  the same, each line first the time
+ *                                  it arrived: CLOCK_REALTIME seconds
+ *                                  with 6 decimals (bash's EPOCHREALTIME)
  *   unixsock connect PATH          connect a stream socket to PATH: exit 0,
  *                                  or 1 with strerror on stderr
  */
@@ -32,7 +35,7 @@ static int addr(struct sockaddr_un *sa, const char *path)
 	return 0;
 }
 
-static int do_notify(const char *path, int secs)
+static int do_notify(const char *path, int secs, int ts)
 {
 	struct sockaddr_un sa;
 	char buf[4096];
@@ -60,6 +63,13 @@ static int do_notify(const char *path, int secs)
 		for (ssize_t i = 0; i < n; i++)
 			if (buf[i] == '\n')
 				buf[i] = ' ';
+		if (ts) {
+			struct timespec now;
+
+			clock_gettime(CLOCK_REALTIME, &now);
+			printf("%lld.%06ld ", (long long)now.tv_sec,
+			       now.tv_nsec / 1000);
+		}
 		printf("%s\n", buf);
 		if (strstr(buf, "STOPPING=1")) {
 			unlink(path);
@@ -90,9 +100,11 @@ static int do_connect(const char *path)
 int main(int argc, char **argv)
 {
 	if (argc == 4 && !strcmp(argv[1], "notify"))
-		return do_notify(argv[2], atoi(argv[3]));
+		return do_notify(argv[2], atoi(argv[3]), 0);
+	if (argc == 4 && !strcmp(argv[1], "notify-ts"))
+		return do_notify(argv[2], atoi(argv[3]), 1);
 	if (argc == 3 && !strcmp(argv[1], "connect"))
 		return do_connect(argv[2]);
-	fprintf(stderr, "usage: unixsock notify PATH SECONDS | connect PATH\n");
+	fprintf(stderr, "usage: unixsock notify|notify-ts PATH SECONDS | connect PATH\n");
 	return 2;
 }
