@@ -97,11 +97,13 @@ le32()
 # (or GATE); the rest zero.  Key vnet_key(VNET_DIR_TX, QUEUE) = QUEUE.
 rec()
 {
-	local i b=() map=$PIN_ROOT/${3:-$DEV}/queues gate
+	local i b=() map=$PIN_ROOT/${3:-$DEV}/queues gate size
 
 	gate=${4:-$(bpftool -j map lookup pinned "$map" key "$(($1 & 255))" 0 0 0 |
 		jq -r '(.formatted // .).value.adaptive')}
-	for ((i = 0; i < 128; i++)); do b[i]=0; done
+	# the entry's size as the map has it (include/vnet/abi.h's)
+	size=$(bpftool -j map show pinned "$map" | jq -r .bytes_value)
+	for ((i = 0; i < size; i++)); do b[i]=0; done
 	read -r 'b[88]' 'b[89]' 'b[90]' 'b[91]' <<<"$(le32 "$2")"
 	read -r 'b[104]' 'b[105]' 'b[106]' 'b[107]' <<<"$(le32 "${gate:-0}")"
 	read -r 'b[112]' 'b[113]' 'b[114]' 'b[115]' <<<"$(le32 5)"
