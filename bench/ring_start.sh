@@ -4,7 +4,7 @@
 # When a freshly booted guest's rings start, with and without QEMU's
 # reconnect: boots the e2e guest (docs/e2e.md) N times per mode, the modes
 # interleaved, with the host pinging the guest every 10 ms from the moment
-# QEMU starts, and records per boot (host times from QEMU's own trace
+# QEMU starts until the guest's first ping is answered, and records per boot (host times from QEMU's own trace
 # events, docs/libvirt.md "Reconnect and a guest's first seconds"):
 #
 #   open     the vhost-user connection's CHR_EVENT_OPENED
@@ -107,9 +107,12 @@ boot()
 		sleep "$late"
 		vnetd_start || die "vnetd did not start: $(tail -n 2 "$VNETD_LOG")"
 	fi
-	qemu_wait 240 || echo "# $VM_NAME: QEMU did not power off in 240 s" >&2
+	# the host stops pinging once the guest has its answer: what follows
+	# is the guest's own pings and its power-off
+	vm_wait_line '^VNET: (reach ok|error reach)' 240
 	kill "$pp" 2>/dev/null
 	wait "$pp" 2>/dev/null
+	qemu_wait 240 || echo "# $VM_NAME: QEMU did not power off in 240 s" >&2
 	vm_stats stats.json
 	ip -n "$VM_NS" -s link show "$VM_TAP" >"$VM_LOGS/tap.txt" 2>&1
 	qemu_ring_start "$VM_LOGS/qemu.err"

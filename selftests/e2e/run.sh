@@ -35,7 +35,8 @@
 #                   guest's driver resets the device (rebind), ping and
 #                   iperf3 both ways
 #   reconnect-boot  a fresh guest with reconnect=1, the host pinging it
-#                   every 10 ms from QEMU's start: one connection, the rings
+#                   every 10 ms from QEMU's start until the guest reaches
+#                   the host: one connection, the rings
 #                   started with the driver's DRIVER_OK (QEMU's trace), the
 #                   first ping after the carrier answered within 3 s
 #   mtu             host_mtu=9000: vnetd gives the tap the guest's MTU
@@ -740,7 +741,7 @@ s_restart_packed()
 
 # reconnect-boot: QEMU with reconnect=1 (docs/libvirt.md's setup) boots a
 # fresh guest on a listening vnetd while the host pings the guest every 10
-# ms.  QEMU connects before the guest runs and starts the rings when the
+# ms (until the guest's first ping is answered).  QEMU connects before the guest runs and starts the rings when the
 # guest's driver writes DRIVER_OK, as without reconnect (docs/libvirt.md,
 # "Reconnect and a guest's first seconds"); a close and a reconnect during
 # the boot would start them only at the reconnect.  Times from QEMU's own
@@ -756,9 +757,13 @@ s_reconnect_boot()
 	pp=$!
 	_vm_all_pids+=("$pp")
 	VM_IPERF_PIDS+=("$pp")
-	vm_end || return
+	# until the guest's first ping is answered: the guest's own pings and
+	# its power-off follow without the host's
+	vm_wait_line '^VNET: (reach ok|error reach)' 90 ||
+		_bad+="the guest never reached the host ($(guest_tail 3)); "
 	kill "$pp" 2>/dev/null
 	wait "$pp" 2>/dev/null
+	vm_end || return
 	qemu_ring_start "$VM_LOGS/qemu.err"
 	need "QEMU: the connection opened $RS_OPENS times, not once" [ "$RS_OPENS" = 1 ]
 	need "QEMU: the connection closed $RS_CLOSES times during the boot" [ "$RS_CLOSES" = 0 ]
