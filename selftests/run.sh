@@ -71,7 +71,7 @@ run_one()
 	fi
 	echo "# $name"
 	local limit=$TIMEOUT
-	# the real-guest scenarios boot QEMU (TCG) eleven times: ~3 min here,
+	# the real-guest scenarios boot QEMU (TCG) fifteen times: ~3.5 min here,
 	# plus the guest build on a fresh machine
 	[ "$name" = test_e2e ] && limit=$((TIMEOUT * 3))
 	# ten guests (kill -9 of vnetd and of QEMU, a deleted tap, and two

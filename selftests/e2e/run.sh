@@ -34,6 +34,11 @@
 #                   base QEMU sends is refused with the reason; after the
 #                   guest's driver resets the device (rebind), ping and
 #                   iperf3 both ways
+#   reconnect-boot  a fresh guest with reconnect=1, the host pinging it
+#                   every 10 ms from QEMU's start until the guest reaches
+#                   the host: one connection, the rings
+#                   started with the driver's DRIVER_OK (QEMU's trace), the
+#                   first ping after the carrier answered within 3 s
 #   mtu             host_mtu=9000: vnetd gives the tap the guest's MTU
 #                   (NET_SET_MTU), 8900-byte pings both ways, iperf3 both
 #                   ways; the tap's own MTU back when QEMU goes
@@ -56,7 +61,7 @@ source "$HERE/../lib.sh"
 source "$HERE/vm.sh"
 
 KSFT_PREFIX=e2e
-ALL="ping iperf-tx iperf-rx mq mrg-on mrg-off offloads-off coalesce pause restart restart-client mtu packed restart-packed"
+ALL="ping iperf-tx iperf-rx mq mrg-on mrg-off offloads-off coalesce pause restart restart-client reconnect-boot mtu packed restart-packed"
 SECS=${E2E_SECS:-4}
 FLOOR_MBPS=${E2E_FLOOR_MBPS:-10}
 
@@ -731,6 +736,54 @@ s_restart_packed()
 	need "guest: ping after the rebind: $(guest_kv ping recv) of 3" ge "$(guest_kv ping recv)" 1
 	iperf_ok r rx 5201
 	iperf_ok t tx 5202
+	vnetd_ok
+}
+
+# reconnect-boot: QEMU with reconnect=1 (docs/libvirt.md's setup) boots a
+# fresh guest on a listening vnetd while the host pings the guest every 10
+# ms (until the guest's first ping is answered).  QEMU connects before the guest runs and starts the rings when the
+# guest's driver writes DRIVER_OK, as without reconnect (docs/libvirt.md,
+# "Reconnect and a guest's first seconds"); a close and a reconnect during
+# the boot would start them only at the reconnect.  Times from QEMU's own
+# trace (qemu_start ... trace).
+s_reconnect_boot()
+{
+	local pp d link replies
+
+	setup reconnect-boot || return
+	qemu_start "reach:30+ping:5" reconnect trace || { _bad+="QEMU did not start; "; return; }
+	ip netns exec "$VM_NS" ping -D -n -i 0.01 "$E2E_GUEST_IP" \
+		>"$VM_LOGS/ping-host.txt" 2>&1 &
+	pp=$!
+	_vm_all_pids+=("$pp")
+	VM_IPERF_PIDS+=("$pp")
+	# until the guest's first ping is answered: the guest's own pings and
+	# its power-off follow without the host's
+	vm_wait_line '^VNET: (reach ok|error reach)' 90 ||
+		_bad+="the guest never reached the host ($(guest_tail 3)); "
+	kill "$pp" 2>/dev/null
+	wait "$pp" 2>/dev/null
+	vm_end || return
+	qemu_ring_start "$VM_LOGS/qemu.err"
+	need "QEMU: the connection opened $RS_OPENS times, not once" [ "$RS_OPENS" = 1 ]
+	need "QEMU: the connection closed $RS_CLOSES times during the boot" [ "$RS_CLOSES" = 0 ]
+	need "QEMU: no DRIVER_OK in the trace" [ -n "$RS_DRVOK" ]
+	# vhost_net_start runs in the guest's status write: SET_FEATURES and
+	# every ring's SET_VRING_KICK follow DRIVER_OK at once (ms here)
+	d=$(ms_between "$RS_DRVOK" "$RS_SETFEAT")
+	need "QEMU: SET_FEATURES ${d} ms after DRIVER_OK (not after it, or over 1 s)" \
+		le "$d" 1000
+	d=$(ms_between "$RS_DRVOK" "$RS_KICK")
+	need "QEMU: the rings started ${d} ms after DRIVER_OK (not after it, or over 1 s)" \
+		le "$d" 1000
+	link=$(guest_link_reply_ms)
+	need "guest: the first answered ping ${link} ms after the carrier (over 3000)" \
+		le "$link" 3000
+	need "guest -> host: $(guest_kv ping recv) of 5 echo replies" ge "$(guest_kv ping recv)" 5
+	replies=$(grep -c ' bytes from ' "$VM_LOGS/ping-host.txt")
+	need "host -> guest: no echo reply" ge "$replies" 1
+	note "connected $(ms_between "$QEMU_T0" "$RS_OPEN") ms after QEMU started, DRIVER_OK at $(ms_between "$QEMU_T0" "$RS_DRVOK") ms, rings started $(ms_between "$RS_DRVOK" "$RS_KICK") ms later; first answered guest ping $link ms after the carrier; host's first reply at $(ms_between "$QEMU_T0" "$(ping_first_reply "$VM_LOGS/ping-host.txt")") ms"
+	drops_ok
 	vnetd_ok
 }
 

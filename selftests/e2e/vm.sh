@@ -16,9 +16,10 @@
 #   vnetd_stop [SIGNAL]        stop it (bounded), $VNETD_RC its exit status
 #   vm_host_addr               192.0.2.1/24 on the tap in the netns
 #   iperf_server PORT          a one-off iperf3 -s -J in the netns
-#   qemu_start STEPS [OPTS]    boot the guest (background), $QEMU_PID
+#   qemu_start STEPS [OPTS]    boot the guest (background), $QEMU_PID,
+#                              its start time $QEMU_T0 (date +%s.%N)
 #                              OPTS: queues=N smp=N mrg=on|off server
-#                              reconnect vectors=N monitor
+#                              reconnect vectors=N monitor trace
 #   qemu_monitor CMD           a monitor command (stop, cont, ...)
 #   vm_wait_line REGEX SECS    wait for a line on the guest's console
 #   qemu_wait SECS             wait for the guest to power off; $QEMU_RC
@@ -235,6 +236,48 @@ qemu_version()
 	"$QEMU" --version 2>/dev/null | sed -n 's/^QEMU emulator version \([0-9.]*\).*/\1/p'
 }
 
+# what qemu_start's trace option records: the chardev's events (1 opened,
+# 4 closed: QEMUChrEvent), each vhost-user request QEMU sends and each reply
+# it reads (req:N, the protocol's numbers), the guest driver's status writes
+# (val 15: DRIVER_OK)
+E2E_TRACE_EVENTS=${E2E_TRACE_EVENTS:-vhost_user_event vhost_user_write vhost_user_read virtio_set_status}
+
+# qemu_trace_times FILE EVENT [REGEX]: the host times (seconds, as
+# date +%s.%N) of trace EVENT lines of FILE whose arguments match REGEX
+qemu_trace_times()
+{
+	sed -n "s/^[0-9]*@\([0-9.]*\):$2 \(.*\)/\1 \2/p" "$1" 2>/dev/null |
+		awk -v re="${3:-}" 're == "" || $0 ~ re { print $1 }'
+}
+
+# qemu_ring_start FILE: from a qemu_start ... trace run's qemu.err, the
+# host times (seconds) of the connection's first CHR_EVENT_OPENED
+# (RS_OPEN), the guest driver's first DRIVER_OK (RS_DRVOK), the first
+# SET_FEATURES (RS_SETFEAT: vhost_net_start's first message) and the
+# first start's last SET_VRING_KICK (RS_KICK: every ring started); how
+# many times the connection opened and closed (RS_OPENS, RS_CLOSES)
+qemu_ring_start()
+{
+	RS_OPEN=$(qemu_trace_times "$1" vhost_user_event 'event: 1$' | head -n 1)
+	RS_OPENS=$(qemu_trace_times "$1" vhost_user_event 'event: 1$' | wc -l)
+	RS_CLOSES=$(qemu_trace_times "$1" vhost_user_event 'event: 4$' | wc -l)
+	RS_DRVOK=$(qemu_trace_times "$1" virtio_set_status 'val 15$' | head -n 1)
+	RS_SETFEAT=$(qemu_trace_times "$1" vhost_user_write 'req:2 ' | head -n 1)
+	RS_KICK=$(qemu_trace_times "$1" vhost_user_write 'req:12 ' |
+		sed -n "$((2 * VM_QUEUES))p")
+}
+
+# ms_between T0 T1: milliseconds from T0 to T1 (seconds), or - when one
+# is missing
+ms_between()
+{
+	if [ -z "$1" ] || [ -z "$2" ]; then
+		echo -
+		return
+	fi
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%d\n", (b - a) * 1000 }'
+}
+
 # qemu_start STEPS [OPT...]: boot the guest in the background.  OPTs:
 #   queues=N    queue pairs (-netdev queues=N, mq=on)
 #   smp=N       vCPUs
@@ -243,9 +286,13 @@ qemu_version()
 #   reconnect   QEMU reconnects to vnetd's socket every second when lost
 #   vectors=N   MSI-X vectors (default: 0 unless E2E_MSIX=yes, see above)
 #   monitor     the human monitor on FIFOs, for qemu_monitor
+#   trace       QEMU's trace events of the vhost-user connection and the
+#               device status (E2E_TRACE_EVENTS) with the host's time, in
+#               qemu.err ("PID@SECONDS:EVENT ARGS", see qemu_trace_times)
 qemu_start()
 {
 	local steps=$1 o smp=1 queues=1 mrg="" chr vectors dev srv=no mon=no
+	local trace=no
 
 	shift
 	if [ "${E2E_MSIX:-}" = yes ]; then
@@ -266,6 +313,7 @@ qemu_start()
 		reconnect) chr="$chr,reconnect=1" ;;
 		vectors=*) vectors=${o#vectors=} ;;
 		monitor) mon=yes ;;
+		trace) trace=yes ;;
 		*) echo "qemu_start: unknown option $o" >&2; return 1 ;;
 		esac
 	done
@@ -288,6 +336,12 @@ qemu_start()
 		-netdev "vhost-user,id=n0,chardev=c0,queues=$queues"
 		-device "$dev"
 		-serial "file:$VM_SERIAL")
+	if [ $trace = yes ]; then
+		QEMU_ARGS+=(-msg timestamp=on)
+		for o in $E2E_TRACE_EVENTS; do
+			QEMU_ARGS+=(-trace "$o")
+		done
+	fi
 	if [ $mon = yes ]; then
 		# the human monitor on two FIFOs (no socat needed): commands into
 		# monitor.in, what it says drained into monitor.log
@@ -308,6 +362,7 @@ qemu_start()
 	# no timeout(1) around it: killed early, timeout signals its whole
 	# process group, which is still ours then.  qemu_wait bounds QEMU.
 	QEMU_TIMED_OUT=""
+	QEMU_T0=$(date +%s.%N)
 	"$QEMU" "${QEMU_ARGS[@]}" </dev/null >"$VM_LOGS/qemu.err" 2>&1 &
 	QEMU_PID=$!
 	_vm_all_pids+=("$QEMU_PID")
@@ -388,6 +443,21 @@ guest_kv()
 	guest_lines | awk -v w="$1" -v k="$2" '
 		$1 == w { for (i = 2; i <= NF; i++) if (index($i, k "=") == 1) v = substr($i, length(k) + 2) }
 		END { print v }'
+}
+
+# ping_first_reply FILE: the host time of the first reply in FILE, the
+# output of ping -D
+ping_first_reply()
+{
+	sed -n 's/^\[\([0-9.]*\)\] .* bytes from .*/\1/p' "$1" 2>/dev/null | head -n 1
+}
+
+# guest_link_reply_ms: ms from eth0's carrier to the first answered ping of
+# the reach step, on the guest's clock (its pings time out after 1 s), or -
+guest_link_reply_ms()
+{
+	ms_between "$(guest_lines | sed -n 's/^dev .* carrier=1 uptime=\([0-9.]*\)$/\1/p' | head -n 1)" \
+		"$(guest_kv reach uptime)"
 }
 
 # guest_json TAG: the iperf3 client JSON of step TAG
