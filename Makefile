@@ -32,6 +32,7 @@ SKELS      := $(OUT)/vnet.skel.h $(OUT)/bench_empty.skel.h $(OUT)/xmit_dispatch.
 VNETCTL    := $(OUT)/vnetctl
 SELFTESTS  := $(OUT)/selftests/test_classify $(OUT)/selftests/tapwrite $(OUT)/selftests/test_policy
 SELFTESTS  += $(OUT)/selftests/unixsock $(OUT)/selftests/test_notify_rule
+SELFTESTS  += $(OUT)/selftests/test_handover_record
 BENCHES    := $(OUT)/bench/bench_tap $(OUT)/bench/bench_xmit_send
 
 # the vhost-user backend library (user/vhost/) and its unit test, built
@@ -147,6 +148,10 @@ $(OUT)/selftests/tapwrite: $(OUT)/selftests/tapwrite_lib.o $(OUT)/selftests/tapw
 
 # test_notify_rule: traces through the classifier and vnetd's rule.c
 $(OUT)/selftests/test_notify_rule: $(OUT)/user/vnetd/rule.o
+# test_handover_record: the hand-over's messages (vnetd's record.c)
+$(OUT)/selftests/test_handover_record: $(OUT)/user/vnetd/record.o $(LIBVHOST)
+# test_vnetd_takeover plays a hostile old vnetd with the same record code
+$(OUT)/selftests/test_vnetd_takeover: $(OUT)/user/vnetd/record.o $(LIBVHOST)
 
 # test_classify: one program from several files (selftests/classify.h)
 $(OUT)/selftests/test_classify: $(patsubst selftests/%.c,$(OUT)/selftests/%.o,$(wildcard selftests/classify_*.c))

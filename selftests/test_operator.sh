@@ -20,7 +20,7 @@ VNETD=${VNETD:-$OUT/vnetd}
 UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
 IO=${IO:-$OUT/bench/bench_vnetd_io}
 
-ALL_CASES="hints cli_words netns_exec attach_mode_stats map_keys_documented status_netns tap_kind_warnings tx_hook_switch ifname_limit vnetd_config_lines vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify libvirt_hook make_deps"
+ALL_CASES="hints cli_words netns_exec attach_mode_stats map_keys_documented status_netns tap_kind_warnings tx_hook_switch ifname_limit vnetd_config_lines vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify vnetd_reload libvirt_hook make_deps"
 
 _daemons=()
 
@@ -625,8 +625,8 @@ case_vnetd_notify()
 
 	# SIGHUP: no reload, and no stop either: a warning, and vnetd serves on
 	kill -HUP "$VPID"
-	busywait 5000 grep -q "SIGHUP: reload is not supported" "$VNET_TMP/notify.log"
-	expect "warning logged" yes "$(has "$(cat "$VNET_TMP/notify.log")" "^vnetd: warning: SIGHUP: reload is not supported")"
+	busywait 5000 grep -q "SIGHUP: vnetd reloads by handing its ports over" "$VNET_TMP/notify.log"
+	expect "warning names the reload" yes "$(has "$(cat "$VNET_TMP/notify.log")" "^vnetd: warning: SIGHUP: .*run 'vnetd --takeover'.*vnetd keeps serving")"
 	expect "still running after SIGHUP" yes "$(yesno kill -0 "$VPID")"
 	expect "no STOPPING=1" yes "$(lacks "$(cat "$VNET_TMP/notify.out")" "STOPPING=1")"
 	expect "socket still listens" yes "$(yesno "$UNIXSOCK" connect "$sock")"
@@ -732,6 +732,59 @@ case_libvirt_hook()
 	VNET_HOOK_CONF=$on VNETCTL=$VNETCTL VNETCTL_ARGS="-n vnet-no-such-ns-$$" run "$hook" vm1 started begin - <<<"$xml"
 	expect "failed attach: exit" 0 "$RUN_RC"
 	report hook_never_fails_domain "$(run_said)"
+	end_case
+}
+
+# --- vnetd: the units' reload (ExecReload=vnetd --takeover --detach) ---------
+
+case_vnetd_reload()
+{
+	local sock=$VNET_TMP/reload.sock nsock=$VNET_TMP/reload-notify tap npid rc
+	local new log=$VNET_TMP/reload-new.log oldpid
+
+	new_case reload || { fail reload_setup "cannot create netns"; return; }
+	tap=$(rand_tap)
+	"$UNIXSOCK" notify "$nsock" 120 >"$VNET_TMP/reload.out" 2>&1 &
+	npid=$!
+	_daemons+=("$npid")
+	busywait 2000 test -S "$nsock"
+	NOTIFY_SOCKET=$nsock vnetd_start "$VNET_TMP/reload.log" --socket "$sock" --tap "$tap" --netns "$NS"
+	oldpid=$VPID
+	busywait 5000 grep -q "MAINPID=$oldpid" "$VNET_TMP/reload.out"
+	busywait 5000 test -S "/run/vnet/$tap.takeover"
+	# what the unit's ExecReload= runs: it returns once the ports moved
+	NOTIFY_SOCKET=$nsock timeout 60 "$VNETD" --takeover --detach --socket "$sock" \
+		--tap "$tap" --netns "$NS" >"$log" 2>&1
+	rc=$?
+	expect "reload command exit" 0 "$rc"
+	# the old vnetd handed every port over and exits 0
+	wait "$oldpid"
+	expect "old vnetd exit" 0 "$?"
+	new=$(sed -n 's/.*MAINPID=\([0-9]*\).*/\1/p' "$VNET_TMP/reload.out" | tail -n 1)
+	expect "systemd told the new main pid" yes "$(yesno test -n "$new" -a "$new" != "$oldpid")"
+	[ -n "$new" ] && _daemons+=("$new")
+	expect "new main pid runs" yes "$(yesno kill -0 "${new:-0}")"
+	expect "old vnetd said so" yes "$(has "$(cat "$VNET_TMP/reload.log")" "handed over to pid ${new:-x}")"
+	expect "socket still listens" yes "$(yesno "$UNIXSOCK" connect "$sock")"
+	run timeout 60 "$IO" signals --socket "$sock" --netns "$NS" --tap "$tap" --frames 100
+	expect "frames after the reload" 0 "$RUN_RC"
+	# a second reload takes over from the first one's successor
+	NOTIFY_SOCKET=$nsock timeout 60 "$VNETD" --takeover --detach --socket "$sock" \
+		--tap "$tap" --netns "$NS" >"$log.2" 2>&1
+	expect "second reload exit" 0 "$?"
+	busywait 5000 sh -c "! kill -0 ${new:-0} 2>/dev/null"
+	expect "first successor gone" no "$(yesno kill -0 "${new:-0}" 2>/dev/null)"
+	new=$(sed -n 's/.*MAINPID=\([0-9]*\).*/\1/p' "$VNET_TMP/reload.out" | tail -n 1)
+	[ -n "$new" ] && _daemons+=("$new")
+	run timeout 60 "$IO" signals --socket "$sock" --netns "$NS" --tap "$tap" --frames 100
+	expect "frames after the second reload" 0 "$RUN_RC"
+	# a reload for other ports is refused, and the running one serves on
+	timeout 60 "$VNETD" --takeover --detach --socket "$sock" --tap "${tap}x" \
+		--netns "$NS" --takeover-socket "/run/vnet/$tap.takeover" >"$log.3" 2>&1
+	expect "other ports: exit" 1 "$?"
+	expect "other ports: says why" yes "$(has "$(cat "$log.3")" "serves on")"
+	expect "running one still runs" yes "$(yesno kill -0 "${new:-0}")"
+	report reload_takes_over "rc=$rc new=$new $(tail -c 300 "$log") $(tail -c 300 "$log.3") $(tail -c 400 "$VNET_TMP/reload.log")"
 	end_case
 }
 

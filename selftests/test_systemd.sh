@@ -70,7 +70,8 @@ case_verify()
 		expect "$name: verify says nothing" "" "$RUN_OUT$RUN_ERR"
 		expect "$name: Type" notify "$(unit_get "$u" Type)"
 		expect "$name: RuntimeDirectory" vnet "$(unit_get "$u" RuntimeDirectory)"
-		expect "$name: no ExecReload (SIGHUP is no reload)" "" "$(unit_get "$u" ExecReload)"
+		expect "$name: ExecReload is the hand-over" "/usr/sbin/vnetd --takeover --detach $(unit_get "$u" ExecStart | sed 's|^/usr/sbin/vnetd ||')" "$(unit_get "$u" ExecReload)"
+		expect "$name: the new vnetd may name itself" all "$(unit_get "$u" NotifyAccess)"
 		report "verify_${name%%.service}" "$(run_said)"
 	done
 }
@@ -106,9 +107,11 @@ sandbox()
 		sockdir=$1 bset=$2
 		shift 2
 		mount --bind "$sockdir" "$sockdir" || exit 99
+		# RuntimeDirectory=vnet: the hand-over socket lives there
+		mkdir -p /run/vnet && mount --bind /run/vnet /run/vnet || exit 99
 		for m in $(awk "{ print \$5 }" /proc/self/mountinfo | sort -u); do
 			case $m in
-			/dev | /dev/* | /proc | /proc/* | /sys | /sys/* | "$sockdir") continue ;;
+			/dev | /dev/* | /proc | /proc/* | /sys | /sys/* | "$sockdir" | /run/vnet) continue ;;
 			esac
 			mount -o remount,bind,ro "$m" 2>/dev/null
 		done
@@ -119,7 +122,7 @@ sandbox()
 
 case_hardened()
 {
-	local dir=$VNET_TMP/run-vnet sock nsock=$VNET_TMP/notify tap vpid npid bnd want rc
+	local dir=$VNET_TMP/run-vnet sock nsock=$VNET_TMP/notify tap vpid npid bnd want reload new rc
 
 	ns_create hardened || { fail hardened_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
@@ -164,11 +167,33 @@ case_hardened()
 	expect "frames both ways" yes "$(grep -q 'armed guest:  tx bulk' <<<"$RUN_OUT" && echo yes || echo no)"
 	report hardened_serves "$(run_said) vnetd: $(head -c 600 "$VNET_TMP/vnetd.log")"
 
-	kill -TERM "$bnd"
-	wait "$vpid"
+	# systemctl reload: the unit's ExecReload=, under the same restrictions
+	reload=$(unit_get "$VNET_ROOT/systemd/vnetd@.service" ExecReload)
+	reload=${reload//\/usr\/sbin\/vnetd/$VNETD}
+	reload=${reload//\/etc\/vnet\/%i.conf/$dir/test.conf}
+	reload=${reload//\$VNETD_OPTS/}
+	# shellcheck disable=SC2086 # the unit's command line, split as systemd does
+	NOTIFY_SOCKET=$nsock sandbox "$dir" timeout 60 $reload >"$VNET_TMP/reload.log" 2>&1
 	rc=$?
+	expect "reload exit" 0 "$rc"
+	# a failed reload leaves the old one serving: stop it, not wait for it
+	[ "$rc" -eq 0 ] || kill -TERM "$bnd"
+	wait "$vpid"
+	expect "old vnetd exit after the reload" 0 "$?"
+	new=$(grep -o 'MAINPID=[0-9]*' "$VNET_TMP/notify.out" | tail -n1 | cut -d= -f2)
+	expect "MAINPID moved" yes "$([ -n "$new" ] && [ "$new" != "$bnd" ] && echo yes || echo no)"
+	bnd=${new:-0}
+	_pids+=("$bnd")
+	expect "new vnetd's bounding set" "$(printf '%016x' "$want")" \
+		"$(awk '/^CapBnd:/ { print $2 }' "/proc/$bnd/status" 2>/dev/null)"
+	run timeout 60 "$IO" signals --socket "$sock" --netns "$NS" --tap "$tap" --frames 200
+	expect "frontend after the reload" 0 "$RUN_RC"
+	report hardened_reload "$(run_said) $(tail -c 300 "$VNET_TMP/reload.log")"
+
+	kill -TERM "$bnd"
+	busywait 10000 sh -c "! kill -0 $bnd 2>/dev/null"
 	wait "$npid"
-	expect "exit after SIGTERM" 0 "$rc"
+	expect "stopped after SIGTERM" no "$(kill -0 "$bnd" 2>/dev/null && echo yes || echo no)"
 	expect "STOPPING=1" yes "$(grep -q STOPPING=1 "$VNET_TMP/notify.out" && echo yes || echo no)"
 	expect "pins removed" yes "$(pins_gone "$tap" && echo yes || echo no)"
 	expect "socket removed" no "$([ -e "$sock" ] && echo yes || echo no)"

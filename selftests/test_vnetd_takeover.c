@@ -16,13 +16,17 @@
  * fails the test, a slow one only makes the largest round trip (printed)
  * longer.
  */
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/if_tun.h>
 #include <sys/un.h>
 #include <zlib.h>
 
 #include "vnetd_test.h"
 #include "../user/vnetd/record.h"
+#include "../user/vhost/vhost_user.h"
 
 static void takeover_path(const struct vd *vd, char *path, size_t len)
 {
@@ -418,6 +422,199 @@ out:
 	vd_cleanup(&vd);
 }
 
+/* one record to FD, with FDS */
+static bool rec_send(int fd, uint32_t type, const void *body, size_t len,
+		     const int *fds, unsigned int nfds)
+{
+	union {
+		char buf[CMSG_SPACE(sizeof(int) * 8)];
+		struct cmsghdr align;
+	} ctl;
+	static uint8_t buf[65536];
+	struct iovec iov;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	struct cmsghdr *c;
+	size_t n = vnetd_rec_build(buf, sizeof(buf), type, nfds, body, len,
+				   NULL, 0);
+
+	iov = (struct iovec){ buf, n };
+	if (nfds) {
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+	}
+	if (sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)n)
+		return true;
+	test_fail("send a record of type %u: %s", type, strerror(errno));
+	return false;
+}
+
+/* a queue of tap NAME in netns NS, made for the test (multi_queue, vnet_hdr) */
+static int tap_queue(const char *ns, const char *name)
+{
+	struct ifreq ifr = { .ifr_flags = IFF_TAP | IFF_NO_PI |
+					  IFF_MULTI_QUEUE | IFF_VNET_HDR };
+	int fd;
+
+	if (ns_enter(ns))
+		return -1;
+	fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", name);
+	if (fd >= 0 && ioctl(fd, TUNSETIFF, &ifr)) {
+		close(fd);
+		fd = -1;
+	}
+	ns_leave();
+	return fd;
+}
+
+/*
+ * The new vnetd's side against a hostile "running vnetd" of the test's
+ * own: after its HELLO, a PORT without its fds, a PORT of another port,
+ * and a STATE whose vhost-user message no frontend could send (a split
+ * ring of 3 entries): each refused, said, the new vnetd exits 1, and
+ * what it was sent (a tap the test made) is left as it was.
+ */
+static void takeover_from_hostile(void)
+{
+	static const char *const expect[] = {
+		"3 fds, its flags say 2", "PORT 1 of 1",
+		"SET_VRING_NUM was refused",
+	};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct vnetd_ho_buf { uint8_t b[65536]; } *in = malloc(sizeof(*in));
+	struct vd vd;
+	unsigned int i;
+	int lfd = -1, cfd = -1, tfd = -1;
+	bool attached = false;
+	char path[sizeof(sa.sun_path)];
+
+	vd_init(&vd, "tkx", 1, 1);
+	snprintf(path, sizeof(path), "/tmp/vnet-tkx-%d.takeover", getpid());
+	if (!in || sh("ip netns add %s", vd.ns)) {
+		test_fail("setup");
+		goto out;
+	}
+	vd.ns_made = true;
+	memcpy(sa.sun_path, path, sizeof(path));
+	unlink(path);
+	lfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (!ASSERT_OK(lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) ||
+			       listen(lfd, 1),
+		       "listen on a hand-over socket of our own"))
+		goto out;
+	tfd = tap_queue(vd.ns, vd.port[0].tap);
+	if (!ASSERT_GE(tfd, 0, "a tap of the test's own"))
+		goto out;
+	for (i = 0; i < sizeof(expect) / sizeof(expect[0]); i++) {
+		struct vnetd_rec_port p = { .index = 0, .queues = 1,
+					    .flags = VNETD_REC_P_LISTEN };
+		int fds[3] = { tfd, tfd, tfd };
+		struct vd nv;
+		ssize_t n;
+
+		vd_twin(&vd, &nv, i == 0 ? "tkx0" : i == 1 ? "tkx1" : "tkx2");
+		nv.extra = "--takeover-socket";
+		nv.extra2 = path;
+		if (!vd_spawn(&nv))
+			goto out;
+		cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (!ASSERT_GE(cfd, 0, "the new vnetd connects"))
+			goto out;
+		n = recv(cfd, in->b, sizeof(in->b), 0);
+		ASSERT_GT(n, (ssize_t)sizeof(struct vnetd_rec_hdr), "its HELLO");
+		if (i == 0) {
+			rec_send(cfd, VNETD_REC_PORT, &p, sizeof(p), fds, 3);
+		} else if (i == 1) {
+			p.index = 1;
+			rec_send(cfd, VNETD_REC_PORT, &p, sizeof(p), fds, 2);
+		} else {
+			/* a valid PORT, then a STATE a frontend could not make */
+			static struct vhost_user_msg m[2];
+			struct vnetd_rec_state st = { .index = 0, .flags = VNETD_REC_S_CONN,
+						      .nmsgs = 1 };
+			static uint8_t body[1024];
+			size_t len;
+			int sp[2];
+
+			struct sockaddr_un ls = { .sun_family = AF_UNIX };
+			char nsp[128];
+			struct stat nst;
+
+			/* the tap in its netns, attached, and a socket that listens */
+			if (sh("${OUT:-build}/vnetctl -n %s attach %s >/dev/null 2>&1",
+			       vd.ns, vd.port[0].tap)) {
+				test_fail("vnetctl attach");
+				goto out;
+			}
+			attached = true;
+			snprintf(nsp, sizeof(nsp), "/run/netns/%s", vd.ns);
+			fds[1] = open(nsp, O_RDONLY | O_CLOEXEC);
+			fds[2] = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+			snprintf(ls.sun_path, sizeof(ls.sun_path), "%s", vd.port[0].sock);
+			unlink(ls.sun_path);
+			if (fds[1] < 0 || fstat(fds[1], &nst) || fds[2] < 0 ||
+			    bind(fds[2], (struct sockaddr *)&ls, sizeof(ls)) ||
+			    listen(fds[2], 1)) {
+				test_fail("a netns fd and a listening socket: %s",
+					  strerror(errno));
+				goto out;
+			}
+			p.flags |= VNETD_REC_P_NETNS;
+			p.netns_ino = nst.st_ino;
+			rec_send(cfd, VNETD_REC_PORT, &p, sizeof(p), fds, 3);
+			close(fds[1]);
+			close(fds[2]);
+			n = recv(cfd, in->b, sizeof(in->b), 0); /* READY */
+			ASSERT_GT(n, 0, "READY");
+			m[0].hdr = (struct vhost_user_hdr){ VHOST_USER_SET_VRING_NUM, 1, 8 };
+			m[0].payload.state = (struct vhost_user_vring_state){ 0, 3 };
+			len = vnetd_rec_state_body(body, sizeof(body), &st, m, 1);
+			if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp))
+				goto out;
+			rec_send(cfd, VNETD_REC_STATE, body, len, &sp[0], 1);
+			close(sp[0]);
+			close(sp[1]);
+		}
+		/* refused: a FAIL back, the new vnetd exits non-zero */
+		for (int k = 0; k < 3000 && vd_running(&nv); k++)
+			nap_ms(10);
+		ASSERT_FALSE(vd_running(&nv), "the new vnetd gave up");
+		ASSERT_TRUE(WIFEXITED(nv.status) && WEXITSTATUS(nv.status) == 1,
+			    "exit 1");
+		if (!vd_log_has(&nv, expect[i]))
+			test_fail("'%s' not logged: %s", expect[i], vd_log_tail(&nv));
+		ASSERT_TRUE(vd_log_has(&nv, "the running vnetd serves on"),
+			    "it says who serves");
+		close(cfd);
+		cfd = -1;
+		/* the tap is the test's still, untouched */
+		ASSERT_GT(ns_link(vd.ns, vd.port[0].tap, NULL), 0, "the tap is there");
+		if (vd_sanitizer_report(&nv, in->b[0] ? (char *)in->b : (char *)in->b,
+					sizeof(in->b)))
+			test_fail("sanitizer report: %s", (char *)in->b);
+	}
+out:
+	free(in);
+	if (cfd >= 0)
+		close(cfd);
+	if (lfd >= 0)
+		close(lfd);
+	if (attached)
+		sh("${OUT:-build}/vnetctl -n %s detach %s >/dev/null 2>&1", vd.ns,
+		   vd.port[0].tap);
+	if (tfd >= 0)
+		close(tfd);
+	unlink(path);
+	vd.pid = -1;
+	vd_cleanup(&vd);
+}
+
 static const struct vnetd_case cases[] = {
 	{ takeover, "vnetd/takeover" },
 	{ takeover_packed, "vnetd/packed/takeover" },
@@ -426,6 +623,7 @@ static const struct vnetd_case cases[] = {
 	{ rollback_new_dies, "vnetd/takeover_rollback_new_dies" },
 	{ rollback_old_gives_up, "vnetd/takeover_rollback_old_gives_up" },
 	{ hostile_peers, "vnetd/takeover_hostile_peers" },
+	{ takeover_from_hostile, "vnetd/takeover_from_hostile" },
 };
 
 int main(int argc, char **argv)

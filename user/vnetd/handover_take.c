@@ -125,7 +125,8 @@ static int take_port(int fd, struct vnetd_port *ports, unsigned int n,
 	t->adopted = !ret;
 	if (ret)
 		snprintf(why, wlen, "%s: cannot set the port up around the running vnetd's tap: %s",
-			 p->name, strerror(-ret));
+			 p->name, ret == -ENOENT ? "vnet's pins for it are missing (the running vnetd attached nothing?)" :
+					      strerror(-ret));
 	return ret;
 }
 

@@ -6,7 +6,7 @@
  *
  * This file: logging, signals (SIGBUS: user/vhost/fault.h), and the control loop: one epoll over the vhost-user server (all protocol work and
  * every vhost_dev_ops callback), a signalfd (SIGINT/SIGTERM: clean exit;
- * SIGHUP: a warning that reload is not supported, and vnetd goes on;
+ * SIGHUP: a warning that names the reload (vnetd --takeover), and vnetd goes on;
  * systemd hears READY=1 and STOPPING=1 through notify.c)
  * and each port's ethtool monitor (a direct `ethtool -C TAP rx-frames N`
  * is mirrored into the config map's tap_rx_frames, vnetd's TX batch).
@@ -355,7 +355,7 @@ int main(int argc, char **argv)
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
-	/* no reload (yet): SIGHUP is logged and ignored, never a stop */
+	/* SIGHUP is logged and ignored, never a stop: reload is --takeover */
 	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL)) {
 		vhost_err("sigprocmask: %s", strerror(errno));

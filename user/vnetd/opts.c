@@ -50,7 +50,7 @@ static const char usage_tail[] =
 	"priority instead (<3> error, <4> warning, <6> info, <7> debug).\n"
 	"With $NOTIFY_SOCKET (systemd Type=notify), READY=1 once every socket\n"
 	"listens, STOPPING=1 on the way out.\n"
-	"SIGHUP does not reload: vnetd logs a warning and keeps serving.\n"
+	"SIGHUP does not stop or reload vnetd: reload with --takeover.\n"
 	"Exit status: 0 after SIGINT/SIGTERM, 1 on a startup error, 2 on a usage\n"
 	"error.  See vnetd(8).\n";
 
