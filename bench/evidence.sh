@@ -6,7 +6,7 @@
 # selftests/e2e/build-guest.sh) under QEMU TCG gets one NIC per arm:
 #
 #   tap        QEMU's own -netdev tap (vhost=off: no /dev/vhost-net here)
-#   vnetd      a vnetd on its defaults (nothing set: static coalescing,
+#   vnetd      a vnetd on its defaults (nothing set: the notification rule,
 #              tx/rx-frames 32, tx/rx-usecs 200, urgent/PSH bypass on)
 #   nocoal     a vnetd with coalescing off (tx/rx-frames 0): a signal per
 #              burst

@@ -408,8 +408,8 @@ static void target(const char *t, const char *w, const char *m,
 	ok = le ? med <= bound : med >= bound;
 	*met += ok;
 	(*all)++;
-	printf("| %s | %s | %s / %s | %s %.2fx | %.2fx [%.2f..%.2f] | %.2g | %s |\n",
-	       t, w, arm, base, le ? "<=" : ">=", bound, med, lo, hi,
+	printf("| %s | %s | %s | %s / %s | %s %.2fx | %.2fx [%.2f..%.2f] | %.2g | %s |\n",
+	       t, w, m, arm, base, le ? "<=" : ">=", bound, med, lo, hi,
 	       one_sample_p(&l), ok ? "met" : "**not met**");
 }
 
@@ -427,7 +427,7 @@ static void targets(void)
 		return;
 	printf("\n### targets: vnetd on its defaults\n\n"
 	       "Per repetition, the vnetd arm's value over the other arm's of the same repetition; met when the median ratio is within the bound; p: paired t-test of the ratios against 1.\n\n"
-	       "| table | workload | arms | target | per rep | p | |\n|---|---|---|---|---|---|---|\n");
+	       "| table | workload | metric | arms | target | per rep | p | |\n|---|---|---|---|---|---|---|---|\n");
 	for (i = 0; i < sizeof(lat) / sizeof(lat[0]); i++) {
 		target("quiet", lat[i], "rtt_p50", "vnetd", "tap", true, 1.05, &met, &all);
 		target("quiet", lat[i], "rtt_p99", "vnetd", "tap", true, 1.10, &met, &all);

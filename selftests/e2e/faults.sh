@@ -557,6 +557,15 @@ migrate_case()
 	g_start dst "$L/b.sock" mem=$MIG_MEM "incoming=unix:$L/mig.sock" paused
 	g_ready src 90 || { _bad+="the guest did not come up ($(g_console src | tail -n 3 | tr '\n' '|')); "; return; }
 	g_cmd src 10 "nc -l -p 5001 >/tmp/s </dev/null 2>/dev/null &" || _bad+="guest: nc did not start; "
+	if [ "$proc" = rounds ]; then
+		# a precopy converges as soon as one round finds nothing dirty;
+		# the stream alone (1 MiB/s, under MIG_BW_SLOW) lets the rounds
+		# shrink to nothing within a second.  4 MiB of tmpfs rewritten
+		# over and over keeps every round at least a second long at
+		# MIG_BW_SLOW, until the test lets the migration end
+		g_cmd src 10 "(while :; do dd if=/dev/zero of=/tmp/dirty bs=64k count=64 conv=notrunc 2>/dev/null; done) >/dev/null 2>&1 & echo \$! >/tmp/dirty.pid" ||
+			_bad+="guest: the page dirtier did not start; "
+	fi
 	ip netns exec "$NS" python3 "$HERE/stream.py" "$E2E_GUEST_IP" 5001 "$MIG_BYTES" "$MIG_RATE" 7 \
 		>"$L/stream.out" 2>&1 &
 	local peer=$!
@@ -567,8 +576,9 @@ migrate_case()
 		g_mon src "migrate_set_parameter max-bandwidth $MIG_BW"
 		g_mon src "migrate -d unix:$L/mig.sock"
 	else
-		# Precopy that cannot converge (downtime limit 1 ms, the stream
-		# dirties pages all along) until the test lets it: fast for the first
+		# Precopy that cannot converge (downtime limit 1 ms, the guest's
+		# page dirtier and the stream dirty pages all along) until the
+		# test lets it: fast for the first
 		# 92 % of the first pass, then MIG_BW_SLOW, at which a round with a
 		# dirty page cannot be sent within 1 ms.  Once the first pass is over
 		# the guest's reader stops: what arrives from then on waits in the
@@ -599,6 +609,8 @@ migrate_case()
 		need "$MIG_EARLY: round ${syncs:-?}, $(mig_status src)" \
 			sh -c "[ '$(mig_status src)' = active ] && [ '${syncs:-0}' -ge 2 ]"
 		_vm_poll 10000 _mig_syncs $((${syncs:-2} + 2))
+		# the dirtier goes, the limits go up: the precopy converges
+		g_cmd src 10 'kill $(cat /tmp/dirty.pid)' || _bad+="guest: cannot stop the page dirtier; "
 		g_mon src "migrate_set_parameter max-bandwidth $MIG_BW"
 		g_mon src "migrate_set_parameter downtime-limit 500"
 	fi
@@ -669,10 +681,9 @@ s_migrate()
 	migrate_case migrate log simple
 }
 
-# The rounds need the reader stopped while the precopy still iterates.  On
-# a starved host the guest may dirty nothing for a round, and the precopy
-# converges before that: such an attempt shows nothing either way and is
-# made again, once.
+# The rounds need the reader stopped while the precopy still iterates (the
+# guest's page dirtier keeps it from converging): an attempt where it was
+# over before shows nothing either way and is made again, once.
 MIG_EARLY="the migration was over before the guest's reader stopped"
 
 mig_rounds()
