@@ -318,7 +318,7 @@ UNITS      := vnetd@.service vnetd.service vnet-exporter.service
 # every doc the man pages name (they refer to $(DOCDIR)/NAME.md)
 OPS_DOCS   := systemd.md metrics.md libvirt.md cli-contract.md vnetd.md coalesce.md \
 	      policy.md design.md benchmarks.md evidence.md vhost-user.md vnetd-contract.md \
-	      vnetd-datapath.md sandbox.md
+	      vnetd-datapath.md sandbox.md handover.md
 INSTALLED  := $(PREFIX)/sbin/vnetctl $(PREFIX)/sbin/vnetd \
 	      $(PREFIX)/share/man/man8/vnetctl.8 $(PREFIX)/share/man/man8/vnetd.8 \
 	      $(UNITS:%=$(UNITDIR)/%) $(COMPDIR)/vnetctl $(COMPDIR)/vnetd \

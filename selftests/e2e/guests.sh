@@ -17,6 +17,9 @@
 #     paused         -S: the guest runs only after the monitor's "cont"
 #                    (a migration destination stays paused once loaded)
 #     mem=SIZE       guest RAM: MB, or a size with a K suffix (default E2E_MEM)
+#     queues=N       N queue pairs (mq=on; the guest uses them after
+#                    ethtool -L eth0 combined N)
+#     packed         packed rings (packed=on)
 #   g_cmd NAME SECS CMD       run CMD in the guest (serve:ttyS1), its output
 #                             on stdout; 1 if it failed or took over SECS
 #   g_send NAME CMD           send CMD, do not wait (a reboot, say)
@@ -44,7 +47,7 @@ g_start()
 {
 	local name=$1 sock=$2 o steps="reach:15+serve:ttyS1" chr="" ip="" host=""
 	local reboot=no incoming="" mem=$E2E_MEM dir append mac=$E2E_GUEST_MAC
-	local paused=no
+	local paused=no queues=1 dev_extra=""
 
 	shift 2
 	for o in "$@"; do
@@ -58,6 +61,8 @@ g_start()
 		paused) paused=yes ;;
 		incoming=*) incoming=${o#incoming=} ;;
 		mem=*) mem=${o#mem=} ;;
+		queues=*) queues=${o#queues=} dev_extra+=",mq=on" ;;
+		packed) dev_extra+=",packed=on" ;;
 		*) echo "g_start: unknown option $o" >&2; return 1 ;;
 		esac
 	done
@@ -80,8 +85,8 @@ g_start()
 		-kernel "$E2E_VMLINUX" -initrd "$E2E_INITRD"
 		-append "$append"
 		-chardev "socket,id=c0,path=$sock$chr"
-		-netdev "vhost-user,id=n0,chardev=c0,queues=1"
-		-device "virtio-net-pci,netdev=n0,mac=$mac,vectors=0"
+		-netdev "vhost-user,id=n0,chardev=c0,queues=$queues"
+		-device "virtio-net-pci,netdev=n0,mac=$mac,vectors=0$dev_extra"
 		-serial "file:$dir/console.log"
 		-chardev "pipe,id=ctl,path=$dir/ctl" -serial chardev:ctl
 		-chardev "pipe,id=mon,path=$dir/mon" -mon chardev=mon,mode=readline)
