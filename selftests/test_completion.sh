@@ -169,11 +169,8 @@ case_install()
 
 main()
 {
-	local c
-
-	for c in ${*:-$ALL_CASES}; do
-		"case_$c"
-	done
+	ksft_args "$@"
+	ksft_run :
 	ksft_exit
 }
 

@@ -158,6 +158,7 @@ txonly_case()
 	end_case
 }
 
+ksft_args "$@"
 require_root packed || { ksft_exit; exit; }
 if ! command -v "$TESTPMD" >/dev/null 2>&1; then
 	skip dpdk "$TESTPMD not installed (apt-get install dpdk-dev librte-net-virtio23 librte-mempool-ring23)"
