@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+# shellcheck shell=bash disable=SC2034 # SEL_* are for the caller
 #
 # Test names: selection and times, as test.h's test_main() has them.
 # Sourced by selftests/run.sh and selftests/lib.sh; sets nothing else.
