@@ -184,21 +184,30 @@ _ksft_group()
 KSFT_CASES=()
 ksft_args()
 {
-	local opt list=0 c g OPTIND=1
+	local opt list=0 c g OPTIND cases=()
 
-	while getopts "lt:a:d:vh" opt; do
-		case $opt in
-		l) list=1 ;;
-		t | a) sel_allow "$OPTARG" ;;
-		d) sel_deny "$OPTARG" ;;
-		v) VNET_VERBOSE=1 ;;
-		*)
-			echo "usage: $0 [-l] [-v] [-t GLOB]... [-d GLOB]... [CASE...]" >&2
-			exit 2
-			;;
-		esac
+	# options before, between and after the CASEs
+	while [ $# -gt 0 ]; do
+		OPTIND=1
+		while getopts "lt:a:d:vh" opt; do
+			case $opt in
+			l) list=1 ;;
+			t | a) sel_allow "$OPTARG" ;;
+			d) sel_deny "$OPTARG" ;;
+			v) VNET_VERBOSE=1 ;;
+			*)
+				echo "usage: $0 [-l] [-v] [-t GLOB]... [-d GLOB]... [CASE...]" >&2
+				exit 2
+				;;
+			esac
+		done
+		shift $((OPTIND - 1))
+		if [ $# -gt 0 ]; then
+			cases+=("$1")
+			shift
+		fi
 	done
-	shift $((OPTIND - 1))
+	set -- ${cases[@]+"${cases[@]}"}
 	g=$(_ksft_group)
 	if [ -z "${ALL_CASES:-}" ]; then
 		sel_active && _ksft_filter=1

@@ -69,18 +69,28 @@ list=0
 reps=1
 jobs_max=1
 verbose=()
-while getopts "lt:a:d:n:j:vh" opt; do
-	case $opt in
-	l) list=1 ;;
-	t | a) sel_allow "$OPTARG" ;;
-	d) sel_deny "$OPTARG" ;;
-	n) reps=$OPTARG ;;
-	j) jobs_max=$OPTARG ;;
-	v) verbose=(-v) ;;
-	*) usage ;;
-	esac
+programs=()
+# options before, between and after the PROGRAMs
+while [ $# -gt 0 ]; do
+	OPTIND=1
+	while getopts "lt:a:d:n:j:vh" opt; do
+		case $opt in
+		l) list=1 ;;
+		t | a) sel_allow "$OPTARG" ;;
+		d) sel_deny "$OPTARG" ;;
+		n) reps=$OPTARG ;;
+		j) jobs_max=$OPTARG ;;
+		v) verbose=(-v) ;;
+		*) usage ;;
+		esac
+	done
+	shift $((OPTIND - 1))
+	if [ $# -gt 0 ]; then
+		programs+=("$1")
+		shift
+	fi
 done
-shift $((OPTIND - 1))
+set -- ${programs[@]+"${programs[@]}"}
 [[ $reps =~ ^[1-9][0-9]*$ ]] || usage
 [[ $jobs_max =~ ^[1-9][0-9]*$ ]] || usage
 # what every program that selects gets: the runner's -t/-d
