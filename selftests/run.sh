@@ -210,7 +210,7 @@ annotate()
 			if [ "$st" = SKIP ]; then
 				secs=""
 			elif [ "$st" = PASS ]; then
-				line="PASS: $name ($secs s)"
+				line="PASS: $name ($secs s)${tail:+: $tail}"
 			else
 				line="FAIL: $name ($secs s): $tail"
 			fi
