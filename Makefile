@@ -274,10 +274,12 @@ fuzz-cov:
 	fuzz/coverage.sh
 
 # The test command of the README and of .ci/run.
-# the fuzzers need clang's fuzzer runtime; without it test_fuzz says so
+# the fuzzers need clang's fuzzer runtime; without it test_fuzz says so.
+# T=GLOB runs the tests it names (selftests/run.sh -t GLOB: make check
+# T='vnetd/takeover*'), J=N up to N of the parallel programs at once (-j N)
 check: all
 	-$(MAKE) --no-print-directory fuzzers
-	selftests/run.sh
+	selftests/run.sh $(if $(T),-t '$(T)') $(if $(J),-j $(J))
 
 test: check
 

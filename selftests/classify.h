@@ -128,14 +128,39 @@ struct frame_case {
 ssize_t frame_case_build(const struct frame_case *c, uint8_t *b, size_t cap);
 /* the frame case of that name (classify/...), or NULL */
 const struct frame_case *frame_case_find(const char *name);
-void run_frame_cases(void);
-void run_short_window(const char *name, __u32 window);
+/* the frame cases, a test each (VNET_TEST_TABLE in test_classify.c) */
+unsigned int frame_case_nr(void);
+const char *frame_case_name(unsigned int i);
+void frame_case_run(unsigned int i);
+/* a frame shorter than Ethernet: an XDP linear window of `window` bytes */
+void short_window(__u32 window);
 void test_queue_timestamps(void);
 void test_queues_mmap(void);
 
+/* ---- test_classify.c ---- */
+
+/*
+ * The skeleton loaded (by classify/load or by the first test that runs);
+ * false with the test skipped when it did not load.
+ */
+bool classify_ready(void);
+
 /* ---- classify_tap.c ---- */
 
-/* the tap cases; moves the process into a private network namespace */
-void run_tap_tests(void);
+/*
+ * The tap cases: the first of them moves the process into a private
+ * network namespace (they are the last tests); the teardown closes the tap.
+ */
+void test_xdp_rx_queue_index(void);
+void test_tap_tc_ingress(void);
+void test_tap_xdp(void);
+void test_tap_gso_ipv4_push(void);
+void test_tap_gso_ipv6_urgent(void);
+void test_tap_nonlinear_ipv4_urgent(void);
+void test_tap_nonlinear_vlan_ipv6_push(void);
+void test_tap_nonlinear_ipv6_ext_urgent(void);
+void test_tap_short_ip_headers(void);
+void test_tap_xmit_rx_queue(void);
+void classify_tap_teardown(void);
 
 #endif /* VNET_SELFTESTS_CLASSIFY_H */

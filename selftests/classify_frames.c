@@ -347,27 +347,38 @@ static bool skb_test_run_refuses(const uint8_t *data, size_t len)
 	       (proto == ETH_P_IPV6 && len < FRAME_ETH_HLEN + FRAME_IPV6_HLEN);
 }
 
-static void run_frame_case(const struct frame_case *c)
+/* frame case i (VNET_TEST_TABLE in test_classify.c) */
+unsigned int frame_case_nr(void)
+{
+	return sizeof(frame_cases) / sizeof(frame_cases[0]);
+}
+
+const char *frame_case_name(unsigned int i)
+{
+	return frame_cases[i].name;
+}
+
+void frame_case_run(unsigned int i)
 {
 	const struct hook *hooks[] = { &hook_xdp, &hook_tc_rx, &hook_tc_tx };
+	const struct frame_case *c = &frame_cases[i];
 	ssize_t len;
-	size_t i;
+	size_t k;
 
-	test_start(c->name);
+	if (!classify_ready())
+		return;
 	len = frame_case_build(c, frame, sizeof(frame));
 	if (!ASSERT_GE(len, FRAME_ETH_HLEN, "build frame"))
-		goto out;
+		return;
 	if (!ASSERT_LE(len, TEST_RUN_MAX, "frame fits a test run"))
-		goto out;
-	for (i = 0; i < sizeof(hooks) / sizeof(hooks[0]); i++) {
-		if (hooks[i] != &hook_xdp &&
+		return;
+	for (k = 0; k < sizeof(hooks) / sizeof(hooks[0]); k++) {
+		if (hooks[k] != &hook_xdp &&
 		    skb_test_run_refuses(frame, (size_t)len))
 			continue;
-		run_hook(hooks[i], frame, (size_t)len, NULL, 0,
-			 vnet_key(hooks[i]->dir, 0), c->expect, (__u64)len);
+		run_hook(hooks[k], frame, (size_t)len, NULL, 0,
+			 vnet_key(hooks[k]->dir, 0), c->expect, (__u64)len);
 	}
-out:
-	test_end();
 }
 
 /* ------------------------------------------------------------------ */
@@ -382,7 +393,7 @@ out:
  * frame, i.e. a frame of `window` bytes.  Older kernels refuse data_end !=
  * data_size_in: SKIP there.
  */
-void run_short_window(const char *name, __u32 window)
+void short_window(__u32 window)
 {
 	struct frame_spec s = tcp4(FRAME_TCP_ACK, 0);
 	struct xdp_md ctx = { .data_end = window };
@@ -391,20 +402,19 @@ void run_short_window(const char *name, __u32 window)
 		    .ctx_size_in = sizeof(ctx), .repeat = 1);
 	ssize_t len;
 
-	test_start(name);
+	if (!classify_ready())
+		return;
 	s.min_len = FRAME_MIN_LEN;
 	len = frame_build(&s, frame, sizeof(frame), NULL);
 	if (!ASSERT_EQ(len, FRAME_MIN_LEN, "build frame"))
-		goto out;
+		return;
 	if (bpf_prog_test_run_opts(hook_xdp.fd, &probe) == -EINVAL) {
 		test_skip("kernel refuses an XDP test run with a linear part "
 			  "shorter than the data (xdp_md.data_end)");
-		goto out;
+		return;
 	}
 	run_hook(&hook_xdp, frame, FRAME_MIN_LEN, &ctx, sizeof(ctx),
 		 vnet_key(VNET_DIR_TX, 0), VNET_CLASS_MALFORMED, window);
-out:
-	test_end();
 }
 
 /* ------------------------------------------------------------------ */
@@ -445,18 +455,19 @@ void test_queue_timestamps(void)
 	__u64 t0, t1;
 	ssize_t len;
 
-	test_start("classify/queue_timestamps");
+	if (!classify_ready())
+		return;
 	len = frame_build(&urgent, frame, sizeof(frame), NULL);
 	if (!ASSERT_GT(len, 0, "build urgent") ||
 	    !ASSERT_OK(snap_read(key, &b), "read maps"))
-		goto out;
+		return;
 	usleep(JIFFY_PAUSE_US);
 	t0 = mono_ns();
 	if (!run_xdp_once(frame, (size_t)len))
-		goto out;
+		return;
 	t1 = mono_ns();
 	if (!ASSERT_OK(snap_read(key, &a), "read maps"))
-		goto out;
+		return;
 	ASSERT_EQ(a.q.urgent, b.q.urgent + 1, "urgent count");
 	ASSERT_GE(a.q.last_urgent_ns, t0, "last_urgent_ns after the run");
 	ASSERT_LE(a.q.last_urgent_ns, t1, "last_urgent_ns before its end");
@@ -466,15 +477,15 @@ void test_queue_timestamps(void)
 
 	len = frame_build(&push, frame, sizeof(frame), NULL);
 	if (!ASSERT_GT(len, 0, "build push"))
-		goto out;
+		return;
 	b = a;
 	usleep(JIFFY_PAUSE_US);
 	t0 = mono_ns();
 	if (!run_xdp_once(frame, (size_t)len))
-		goto out;
+		return;
 	t1 = mono_ns();
 	if (!ASSERT_OK(snap_read(key, &a), "read maps"))
-		goto out;
+		return;
 	ASSERT_EQ(a.q.push, b.q.push + 1, "push count");
 	ASSERT_GE(a.q.last_push_ns, t0, "last_push_ns after the run");
 	ASSERT_LE(a.q.last_push_ns, t1, "last_push_ns before its end");
@@ -482,8 +493,6 @@ void test_queue_timestamps(void)
 	ASSERT_EQ(a.q.last_urgent_ns, b.q.last_urgent_ns,
 		  "last_urgent_ns still");
 	ASSERT_EQ(a.q.first_seen_ns, b.q.first_seen_ns, "first_seen_ns kept");
-out:
-	test_end();
 }
 
 /* vnetd reads the queues map through mmap: same bytes as a lookup. */
@@ -498,10 +507,11 @@ void test_queues_mmap(void)
 	ssize_t len;
 	void *p;
 
-	test_start("classify/queues_mmap");
+	if (!classify_ready())
+		return;
 	p = mmap(NULL, size, PROT_READ, MAP_SHARED, queues_fd, 0);
 	if (!ASSERT_TRUE(p != MAP_FAILED, "mmap queues"))
-		goto out;
+		return;
 	map = p;
 	len = frame_build(&s, frame, sizeof(frame), NULL);
 	if (ASSERT_GT(len, 0, "build frame") &&
@@ -511,15 +521,4 @@ void test_queues_mmap(void)
 		ASSERT_MEMEQ(&map[key], &q, sizeof(q), "mmap == lookup");
 	}
 	munmap(p, size);
-out:
-	test_end();
-}
-
-/* every frame case, in the table's order */
-void run_frame_cases(void)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(frame_cases) / sizeof(frame_cases[0]); i++)
-		run_frame_case(&frame_cases[i]);
 }

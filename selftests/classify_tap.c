@@ -166,10 +166,89 @@ static int snap_wait(__u32 key, const struct snap *before, struct snap *after)
 }
 
 /*
+ * The tap, opened by the first tap test that runs (in a network namespace
+ * of the process's own: these tests come last), closed by the teardown;
+ * vnet_tc_rx on its tc egress for the egress cases, attached by the first
+ * of them, detached before a test that makes its own clsact.
+ */
+static int tap_state;	/* 0: not tried, 1: open, -1: failed (tap_why) */
+static char tap_why[160];
+static int egress_state; /* 0: not attached, 1: attached, -1: failed */
+static char egress_why[160];
+
+static bool tap_ready(void)
+{
+	if (!classify_ready())
+		return false;
+	if (!tap_state) {
+		tap_state = tap_open(&tap, tap_why, sizeof(tap_why)) ? -1 : 1;
+		if (tap_state < 0)
+			tap_close(&tap);
+	}
+	if (tap_state < 0) {
+		test_skip("%s", tap_why);
+		return false;
+	}
+	return true;
+}
+
+static bool egress_ready(void)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = 1, .priority = 1);
+	int err;
+
+	if (!tap_ready())
+		return false;
+	if (!egress_state) {
+		hook.ifindex = tap.ifindex;
+		opts.prog_fd = hook_tc_rx.fd;
+		err = bpf_tc_hook_create(&hook);
+		if (err == -EEXIST)
+			err = 0;
+		if (!err)
+			err = bpf_tc_attach(&hook, &opts);
+		egress_state = err ? -1 : 1;
+		if (err)
+			snprintf(egress_why, sizeof(egress_why),
+				 "attach tc egress: %s", strerror(-err));
+	}
+	if (egress_state < 0) {
+		test_skip("%s", egress_why);
+		return false;
+	}
+	return true;
+}
+
+/* detaches the egress cases' vnet_tc_rx and removes the clsact */
+static void egress_release(void)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = 1, .priority = 1);
+
+	if (egress_state > 0) {
+		hook.ifindex = tap.ifindex;
+		bpf_tc_detach(&hook, &opts);
+		/* creating a clsact twice is noisy */
+		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+		bpf_tc_hook_destroy(&hook);
+	}
+	egress_state = 0;
+}
+
+void classify_tap_teardown(void)
+{
+	if (tap_state > 0)
+		egress_release();
+	tap_close(&tap);
+	tap_state = 0;
+}
+
+/*
  * XDP test runs on a given rx queue: xdp_md.rx_queue_index needs
  * ingress_ifindex of a device that has that many rx queues, the tap.
  */
-static void test_xdp_rx_queue_index(void)
+void test_xdp_rx_queue_index(void)
 {
 	static const struct {
 		__u32 queue;
@@ -184,9 +263,10 @@ static void test_xdp_rx_queue_index(void)
 	char name[64];
 	size_t i;
 
-	test_start("classify/xdp_rx_queue_index");
+	if (!tap_ready())
+		return;
 	if (!ASSERT_OK(snap_read(key0, &b0), "read maps"))
-		goto out;
+		return;
 	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
 		struct frame_spec s = tcp4(runs[i].flags, 200);
 		struct xdp_md ctx = {
@@ -196,7 +276,7 @@ static void test_xdp_rx_queue_index(void)
 		ssize_t len = frame_build(&s, frame, sizeof(frame), NULL);
 
 		if (!ASSERT_GT(len, 0, "build frame"))
-			goto out;
+			return;
 		ctx.data_end = (__u32)len;
 		snprintf(name, sizeof(name), "xdp queue %u", runs[i].queue);
 		hook_xdp.name = name;
@@ -208,8 +288,6 @@ static void test_xdp_rx_queue_index(void)
 	if (ASSERT_OK(snap_read(key0, &a0), "read maps"))
 		ASSERT_EQ(snap_packets(&a0), snap_packets(&b0),
 			  "queue 0 untouched");
-out:
-	test_end();
 }
 
 /*
@@ -252,23 +330,25 @@ static void tap_write_check(const char *what, int queue, bool nonblock,
 }
 
 /* vnet_tc_tx on tc ingress: queue = skb->queue_mapping - 1 */
-static void test_tap_tc_ingress(void)
+void test_tap_tc_ingress(void)
 {
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = tap.ifindex,
-			    .attach_point = BPF_TC_INGRESS);
-	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = 1, .priority = 1,
-			    .prog_fd = hook_tc_tx.fd);
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_INGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = 1, .priority = 1);
 	struct frame_spec urgent = tcp4(FRAME_TCP_ACK, 300);
 	struct frame_spec push = tcp6(FRAME_TCP_PSH | FRAME_TCP_ACK, 300);
 	struct frame_spec ack = tcp4(FRAME_TCP_ACK, 0);
 	int err;
 
-	test_start("classify/tap_tc_ingress_queue");
+	if (!tap_ready())
+		return;
+	egress_release(); /* one clsact at a time: this test removes it */
+	hook.ifindex = tap.ifindex;
+	opts.prog_fd = hook_tc_tx.fd;
 	ack.min_len = FRAME_MIN_LEN;
 	err = bpf_tc_hook_create(&hook);
 	if (err && err != -EEXIST) {
 		ASSERT_OK(err, "create clsact");
-		goto out;
+		return;
 	}
 	if (!ASSERT_OK(bpf_tc_attach(&hook, &opts), "attach tc ingress"))
 		goto destroy;
@@ -281,12 +361,10 @@ static void test_tap_tc_ingress(void)
 destroy:
 	hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
 	bpf_tc_hook_destroy(&hook);
-out:
-	test_end();
 }
 
 /* vnet_xdp_tx attached to the tap: queue = the tap queue written to */
-static void test_tap_xdp(void)
+void test_tap_xdp(void)
 {
 	struct frame_spec urgent = tcp4(FRAME_TCP_ACK, 300);
 	struct frame_spec push = tcp4(FRAME_TCP_PSH | FRAME_TCP_ACK, 300);
@@ -295,20 +373,19 @@ static void test_tap_xdp(void)
 	__u32 flags = XDP_FLAGS_DRV_MODE;
 	int err;
 
-	test_start("classify/tap_xdp_queue");
+	if (!tap_ready())
+		return;
 	err = bpf_xdp_attach(tap.ifindex, hook_xdp.fd, flags, NULL);
 	if (err) {
 		flags = XDP_FLAGS_SKB_MODE;
 		err = bpf_xdp_attach(tap.ifindex, hook_xdp.fd, flags, NULL);
 	}
 	if (!ASSERT_OK(err, "attach xdp"))
-		goto out;
+		return;
 	tap_write_check("xdp", 1, true, &urgent, VNET_CLASS_URGENT);
 	tap_write_check("xdp", 3, false, &push, VNET_CLASS_PUSH);
 	tap_write_check("xdp", 2, true, &arp, VNET_CLASS_OTHER);
 	ASSERT_OK(bpf_xdp_detach(tap.ifindex, flags, NULL), "detach xdp");
-out:
-	test_end();
 }
 
 /* The stats and queue state of every tap queue's RX key. */
@@ -417,14 +494,15 @@ enum tx_mode {
  * pull.  TX_GSO sends one skb of up to 64 KB, as a guest with TSO or a
  * local TCP socket would, classified by its headers.
  */
-static void tap_egress_case(const char *name, struct frame_spec *s,
-			    enum tx_mode mode, int expect)
+static void tap_egress_case(struct frame_spec *s, enum tx_mode mode,
+			    int expect)
 {
 	struct virtio_net_hdr vh = { 0 };
 	struct frame_layout l;
 	ssize_t len;
 
-	test_start(name);
+	if (!egress_ready())
+		return;
 	tap_drain(&tap);
 	len = frame_build(s, frame, sizeof(frame), &l);
 	if (!ASSERT_GT(len, 0, "build frame"))
@@ -439,11 +517,10 @@ static void tap_egress_case(const char *name, struct frame_spec *s,
 	tap_egress_check("tc_rx", frame, (size_t)len, &vh, expect);
 out:
 	tap_drain(&tap);
-	test_end();
 }
 
 /* The frames that bpf_prog_test_run_skb() refuses, through tc egress. */
-static void test_tap_short_ip_headers(void)
+void test_tap_short_ip_headers(void)
 {
 	static const char *const names[] = {
 		"ipv4_no_header",
@@ -455,7 +532,8 @@ static void test_tap_short_ip_headers(void)
 	size_t i;
 	ssize_t len;
 
-	test_start("classify/tap_short_ip_headers");
+	if (!egress_ready())
+		return;
 	tap_drain(&tap);
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		const struct frame_case *c;
@@ -471,7 +549,6 @@ static void test_tap_short_ip_headers(void)
 				 VNET_CLASS_MALFORMED);
 	}
 	tap_drain(&tap);
-	test_end();
 }
 
 /* Polls the sum of the tap's RX keys until a frame was counted. */
@@ -554,12 +631,11 @@ static int tap_xmit_check(const char *what, const struct frame_spec *s,
  * the queue tun picked.  A second instance of the skeleton, loaded for
  * this tap and this network namespace, with its own maps.
  */
-static void test_tap_xmit_rx_queue(void)
+void test_tap_xmit_rx_queue(void)
 {
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = tap.ifindex,
-			    .attach_point = BPF_TC_EGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
 	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = 1, .priority = 1);
-	int saved_stats = stats_fd, saved_queues = queues_fd;
+	int saved_stats, saved_queues;
 	struct bpf_link *tp = NULL;
 	unsigned int used = 0, nr_used = 0;
 	bool tc_attached = false;
@@ -568,7 +644,13 @@ static void test_tap_xmit_rx_queue(void)
 	char what[32];
 	int flow, q, err;
 
-	test_start("classify/tap_xmit_rx_queue");
+	if (!tap_ready())
+		return;
+	/* its own clsact: the egress cases' goes first */
+	egress_release();
+	hook.ifindex = tap.ifindex;
+	saved_stats = stats_fd;
+	saved_queues = queues_fd;
 	xs = vnet__open();
 	if (!ASSERT_OK_PTR(xs, "vnet__open"))
 		goto out;
@@ -644,92 +726,53 @@ out:
 	bpf_link__destroy(tp);
 	vnet__destroy(xs);
 	tap_drain(&tap);
-	test_end();
 }
 
-void run_tap_tests(void)
+/* The egress cases: vnet_tc_rx on tc egress, frames sent out of the tap. */
+void test_tap_gso_ipv4_push(void)
 {
-	static const char *const names[] = {
-		"classify/xdp_rx_queue_index",
-		"classify/tap_tc_ingress_queue",
-		"classify/tap_xdp_queue",
-		"classify/tap_gso_ipv4_tcp_60k_push",
-		"classify/tap_gso_ipv6_tcp_60k_urgent",
-		"classify/tap_nonlinear_ipv4_tcp_9000_urgent",
-		"classify/tap_nonlinear_vlan_ipv6_tcp_9000_push",
-		"classify/tap_nonlinear_ipv6_ext_300_tcp_urgent",
-		"classify/tap_short_ip_headers",
-		"classify/tap_xmit_rx_queue",
-	};
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
-	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = 1, .priority = 1);
-	struct frame_spec s;
-	char why[160];
-	size_t i;
-	int err;
+	struct frame_spec s = tcp4(FRAME_TCP_PSH | FRAME_TCP_ACK,
+				   GSO_FRAME_LEN - 66);
 
-	if (tap_open(&tap, why, sizeof(why))) {
-		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-			test_skip_all(names[i], why);
-		tap_close(&tap);
-		return;
-	}
-
-	test_xdp_rx_queue_index();
-	test_tap_tc_ingress();
-	test_tap_xdp();
-
-	hook.ifindex = tap.ifindex;
-	opts.prog_fd = hook_tc_rx.fd;
-	err = bpf_tc_hook_create(&hook);
-	if (err == -EEXIST)
-		err = 0;
-	if (!err)
-		err = bpf_tc_attach(&hook, &opts);
-	if (err) {
-		snprintf(why, sizeof(why), "attach tc egress: %s",
-			 strerror(-err));
-		for (i = 3; i < sizeof(names) / sizeof(names[0]) - 1; i++)
-			test_skip_all(names[i], why);
-		goto xmit;
-	}
-
-	s = tcp4(FRAME_TCP_PSH | FRAME_TCP_ACK, GSO_FRAME_LEN - 66);
 	s.tcp_doff = 8; /* timestamps, as Linux sends */
-	tap_egress_case(names[3], &s, TX_GSO, VNET_CLASS_PUSH);
+	tap_egress_case(&s, TX_GSO, VNET_CLASS_PUSH);
+}
 
-	s = tcp6(FRAME_TCP_ACK, GSO_FRAME_LEN - 74);
-	tap_egress_case(names[4], &s, TX_GSO, VNET_CLASS_URGENT);
+void test_tap_gso_ipv6_urgent(void)
+{
+	struct frame_spec s = tcp6(FRAME_TCP_ACK, GSO_FRAME_LEN - 74);
 
-	s = tcp4(FRAME_TCP_ACK, JUMBO_FRAME_LEN - 54);
-	tap_egress_case(names[5], &s, TX_LINEAR, VNET_CLASS_URGENT);
+	tap_egress_case(&s, TX_GSO, VNET_CLASS_URGENT);
+}
 
-	s = tcp6(FRAME_TCP_PSH | FRAME_TCP_ACK, 0);
+void test_tap_nonlinear_ipv4_urgent(void)
+{
+	struct frame_spec s = tcp4(FRAME_TCP_ACK, JUMBO_FRAME_LEN - 54);
+
+	tap_egress_case(&s, TX_LINEAR, VNET_CLASS_URGENT);
+}
+
+void test_tap_nonlinear_vlan_ipv6_push(void)
+{
+	struct frame_spec s = tcp6(FRAME_TCP_PSH | FRAME_TCP_ACK, 0);
+
 	add_vlan(&s, ETH_P_8021Q, 100);
 	add_ext(&s, IPPROTO_HOPOPTS, 0);
 	s.payload_len = JUMBO_FRAME_LEN - 18 - 40 - 8 - 20;
-	tap_egress_case(names[6], &s, TX_LINEAR, VNET_CLASS_PUSH);
+	tap_egress_case(&s, TX_LINEAR, VNET_CLASS_PUSH);
+}
 
-	/*
-	 * 304 bytes of destination options: the TCP header starts 358 bytes
-	 * into the frame.  The same headers in a linear frame are urgent
-	 * (classify/ipv6_hopopts_2k_tcp_urgent has 2 KB of options), so a
-	 * non-linear skb must be urgent too.
-	 */
-	s = tcp6(FRAME_TCP_ACK, 0);
+/*
+ * 304 bytes of destination options: the TCP header starts 358 bytes into
+ * the frame.  The same headers in a linear frame are urgent
+ * (classify/ipv6_hopopts_2k_tcp_urgent has 2 KB of options), so a
+ * non-linear skb must be urgent too.
+ */
+void test_tap_nonlinear_ipv6_ext_urgent(void)
+{
+	struct frame_spec s = tcp6(FRAME_TCP_ACK, 0);
+
 	add_ext(&s, IPPROTO_DSTOPTS, 37);
 	s.payload_len = JUMBO_FRAME_LEN - 14 - 40 - 304 - 20;
-	tap_egress_case(names[7], &s, TX_LINEAR, VNET_CLASS_URGENT);
-
-	test_tap_short_ip_headers();
-
-	opts.prog_fd = opts.prog_id = 0;
-	opts.flags = 0;
-	bpf_tc_detach(&hook, &opts);
-xmit:
-	/* the next test makes its own clsact (creating one twice is noisy) */
-	hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-	bpf_tc_hook_destroy(&hook);
-	test_tap_xmit_rx_queue();
-	tap_close(&tap);
+	tap_egress_case(&s, TX_LINEAR, VNET_CLASS_URGENT);
 }

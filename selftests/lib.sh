@@ -5,11 +5,15 @@
 # EXIT trap that removes every network namespace and every vnet attachment
 # the test created.
 #
+#   ksft_args "$@"          the command line: -l lists the cases, -t/-d GLOB
+#                           select them by full name (PREFIX/CASE), CASE...
+#   ksft_run [END]          runs the selected cases (case_CASE), END after each
 #   ns_create CASE          creates netns vnet-t-CASE-$$, sets $NS
 #   tap_create NS DEV       persistent multi-queue vnet_hdr tap, up, no IPv6
 #   tap_addr NS DEV         192.0.2.1/24 on DEV, 192.0.2.2 = the guest
 #   case_cleanup            undo everything the current case created
-#   pass NAME | fail NAME REASON | skip NAME REASON
+#   pass NAME | fail NAME REASON | skip NAME REASON   (PASS/FAIL with the
+#                           time since the case began or the last result)
 #   expect DESC EXPECTED ACTUAL ... report NAME   one PASS/FAIL per group
 #   busywait TIMEOUT_MS CMD...     poll CMD until it succeeds
 #   run CMD...              $RUN_RC, $RUN_OUT, $RUN_ERR (stdout, stderr)
@@ -24,6 +28,8 @@ set -u
 
 VNET_SELFTESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 VNET_ROOT=$(cd "$VNET_SELFTESTS/.." && pwd)
+# shellcheck source=selftests/select.sh
+. "$VNET_SELFTESTS/select.sh"
 OUT=${OUT:-$VNET_ROOT/build}
 VNETCTL=${VNETCTL:-$OUT/vnetctl}
 TAPWRITE=${TAPWRITE:-$OUT/selftests/tapwrite}
@@ -57,28 +63,59 @@ _name()
 	echo "${KSFT_PREFIX:+$KSFT_PREFIX/}$1"
 }
 
+# when the last result (or the case) began, for the time of the next one
+sel_now
+_ksft_t0=$SEL_NOW
+
+# _ksft_took: $SEL_SECS := the time since _ksft_t0, which moves to now
+_ksft_took()
+{
+	sel_now
+	sel_secs $((SEL_NOW - _ksft_t0))
+	_ksft_t0=$SEL_NOW
+}
+
+# _ksft_shown NAME: a script without cases (ALL_CASES) runs whole; with -t
+# or -d it prints the results that the selection names, and only those
+_ksft_filter=0
+_ksft_shown()
+{
+	[ "$_ksft_filter" = 0 ] || sel_selected "$1"
+}
+
 pass()
 {
-	echo "PASS: $(_name "$1")"
+	local name
+
+	name=$(_name "$1")
+	_ksft_shown "$name" || return 0
+	_ksft_took
+	echo "PASS: $name ($SEL_SECS s)"
 	KSFT_PASS=$((KSFT_PASS + 1))
 }
 
 # fail NAME REASON...: the reason is printed on one line
 fail()
 {
-	local name=$1
+	local name
 
+	name=$(_name "$1")
 	shift
-	echo "FAIL: $(_name "$name"): $(echo "$*" | tr '\n' ' ' | sed 's/ *$//')"
+	_ksft_shown "$name" || return 0
+	_ksft_took
+	echo "FAIL: $name ($SEL_SECS s): $(echo "$*" | tr '\n' ' ' | sed 's/ *$//')"
 	KSFT_FAIL=$((KSFT_FAIL + 1))
 }
 
 skip()
 {
-	local name=$1
+	local name
 
+	name=$(_name "$1")
 	shift
-	echo "SKIP: $(_name "$name"): $*"
+	_ksft_shown "$name" || return 0
+	_ksft_took
+	echo "SKIP: $name: $*"
 	KSFT_SKIP=$((KSFT_SKIP + 1))
 }
 
@@ -118,6 +155,98 @@ report()
 ksft_exit()
 {
 	[ "$KSFT_FAIL" -eq 0 ]
+}
+
+# --- the command line -------------------------------------------------------
+
+# The full name of a case: PREFIX/CASE, PREFIX being KSFT_PREFIX or the
+# script's name without test_ (test_attach.sh: attach/CASE).
+_ksft_group()
+{
+	local b
+
+	b=$(basename "$0" .sh)
+	echo "${KSFT_PREFIX:-${b#test_}}"
+}
+
+# ksft_args "$@": a script's command line, in the manner of test.h's
+# test_main() (selftests/run.sh lists and selects through it):
+#   -l          print the full name (PREFIX/CASE) of each selected case of
+#               ALL_CASES, run nothing, exit 0
+#   -t GLOB     the cases GLOB matches (-a the same; several, or GLOB,GLOB)
+#   -d GLOB     not those
+#   -v          VNET_VERBOSE=1
+#   CASE...     these cases, by their short name
+# Sets KSFT_CASES, the cases to run (ALL_CASES's order for -t).  A script
+# without ALL_CASES is one test named PREFIX: -l prints it, and -t/-d
+# choose which of its results it prints (select.sh).  Call it before
+# require_root: listing needs nothing.
+KSFT_CASES=()
+ksft_args()
+{
+	local opt list=0 c g OPTIND cases=()
+
+	# options before, between and after the CASEs
+	while [ $# -gt 0 ]; do
+		OPTIND=1
+		while getopts "lt:a:d:vh" opt; do
+			case $opt in
+			l) list=1 ;;
+			t | a) sel_allow "$OPTARG" ;;
+			d) sel_deny "$OPTARG" ;;
+			v) VNET_VERBOSE=1 ;;
+			*)
+				echo "usage: $0 [-l] [-v] [-t GLOB]... [-d GLOB]... [CASE...]" >&2
+				exit 2
+				;;
+			esac
+		done
+		shift $((OPTIND - 1))
+		if [ $# -gt 0 ]; then
+			cases+=("$1")
+			shift
+		fi
+	done
+	set -- ${cases[@]+"${cases[@]}"}
+	g=$(_ksft_group)
+	if [ -z "${ALL_CASES:-}" ]; then
+		sel_active && _ksft_filter=1
+		if [ $list = 1 ]; then
+			sel_selected "$g" && echo "$g"
+			exit 0
+		fi
+		return 0
+	fi
+	# shellcheck disable=SC2086 # a list of words
+	[ $# -gt 0 ] || set -- $ALL_CASES
+	for c in "$@"; do
+		sel_selected "$g/$c" || continue
+		if [ $list = 1 ]; then
+			echo "$g/$c"
+		else
+			KSFT_CASES+=("$c")
+		fi
+	done
+	[ $list = 0 ] || exit 0
+}
+
+# ksft_run [END]: runs case_CASE for each of KSFT_CASES, then END (default
+# case_cleanup, ":" for nothing): a case's first result has its time from
+# the case's start
+ksft_run()
+{
+	local c end=${1:-case_cleanup}
+
+	for c in ${KSFT_CASES[@]+"${KSFT_CASES[@]}"}; do
+		if ! declare -F "case_$c" >/dev/null; then
+			fail "$c" "no such case (cases: $ALL_CASES)"
+			continue
+		fi
+		sel_now
+		_ksft_t0=$SEL_NOW
+		"case_$c"
+		"$end"
+	done
 }
 
 # --- prerequisites -----------------------------------------------------------

@@ -4,7 +4,7 @@
  * generic vhost_vq_* API, in-process: the test plays the guest driver on a
  * memfd shared as guest memory, including a hostile one.  No root.
  *
- *	build/selftests/packed_unit [SUBSTRING...]   run the matching cases
+ *	build/selftests/packed_unit [-l] [-t GLOB] [SUBSTRING...]   (test.h)
  *
  * Runs under ASan/UBSan: a read or write outside guest memory is a crash.
  */
@@ -479,44 +479,18 @@ out:
 	env_cleanup(&e);
 }
 
-static const struct {
-	const char *name;
-	void (*fn)(void);
-} tests[] = {
-	{ "packed/protocol", test_protocol },
-	{ "packed/laps_out_of_order", test_laps },
-	{ "packed/rewind", test_rewind },
-	{ "packed/indirect", test_indirect },
-	{ "packed/event_suppression", test_events },
-	{ "packed/vring_base", test_base },
-	{ "packed/dirty_log", test_dirty_log },
-	{ "packed/hostile", test_hostile },
-	{ "packed/push_bad_id", test_push_bad_id },
-};
-
-static bool selected(const char *name, int argc, char **argv)
-{
-	int i;
-
-	if (argc < 2)
-		return true;
-	for (i = 1; i < argc; i++)
-		if (strstr(name, argv[i]))
-			return true;
-	return false;
-}
+VNET_TEST("packed/protocol", test_protocol);
+VNET_TEST("packed/laps_out_of_order", test_laps);
+VNET_TEST("packed/rewind", test_rewind);
+VNET_TEST("packed/indirect", test_indirect);
+VNET_TEST("packed/event_suppression", test_events);
+VNET_TEST("packed/vring_base", test_base);
+VNET_TEST("packed/dirty_log", test_dirty_log);
+VNET_TEST("packed/hostile", test_hostile);
+VNET_TEST("packed/push_bad_id", test_push_bad_id);
 
 int main(int argc, char **argv)
 {
-	size_t i;
-
 	vhost_log_set_fn(log_capture, NULL);
-	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
-		if (!selected(tests[i].name, argc, argv))
-			continue;
-		test_start(tests[i].name);
-		tests[i].fn();
-		test_end();
-	}
-	return test_summary("packed_unit");
+	return test_main(argc, argv, "packed_unit", NULL);
 }

@@ -653,18 +653,10 @@ case_detach()
 
 # --- main ---------------------------------------------------------------------------
 
+ksft_args "$@"
 require_root test_agent || exit 0
 require_cmd test_agent ip jq bpftool ethtool stdbuf "$VNETCTL" "$VNETD" \
 	"$TAPWRITE" || exit 0
 
-# shellcheck disable=SC2086 # a list of words
-[ $# -gt 0 ] || set -- $ALL_CASES
-for c in "$@"; do
-	if ! declare -F "case_$c" >/dev/null; then
-		fail "$c" "no such case (cases: $ALL_CASES)"
-		continue
-	fi
-	"case_$c"
-	end_case # in case the case returned early
-done
+ksft_run end_case # after each case, in case it returned early
 ksft_exit

@@ -457,17 +457,9 @@ case_tchook()
 
 # --- main ---------------------------------------------------------------------------
 
+ksft_args "$@"
 require_root test_attach || exit 0
 require_cmd test_attach ip jq bpftool "$VNETCTL" "$TAPWRITE" || exit 0
 
-# shellcheck disable=SC2086 # a list of words
-[ $# -gt 0 ] || set -- $ALL_CASES
-for c in "$@"; do
-	if ! declare -F "case_$c" >/dev/null; then
-		fail "$c" "no such case (cases: $ALL_CASES)"
-		continue
-	fi
-	"case_$c"
-	case_cleanup # in case the case returned early
-done
+ksft_run case_cleanup # after each case, in case it returned early
 ksft_exit

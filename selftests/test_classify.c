@@ -38,7 +38,7 @@
  * One program from several files (classify.h): the skeleton, the stats
  * snapshots and the test-run hooks in classify_lib.c, the frame table, the
  * short frames and the queues map in classify_frames.c, the tap cases in
- * classify_tap.c; main() here.
+ * classify_tap.c; the registrations and main() here.
  *
  * Prints one PASS/FAIL/SKIP line per case (see test.h) and exits non-zero
  * when any case failed.
@@ -47,36 +47,18 @@
 
 /* ------------------------------------------------------------------ */
 
-static const char *const groups[] = {
-	"classify/frames",
-	"classify/short_window",
-	"classify/queue_state",
-	"classify/tap",
-};
+/* 0: not tried, 1: loaded, -1: did not load (load_why) */
+static int load_state;
+static char load_why[64];
 
-static void skip_groups(const char *why)
+/* the skeleton: its maps and programs (no tracepoint program) */
+static bool load(void)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof(groups) / sizeof(groups[0]); i++)
-		test_skip_all(groups[i], why);
-}
-
-int main(void)
-{
-	char why[160];
-
-	if (!test_have_root_bpf(why, sizeof(why))) {
-		skip_groups(why);
-		return test_summary("test_classify");
-	}
-
-	test_start("classify/load");
 	skel = vnet__open();
 	if (!ASSERT_OK_PTR(skel, "vnet__open")) {
-		test_end();
-		skip_groups("the vnet skeleton did not open");
-		return test_summary("test_classify");
+		snprintf(load_why, sizeof(load_why),
+			 "the vnet skeleton did not open");
+		return false;
 	}
 	/*
 	 * The frame cases need no tracepoint program (rx_count_at_xmit stays
@@ -84,21 +66,20 @@ int main(void)
 	 */
 	bpf_program__set_autoload(skel->progs.vnet_xmit_rx, false);
 	if (!ASSERT_OK(vnet__load(skel), "vnet__load")) {
-		test_end();
-		skip_groups("the vnet skeleton did not load");
-		goto out;
+		snprintf(load_why, sizeof(load_why),
+			 "the vnet skeleton did not load");
+		return false;
 	}
 	nr_cpus = libbpf_num_possible_cpus();
 	if (!ASSERT_GT(nr_cpus, 0, "libbpf_num_possible_cpus")) {
-		test_end();
-		skip_groups("cannot count the possible CPUs");
-		goto out;
+		snprintf(load_why, sizeof(load_why),
+			 "cannot count the possible CPUs");
+		return false;
 	}
 	percpu_stats = calloc((size_t)nr_cpus, sizeof(*percpu_stats));
 	if (!ASSERT_OK_PTR(percpu_stats, "calloc")) {
-		test_end();
-		skip_groups("out of memory");
-		goto out;
+		snprintf(load_why, sizeof(load_why), "out of memory");
+		return false;
 	}
 	stats_fd = bpf_map__fd(skel->maps.stats);
 	queues_fd = bpf_map__fd(skel->maps.queues);
@@ -111,20 +92,78 @@ int main(void)
 	hook_tc_tx = (struct hook){ "tc_tx",
 				    bpf_program__fd(skel->progs.vnet_tc_tx),
 				    VNET_DIR_TX, (__u32)TC_ACT_UNSPEC };
-	test_end();
+	return true;
+}
 
-	run_frame_cases();
+/*
+ * A load that fails fails the test it runs in (classify/load, or the first
+ * test selected); the tests after it skip.
+ */
+bool classify_ready(void)
+{
+	if (!load_state)
+		load_state = load() ? 1 : -1;
+	if (load_state < 0) {
+		test_skip("%s", load_why);
+		return false;
+	}
+	return true;
+}
 
-	run_short_window("classify/eth_short_10_bytes", 10);
-	run_short_window("classify/eth_short_13_bytes", 13);
+static void test_load(void)
+{
+	classify_ready();
+}
 
-	test_queue_timestamps();
-	test_queues_mmap();
+static void short_10(void)
+{
+	short_window(10);
+}
 
-	/* last: it moves the process into a private network namespace */
-	run_tap_tests();
-out:
+static void short_13(void)
+{
+	short_window(13);
+}
+
+static int setup(char *why, size_t len)
+{
+	return test_have_root_bpf(why, len) ? 0 : 1;
+}
+
+static void teardown(void)
+{
+	classify_tap_teardown();
 	free(percpu_stats);
 	vnet__destroy(skel);
-	return test_summary("test_classify");
+}
+
+VNET_TEST("classify/load", test_load);
+VNET_TEST_TABLE(frame_case_nr, frame_case_name, frame_case_run);
+VNET_TEST("classify/eth_short_10_bytes", short_10);
+VNET_TEST("classify/eth_short_13_bytes", short_13);
+VNET_TEST("classify/queue_timestamps", test_queue_timestamps);
+VNET_TEST("classify/queues_mmap", test_queues_mmap);
+/* last: the first of them moves the process into a private network namespace */
+VNET_TEST("classify/xdp_rx_queue_index", test_xdp_rx_queue_index);
+VNET_TEST("classify/tap_tc_ingress_queue", test_tap_tc_ingress);
+VNET_TEST("classify/tap_xdp_queue", test_tap_xdp);
+VNET_TEST("classify/tap_gso_ipv4_tcp_60k_push", test_tap_gso_ipv4_push);
+VNET_TEST("classify/tap_gso_ipv6_tcp_60k_urgent", test_tap_gso_ipv6_urgent);
+VNET_TEST("classify/tap_nonlinear_ipv4_tcp_9000_urgent",
+	  test_tap_nonlinear_ipv4_urgent);
+VNET_TEST("classify/tap_nonlinear_vlan_ipv6_tcp_9000_push",
+	  test_tap_nonlinear_vlan_ipv6_push);
+VNET_TEST("classify/tap_nonlinear_ipv6_ext_300_tcp_urgent",
+	  test_tap_nonlinear_ipv6_ext_urgent);
+VNET_TEST("classify/tap_short_ip_headers", test_tap_short_ip_headers);
+VNET_TEST("classify/tap_xmit_rx_queue", test_tap_xmit_rx_queue);
+
+int main(int argc, char **argv)
+{
+	static const struct test_main_opts opts = {
+		.setup = setup,
+		.teardown = teardown,
+	};
+
+	return test_main(argc, argv, "test_classify", &opts);
 }

@@ -1,6 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
+# vnet-test: parallel (its netns and taps have unique names; the attach is
+# the only one among the parallel tests, run.sh -j)
+#
 # bash completion (completion/vnetctl, completion/vnetd): the words it
 # offers are the ones --help and `help COMMAND` list, device names come
 # from the namespace of -n NS, and `make install` / `make uninstall` put
@@ -169,11 +172,8 @@ case_install()
 
 main()
 {
-	local c
-
-	for c in ${*:-$ALL_CASES}; do
-		"case_$c"
-	done
+	ksft_args "$@"
+	ksft_run :
 	ksft_exit
 }
 

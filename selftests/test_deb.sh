@@ -49,6 +49,7 @@ main()
 {
 	local src=$VNET_TMP/src deb f missing="" ver
 
+	ksft_args "$@"
 	require_root deb || { ksft_exit; return; }
 	require_cmd deb dpkg-buildpackage lintian dh fakeroot || { ksft_exit; return; }
 	if dpkg-query -W -f='${Status}' vnet 2>/dev/null | grep -q "ok installed"; then

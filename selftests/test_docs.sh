@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
+# vnet-test: parallel (reads the tree and the built binaries, changes nothing)
+#
 # The man page, --help and `help COMMAND` must agree: every command in
 # --help has a section in vnetctl(8), and every long option a command's help
 # lists appears in that section.

@@ -134,6 +134,7 @@ main()
 {
 	local dev gone later ver tpid hdr q t
 
+	ksft_args "$@"
 	require_root exporter || { ksft_exit; return; }
 	require_cmd exporter prometheus promtool curl jq "$TAPWRITE" || { ksft_exit; return; }
 

@@ -241,25 +241,14 @@ static void fail_reason(void)
 	ASSERT_EQ(strlen(reason), sizeof(reason) - 1, "cut to the buffer");
 }
 
-int main(void)
+VNET_TEST("handover_record/header", header);
+VNET_TEST("handover_record/hello", hello);
+VNET_TEST("handover_record/port", port);
+VNET_TEST("handover_record/state", state);
+VNET_TEST("handover_record/frame", frame);
+VNET_TEST("handover_record/fail_reason", fail_reason);
+
+int main(int argc, char **argv)
 {
-	test_start("handover_record/header");
-	header();
-	test_end();
-	test_start("handover_record/hello");
-	hello();
-	test_end();
-	test_start("handover_record/port");
-	port();
-	test_end();
-	test_start("handover_record/state");
-	state();
-	test_end();
-	test_start("handover_record/frame");
-	frame();
-	test_end();
-	test_start("handover_record/fail_reason");
-	fail_reason();
-	test_end();
-	return test_summary("test_handover_record");
+	return test_main(argc, argv, "test_handover_record", NULL);
 }

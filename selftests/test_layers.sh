@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
+# vnet-test: parallel (reads the tree and the built binaries, changes nothing)
+#
 # The code's dependencies point one way (docs/design.md, "Layers").
 #
 # From the built objects (nm: which file defines a symbol, which files use

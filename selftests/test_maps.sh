@@ -143,13 +143,10 @@ case_abi_version()
 
 main()
 {
-	local c
-
+	ksft_args "$@"
 	require_root maps || { ksft_exit; return; }
 	require_cmd maps bpftool jq "$VNETD" || { ksft_exit; return; }
-	for c in ${*:-$ALL_CASES}; do
-		"case_$c"
-	done
+	ksft_run :
 	ksft_exit
 }
 

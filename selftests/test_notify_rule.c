@@ -526,43 +526,65 @@ static size_t build(uint8_t *buf, int kind, int dir)
 	return (size_t)frame_build(&s, buf, 256, NULL);
 }
 
-int main(void)
+/* root, BPF and the skeleton, loaded once for every test */
+static int setup(char *why, size_t len)
 {
-	char why[256];
-	unsigned int i;
 	int k, d;
 
-	if (!test_have_root_bpf(why, sizeof(why))) {
-		test_skip_all("notify_rule", why);
-		return test_summary("test_notify_rule");
-	}
+	if (!test_have_root_bpf(why, len))
+		return 1;
 	for (k = 0; k < 4; k++)
 		for (d = 0; d < 2; d++)
 			frame_len[k][d] = build(frame[k][d], k, d);
 	skel = vnet__open();
 	if (!ASSERT_OK_PTR(skel, "vnet__open")) {
-		test_skip_all("notify_rule", "the vnet skeleton did not open");
-		return test_summary("test_notify_rule");
+		snprintf(why, len, "the vnet skeleton did not open");
+		return 1;
 	}
 	/* test runs: no tracepoint, tc egress counts at queue_mapping */
 	bpf_program__set_autoload(skel->progs.vnet_xmit_rx, false);
 	if (!ASSERT_OK(vnet__load(skel), "vnet__load")) {
-		test_skip_all("notify_rule", "the vnet skeleton did not load");
+		snprintf(why, len, "the vnet skeleton did not load");
 		vnet__destroy(skel);
-		return test_summary("test_notify_rule");
+		skel = NULL;
+		return 1;
 	}
 	queues_fd = bpf_map__fd(skel->maps.queues);
 	xdp_fd = bpf_program__fd(skel->progs.vnet_xdp_tx);
 	tc_fd = bpf_program__fd(skel->progs.vnet_tc_rx);
+	return 0;
+}
 
-	test_start("notify_rule/mode_follows");
-	mode_follows();
-	test_end();
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		test_start(cases[i].name);
-		run_case(&cases[i]);
-		test_end();
-	}
+static void teardown(void)
+{
 	vnet__destroy(skel);
-	return test_summary("test_notify_rule");
+}
+
+/* the traces: a test each */
+static unsigned int nr_traces(void)
+{
+	return sizeof(cases) / sizeof(cases[0]);
+}
+
+static const char *trace_name(unsigned int i)
+{
+	return cases[i].name;
+}
+
+static void trace_run(unsigned int i)
+{
+	run_case(&cases[i]);
+}
+
+VNET_TEST("notify_rule/mode_follows", mode_follows);
+VNET_TEST_TABLE(nr_traces, trace_name, trace_run);
+
+int main(int argc, char **argv)
+{
+	static const struct test_main_opts opts = {
+		.setup = setup,
+		.teardown = teardown,
+	};
+
+	return test_main(argc, argv, "test_notify_rule", &opts);
 }

@@ -800,13 +800,10 @@ case_make_deps()
 
 main()
 {
-	local c cases=${*:-$ALL_CASES}
-
+	ksft_args "$@"
 	require_root operator || { ksft_exit; return; }
 	require_cmd operator jq bpftool ip setpriv "$IO" || { ksft_exit; return; }
-	for c in $cases; do
-		"case_$c"
-	done
+	ksft_run :
 	ksft_exit
 }
 

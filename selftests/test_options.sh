@@ -1,6 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
+# vnet-test: parallel (reads the tree and the built binaries, changes nothing)
+#
 # One source for every option: vnetd's option table (user/vnetd/opts.c)
 # and vnetctl's (cli/main.c's global options, each command's in its own
 # file) carry each option's help, and --help / `help COMMAND` print it from

@@ -8,10 +8,15 @@
 # without --packed vnetd does not offer the bit and the same frontend runs
 # split.  Unit tests of the ring itself: selftests/packed_unit.c.
 #
-#   selftests/test_packed.sh          (root; VNET_TESTPMD overrides the binary)
+#   selftests/test_packed.sh [-l] [-t GLOB] [CASE...]   (root; VNET_TESTPMD
+#                                     overrides the binary)
 
 . "$(dirname "$0")/lib.sh"
 KSFT_PREFIX=packed
+
+# txonly: guest->tap, then tap->guest on a second connection
+# (packed/rxonly_after_reconnect); not_offered_without_switch: split rings
+ALL_CASES="txonly not_offered_without_switch"
 
 VNETD=${VNETD:-$OUT/vnetd-asan}
 TESTPMD=${VNET_TESTPMD:-dpdk-testpmd}
@@ -158,6 +163,7 @@ txonly_case()
 	end_case
 }
 
+ksft_args "$@"
 require_root packed || { ksft_exit; exit; }
 if ! command -v "$TESTPMD" >/dev/null 2>&1; then
 	skip dpdk "$TESTPMD not installed (apt-get install dpdk-dev librte-net-virtio23 librte-mempool-ring23)"
@@ -168,7 +174,16 @@ for b in "$VNETD" "$GEN"; do
 	[ -x "$b" ] || { fail setup "$b not built (make all)"; ksft_exit; exit; }
 done
 
-txonly_case txonly --packed ",packed_vq=1" yes
+case_txonly()
+{
+	txonly_case txonly --packed ",packed_vq=1" yes
+}
+
 # the switch: without --packed the bit is not offered, the frontend runs split
-txonly_case not_offered_without_switch "" ",packed_vq=1" no
+case_not_offered_without_switch()
+{
+	txonly_case not_offered_without_switch "" ",packed_vq=1" no
+}
+
+ksft_run :
 ksft_exit

@@ -611,106 +611,141 @@ static int tap_new(char *name)
 	return fd;
 }
 
-static void run_ethtool_tests(void)
+/*
+ * The ethtool tests' two taps, in a network namespace of this process's
+ * own: made by the first of them that runs (it moves the process there,
+ * so these tests come last), closed by the teardown.
+ */
+static struct {
+	bool tried;
+	char why[96];
+	char a[IF_NAMESIZE], b[IF_NAMESIZE];
+	int fa, fb, ia, ib;
+} eth = { .fa = -1, .fb = -1 };
+
+static bool ethtool_env(void)
+{
+	if (!eth.tried) {
+		eth.tried = true;
+		if (unshare(CLONE_NEWNET)) {
+			snprintf(eth.why, sizeof(eth.why),
+				 "cannot unshare a network namespace");
+		} else {
+			eth.fa = tap_new(eth.a);
+			eth.fb = tap_new(eth.b);
+			if (eth.fa < 0 || eth.fb < 0) {
+				snprintf(eth.why, sizeof(eth.why),
+					 "cannot create taps (/dev/net/tun)");
+			} else {
+				eth.ia = (int)if_nametoindex(eth.a);
+				eth.ib = (int)if_nametoindex(eth.b);
+			}
+		}
+	}
+	if (eth.why[0]) {
+		test_skip("%s", eth.why);
+		return false;
+	}
+	return true;
+}
+
+static void test_ethtool_set_get(void)
 {
 	struct vnet_ethtool_coalesce c = { .present = VNET_ETC_RX_FRAMES };
-	struct vnet_ethtool_monitor *mon = NULL;
-	char a[IF_NAMESIZE], b[IF_NAMESIZE], cmd[128];
-	int fa = -1, fb = -1, ia, ib, ret;
 	struct vnet_err err = {};
+	int ret;
 
-	if (unshare(CLONE_NEWNET)) {
-		test_skip_all("coalesce/ethtool", "cannot unshare a network namespace");
+	if (!ethtool_env())
 		return;
-	}
-	fa = tap_new(a);
-	fb = tap_new(b);
-	if (fa < 0 || fb < 0) {
-		test_skip_all("coalesce/ethtool", "cannot create taps (/dev/net/tun)");
-		goto out;
-	}
-	ia = (int)if_nametoindex(a);
-	ib = (int)if_nametoindex(b);
-
-	test_start("coalesce/ethtool_set_get");
 	c.rx_frames = 21;
-	ret = vnet_ethtool_coalesce_set(ia, &c, &err);
+	ret = vnet_ethtool_coalesce_set(eth.ia, &c, &err);
 	if (ret)
 		test_fail("set: %s", err.msg);
 	memset(&c, 0, sizeof(c));
-	ret = vnet_ethtool_coalesce_get(ia, &c, &err);
+	ret = vnet_ethtool_coalesce_get(eth.ia, &c, &err);
 	if (ret)
 		test_fail("get: %s", err.msg);
 	ASSERT_EQ(c.rx_frames, 21, "rx-frames");
 	ASSERT_EQ(c.present, VNET_ETC_RX_FRAMES, "tun reports rx-frames only");
-	test_end();
+}
 
-	/* why vnetctl refuses more than 64: tun caps it without a word */
-	test_start("coalesce/ethtool_tun_caps_at_64");
-	c = (struct vnet_ethtool_coalesce){ .present = VNET_ETC_RX_FRAMES,
-					    .rx_frames = 65 };
-	ret = vnet_ethtool_coalesce_set(ia, &c, &err);
+/* why vnetctl refuses more than 64: tun caps it without a word */
+static void test_ethtool_tun_caps(void)
+{
+	struct vnet_ethtool_coalesce c = { .present = VNET_ETC_RX_FRAMES,
+					   .rx_frames = 65 };
+	struct vnet_err err = {};
+	int ret;
+
+	if (!ethtool_env())
+		return;
+	ret = vnet_ethtool_coalesce_set(eth.ia, &c, &err);
 	ASSERT_OK(ret, "set 65 is accepted");
-	ret = vnet_ethtool_coalesce_get(ia, &c, &err);
+	ret = vnet_ethtool_coalesce_get(eth.ia, &c, &err);
 	ASSERT_OK(ret, "get");
 	ASSERT_EQ(c.rx_frames, 64, "rx-frames after 65");
-	test_end();
+}
 
-	test_start("coalesce/ethtool_extack");
-	c = (struct vnet_ethtool_coalesce){ .present = VNET_ETC_TX_FRAMES,
-					    .tx_frames = 3 };
-	err.msg[0] = '\0';
-	ret = vnet_ethtool_coalesce_set(ia, &c, &err);
+static void test_ethtool_extack(void)
+{
+	struct vnet_ethtool_coalesce c = { .present = VNET_ETC_TX_FRAMES,
+					   .tx_frames = 3 };
+	struct vnet_err err = {};
+	int ret;
+
+	if (!ethtool_env())
+		return;
+	ret = vnet_ethtool_coalesce_set(eth.ia, &c, &err);
 	ASSERT_EQ(ret, -EINVAL, "tx-frames on a tap");
 	ASSERT_TRUE(strstr(err.msg, "unsupported parameter") != NULL,
 		    "the kernel's extack message");
-	test_end();
+}
 
-	test_start("coalesce/ethtool_monitor");
+static void test_ethtool_monitor(void)
+{
+	struct vnet_ethtool_coalesce c;
+	struct vnet_ethtool_monitor *mon = NULL;
+	struct vnet_err err = {};
+	char cmd[128];
+	int ret;
+
+	if (!ethtool_env())
+		return;
 	ret = vnet_ethtool_monitor_open(&mon, &err);
 	if (ret) {
 		test_fail("monitor_open: %s", err.msg);
-		test_end();
-		goto out;
+		return;
 	}
 	/* another device's notification is not ours */
 	c = (struct vnet_ethtool_coalesce){ .present = VNET_ETC_RX_FRAMES,
 					    .rx_frames = 5 };
-	ASSERT_OK(vnet_ethtool_coalesce_set(ib, &c, &err), "set on the other");
-	ASSERT_EQ(vnet_ethtool_monitor_read(mon, ia, 200, &c, &err), 0,
+	ASSERT_OK(vnet_ethtool_coalesce_set(eth.ib, &c, &err),
+		  "set on the other");
+	ASSERT_EQ(vnet_ethtool_monitor_read(mon, eth.ia, 200, &c, &err), 0,
 		  "no notification for this tap");
 	/* a direct `ethtool -C`, as an operator types it */
 	snprintf(cmd, sizeof(cmd), "ethtool -C %s rx-frames 7 >/dev/null 2>&1",
-		 a);
+		 eth.a);
 	if (system(cmd)) {
 		c = (struct vnet_ethtool_coalesce){ .present = VNET_ETC_RX_FRAMES,
 						    .rx_frames = 7 };
-		ASSERT_OK(vnet_ethtool_coalesce_set(ia, &c, &err),
+		ASSERT_OK(vnet_ethtool_coalesce_set(eth.ia, &c, &err),
 			  "set (no ethtool binary)");
 	}
 	memset(&c, 0, sizeof(c));
-	ret = vnet_ethtool_monitor_read(mon, ia, 2000, &c, &err);
+	ret = vnet_ethtool_monitor_read(mon, eth.ia, 2000, &c, &err);
 	ASSERT_EQ(ret, 1, "COALESCE_NTF for this tap");
 	ASSERT_EQ(c.rx_frames, 7, "rx-frames in the notification");
-	ASSERT_EQ(vnet_ethtool_monitor_read(mon, ia, 0, &c, &err), 0,
+	ASSERT_EQ(vnet_ethtool_monitor_read(mon, eth.ia, 0, &c, &err), 0,
 		  "nothing more queued");
 	vnet_ethtool_monitor_close(mon);
-	test_end();
-out:
-	if (fa >= 0)
-		close(fa);
-	if (fb >= 0)
-		close(fb);
 }
 
-int main(void)
+/* root, BPF and the skeleton, loaded once for every test */
+static int setup(char *why, size_t len)
 {
-	char why[256];
-
-	if (!test_have_root_bpf(why, sizeof(why))) {
-		test_skip_all("policy", why);
-		return test_summary("test_policy");
-	}
+	if (!test_have_root_bpf(why, len))
+		return 1;
 	bulk_len = (size_t)tcp_frame(bulk, sizeof(bulk), FRAME_TCP_ACK, 1446);
 	push_len = (size_t)tcp_frame(push, sizeof(push),
 				     FRAME_TCP_ACK | FRAME_TCP_PSH, 100);
@@ -722,61 +757,57 @@ int main(void)
 
 	skel = vnet__open();
 	if (!ASSERT_OK_PTR(skel, "vnet__open")) {
-		test_skip_all("policy", "the vnet skeleton did not open");
-		return test_summary("test_policy");
+		snprintf(why, len, "the vnet skeleton did not open");
+		return 1;
 	}
 	/* test runs: no tracepoint, tc egress counts at queue_mapping */
 	bpf_program__set_autoload(skel->progs.vnet_xmit_rx, false);
 	if (!ASSERT_OK(vnet__load(skel), "vnet__load")) {
-		test_skip_all("policy", "the vnet skeleton did not load");
+		snprintf(why, len, "the vnet skeleton did not load");
 		vnet__destroy(skel);
-		return test_summary("test_policy");
+		skel = NULL;
+		return 1;
 	}
 	cfg_fd = bpf_map__fd(skel->maps.config);
 	queues_fd = bpf_map__fd(skel->maps.queues);
 	xdp_fd = bpf_program__fd(skel->progs.vnet_xdp_tx);
 	tc_rx_fd = bpf_program__fd(skel->progs.vnet_tc_rx);
+	return 0;
+}
 
-	test_start("policy/off_no_window");
-	test_off();
-	test_end();
-	test_start("policy/bulk_to_batch");
-	test_bulk_to_batch();
-	test_end();
-	test_start("policy/bulk_one_step_per_window");
-	test_bulk_steps();
-	test_end();
-	test_start("policy/rr_to_latency");
-	test_rr_to_latency();
-	test_end();
-	test_start("policy/sparse_to_latency");
-	test_sparse_to_latency();
-	test_end();
-	test_start("policy/small_writes_to_batch");
-	test_small_writes_to_batch();
-	test_end();
-	test_start("policy/mixed_to_middle");
-	test_mixed_to_middle();
-	test_end();
-	test_start("policy/bounds");
-	test_bounds();
-	test_end();
-	test_start("policy/rx_direction");
-	test_rx_direction();
-	test_end();
-	test_start("policy/flag_cleared");
-	test_flag_cleared();
-	test_end();
-	test_start("policy/example_linked");
-	test_example_policy();
-	test_end();
-	test_start("policy/bad_policy_refused");
-	test_bad_policy();
-	test_end();
-
+static void teardown(void)
+{
 	vnet__destroy(skel);
+	if (eth.fa >= 0)
+		close(eth.fa);
+	if (eth.fb >= 0)
+		close(eth.fb);
+}
 
-	/* last: it moves this process into a network namespace of its own */
-	run_ethtool_tests();
-	return test_summary("test_policy");
+VNET_TEST("policy/off_no_window", test_off);
+VNET_TEST("policy/bulk_to_batch", test_bulk_to_batch);
+VNET_TEST("policy/bulk_one_step_per_window", test_bulk_steps);
+VNET_TEST("policy/rr_to_latency", test_rr_to_latency);
+VNET_TEST("policy/sparse_to_latency", test_sparse_to_latency);
+VNET_TEST("policy/small_writes_to_batch", test_small_writes_to_batch);
+VNET_TEST("policy/mixed_to_middle", test_mixed_to_middle);
+VNET_TEST("policy/bounds", test_bounds);
+VNET_TEST("policy/rx_direction", test_rx_direction);
+VNET_TEST("policy/flag_cleared", test_flag_cleared);
+VNET_TEST("policy/example_linked", test_example_policy);
+VNET_TEST("policy/bad_policy_refused", test_bad_policy);
+/* last: they move this process into a network namespace of its own */
+VNET_TEST("coalesce/ethtool_set_get", test_ethtool_set_get);
+VNET_TEST("coalesce/ethtool_tun_caps_at_64", test_ethtool_tun_caps);
+VNET_TEST("coalesce/ethtool_extack", test_ethtool_extack);
+VNET_TEST("coalesce/ethtool_monitor", test_ethtool_monitor);
+
+int main(int argc, char **argv)
+{
+	static const struct test_main_opts opts = {
+		.setup = setup,
+		.teardown = teardown,
+	};
+
+	return test_main(argc, argv, "test_policy", &opts);
 }

@@ -179,13 +179,10 @@ case_json()
 
 main()
 {
-	local c
-
+	ksft_args "$@"
 	require_root prometheus || { ksft_exit; return; }
 	require_cmd prometheus jq promtool "$IO" || { ksft_exit; return; }
-	for c in ${*:-$ALL_CASES}; do
-		"case_$c"
-	done
+	ksft_run :
 	ksft_exit
 }
 

@@ -333,13 +333,10 @@ case_usage()
 
 main()
 {
-	local c
-
+	ksft_args "$@"
 	require_root sandbox || { ksft_exit; return; }
 	require_cmd sandbox "$VNETD" "$VNETD_PLAIN" "$IO" || { ksft_exit; return; }
-	for c in ${*:-$ALL_CASES}; do
-		"case_$c"
-	done
+	ksft_run :
 	ksft_exit
 }
 

@@ -13,6 +13,8 @@
 . "$(dirname "$0")/lib.sh"
 KSFT_PREFIX=slice
 
+ALL_CASES="rounds sigterm arm_gone bad_arm"
+
 IO=${IO:-$OUT/bench/bench_vnetd_io}
 
 _writers=()
@@ -176,10 +178,8 @@ case_bad_arm()
 	report bad-arm "$(run_said)"
 }
 
+ksft_args "$@"
 if require_root slice && require_cmd slice timeout; then
-	case_rounds
-	case_sigterm
-	case_arm_gone
-	case_bad_arm
+	ksft_run :
 fi
 ksft_exit

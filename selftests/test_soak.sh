@@ -53,6 +53,7 @@ skip_all()
 	exit 0
 }
 
+ksft_args "$@"
 [ "$(id -u)" -eq 0 ] || skip_all "needs root (netns, taps, BPF, vnetd)"
 for b in "$VNETD" "$VNETCTL" "$SOAK"; do
 	[ -x "$b" ] || skip_all "$b is not built (make)"

@@ -204,13 +204,10 @@ case_hardened()
 
 main()
 {
-	local c
-
+	ksft_args "$@"
 	require_root systemd || { ksft_exit; return; }
 	require_cmd systemd systemd-analyze setpriv unshare "$IO" || { ksft_exit; return; }
-	for c in ${*:-$ALL_CASES}; do
-		"case_$c"
-	done
+	ksft_run :
 	ksft_exit
 }
 

@@ -132,13 +132,9 @@ out:
 	}
 }
 
-static const struct vnetd_case cases[] = {
-	{ dpdk_smoke, "vnetd/dpdk_smoke" },
-};
+VNET_TEST("vnetd/dpdk_smoke", dpdk_smoke);
 
 int main(int argc, char **argv)
 {
-	return vnetd_test_main(argc, argv, cases,
-			       sizeof(cases) / sizeof(cases[0]),
-			       "test_vnetd_dpdk");
+	return vnetd_test_main(argc, argv, "test_vnetd_dpdk");
 }

@@ -849,21 +849,17 @@ static void mem_truncated_reads(void)
 	mem_truncated_run(false, true);
 }
 
-static const struct vnetd_case cases[] = {
-	{ hostile_ring, "vnetd/hostile_ring" },
-	{ hostile_ring_packed, "vnetd/packed/hostile_ring" },
-	{ hostile_msg, "vnetd/hostile_msg" },
-	{ stuck_fds, "vnetd/stuck_fds" },
-	{ tap_gone, "vnetd/tap_gone" },
-	{ netns_gone, "vnetd/netns_gone" },
-	{ mem_truncated, "vnetd/mem_truncated" },
-	{ mem_truncated_buffers, "vnetd/mem_truncated_buffers" },
-	{ mem_truncated_reads, "vnetd/mem_truncated_reads" },
-};
+VNET_TEST("vnetd/hostile_ring", hostile_ring);
+VNET_TEST("vnetd/packed/hostile_ring", hostile_ring_packed);
+VNET_TEST("vnetd/hostile_msg", hostile_msg);
+VNET_TEST("vnetd/stuck_fds", stuck_fds);
+VNET_TEST("vnetd/tap_gone", tap_gone);
+VNET_TEST("vnetd/netns_gone", netns_gone);
+VNET_TEST("vnetd/mem_truncated", mem_truncated);
+VNET_TEST("vnetd/mem_truncated_buffers", mem_truncated_buffers);
+VNET_TEST("vnetd/mem_truncated_reads", mem_truncated_reads);
 
 int main(int argc, char **argv)
 {
-	return vnetd_test_main(argc, argv, cases,
-			       sizeof(cases) / sizeof(cases[0]),
-			       "test_vnetd_hostile");
+	return vnetd_test_main(argc, argv, "test_vnetd_hostile");
 }

@@ -283,15 +283,11 @@ out:
 	vd_cleanup(&vd);
 }
 
-static const struct vnetd_case cases[] = {
-	{ two_queue_pairs, "vnetd/two_queue_pairs" },
-	{ two_queue_pairs_packed, "vnetd/packed/two_queue_pairs" },
-	{ rx_many_segs, "vnetd/rx_many_segs" },
-};
+VNET_TEST("vnetd/two_queue_pairs", two_queue_pairs);
+VNET_TEST("vnetd/packed/two_queue_pairs", two_queue_pairs_packed);
+VNET_TEST("vnetd/rx_many_segs", rx_many_segs);
 
 int main(int argc, char **argv)
 {
-	return vnetd_test_main(argc, argv, cases,
-			       sizeof(cases) / sizeof(cases[0]),
-			       "test_vnetd_mq");
+	return vnetd_test_main(argc, argv, "test_vnetd_mq");
 }

@@ -816,26 +816,22 @@ static void ring_wrap_packed(void)
 	ring_wrap_case(true);
 }
 
-static const struct vnetd_case cases[] = {
-	{ notify_tx_bulk, "vnetd/notify_tx_bulk" },
-	{ notify_tx_live_change, "vnetd/notify_tx_live_change" },
-	{ notify_tx_urgent, "vnetd/notify_tx_urgent" },
-	{ notify_tx_urgent_no_bypass, "vnetd/notify_tx_urgent_no_bypass" },
-	{ notify_paired, "vnetd/notify_paired" },
-	{ notify_tx_event_idx, "vnetd/notify_tx_event_idx" },
-	{ busy_poll, "vnetd/busy_poll" },
-	{ notify_tx_single, "vnetd/notify_tx_single" },
-	{ notify_rx, "vnetd/notify_rx" },
-	{ ring_wrap, "vnetd/ring_wrap" },
-	{ ring_wrap_packed, "vnetd/packed/ring_wrap" },
-	{ notify_tx_bulk_packed, "vnetd/packed/notify_tx_bulk" },
-	{ notify_paired_packed, "vnetd/packed/notify_paired" },
-	{ notify_rx_packed, "vnetd/packed/notify_rx" },
-};
+VNET_TEST("vnetd/notify_tx_bulk", notify_tx_bulk);
+VNET_TEST("vnetd/notify_tx_live_change", notify_tx_live_change);
+VNET_TEST("vnetd/notify_tx_urgent", notify_tx_urgent);
+VNET_TEST("vnetd/notify_tx_urgent_no_bypass", notify_tx_urgent_no_bypass);
+VNET_TEST("vnetd/notify_paired", notify_paired);
+VNET_TEST("vnetd/notify_tx_event_idx", notify_tx_event_idx);
+VNET_TEST("vnetd/busy_poll", busy_poll);
+VNET_TEST("vnetd/notify_tx_single", notify_tx_single);
+VNET_TEST("vnetd/notify_rx", notify_rx);
+VNET_TEST("vnetd/ring_wrap", ring_wrap);
+VNET_TEST("vnetd/packed/ring_wrap", ring_wrap_packed);
+VNET_TEST("vnetd/packed/notify_tx_bulk", notify_tx_bulk_packed);
+VNET_TEST("vnetd/packed/notify_paired", notify_paired_packed);
+VNET_TEST("vnetd/packed/notify_rx", notify_rx_packed);
 
 int main(int argc, char **argv)
 {
-	return vnetd_test_main(argc, argv, cases,
-			       sizeof(cases) / sizeof(cases[0]),
-			       "test_vnetd_notify");
+	return vnetd_test_main(argc, argv, "test_vnetd_notify");
 }

@@ -286,19 +286,15 @@ out:
 	close_fd(&pfd);
 }
 
-static const struct vnetd_case cases[] = {
-	{ restart_clean, "vnetd/restart" },
-	{ restart_after_kill, "vnetd/restart_after_kill" },
-	{ restart_clean_packed, "vnetd/packed/restart" },
-	{ restart_after_kill_packed, "vnetd/packed/restart_after_kill" },
-	{ client_mode, "vnetd/client_mode" },
-	{ existing_tap_no_uring, "vnetd/existing_tap_no_uring" },
-	{ single_queue_tap, "vnetd/single_queue_tap" },
-};
+VNET_TEST("vnetd/restart", restart_clean);
+VNET_TEST("vnetd/restart_after_kill", restart_after_kill);
+VNET_TEST("vnetd/packed/restart", restart_clean_packed);
+VNET_TEST("vnetd/packed/restart_after_kill", restart_after_kill_packed);
+VNET_TEST("vnetd/client_mode", client_mode);
+VNET_TEST("vnetd/existing_tap_no_uring", existing_tap_no_uring);
+VNET_TEST("vnetd/single_queue_tap", single_queue_tap);
 
 int main(int argc, char **argv)
 {
-	return vnetd_test_main(argc, argv, cases,
-			       sizeof(cases) / sizeof(cases[0]),
-			       "test_vnetd_restart");
+	return vnetd_test_main(argc, argv, "test_vnetd_restart");
 }

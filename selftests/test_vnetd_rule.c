@@ -232,15 +232,11 @@ out:
 	vd_cleanup(&vd);
 }
 
-static const struct vnetd_case cases[] = {
-	{ rule_lone_frame, "vnetd/rule_lone_frame" },
-	{ rule_udp_rr, "vnetd/rule_udp_rr" },
-	{ rule_rx_stream, "vnetd/rule_rx_stream" },
-};
+VNET_TEST("vnetd/rule_lone_frame", rule_lone_frame);
+VNET_TEST("vnetd/rule_udp_rr", rule_udp_rr);
+VNET_TEST("vnetd/rule_rx_stream", rule_rx_stream);
 
 int main(int argc, char **argv)
 {
-	return vnetd_test_main(argc, argv, cases,
-			       sizeof(cases) / sizeof(cases[0]),
-			       "test_vnetd_rule");
+	return vnetd_test_main(argc, argv, "test_vnetd_rule");
 }

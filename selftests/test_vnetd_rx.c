@@ -660,17 +660,13 @@ out:
 	vd_cleanup(&vd);
 }
 
-static const struct vnetd_case cases[] = {
-	{ rx_from_tap_mrg, "vnetd/rx_from_tap_mrg" },
-	{ rx_from_tap_nomrg, "vnetd/rx_from_tap_nomrg" },
-	{ rx_from_tap_mrg_packed, "vnetd/packed/rx_from_tap_mrg" },
-	{ rx_big_starved, "vnetd/rx_big_starved" },
-	{ dirty_log_stop, "vnetd/dirty_log_stop" },
-};
+VNET_TEST("vnetd/rx_from_tap_mrg", rx_from_tap_mrg);
+VNET_TEST("vnetd/rx_from_tap_nomrg", rx_from_tap_nomrg);
+VNET_TEST("vnetd/packed/rx_from_tap_mrg", rx_from_tap_mrg_packed);
+VNET_TEST("vnetd/rx_big_starved", rx_big_starved);
+VNET_TEST("vnetd/dirty_log_stop", dirty_log_stop);
 
 int main(int argc, char **argv)
 {
-	return vnetd_test_main(argc, argv, cases,
-			       sizeof(cases) / sizeof(cases[0]),
-			       "test_vnetd_rx");
+	return vnetd_test_main(argc, argv, "test_vnetd_rx");
 }

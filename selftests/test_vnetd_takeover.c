@@ -615,20 +615,16 @@ out:
 	vd_cleanup(&vd);
 }
 
-static const struct vnetd_case cases[] = {
-	{ takeover, "vnetd/takeover" },
-	{ takeover_packed, "vnetd/packed/takeover" },
-	{ takeover_mq, "vnetd/takeover_mq" },
-	{ rollback_new_gives_up, "vnetd/takeover_rollback_new_gives_up" },
-	{ rollback_new_dies, "vnetd/takeover_rollback_new_dies" },
-	{ rollback_old_gives_up, "vnetd/takeover_rollback_old_gives_up" },
-	{ hostile_peers, "vnetd/takeover_hostile_peers" },
-	{ takeover_from_hostile, "vnetd/takeover_from_hostile" },
-};
+VNET_TEST("vnetd/takeover", takeover);
+VNET_TEST("vnetd/packed/takeover", takeover_packed);
+VNET_TEST("vnetd/takeover_mq", takeover_mq);
+VNET_TEST("vnetd/takeover_rollback_new_gives_up", rollback_new_gives_up);
+VNET_TEST("vnetd/takeover_rollback_new_dies", rollback_new_dies);
+VNET_TEST("vnetd/takeover_rollback_old_gives_up", rollback_old_gives_up);
+VNET_TEST("vnetd/takeover_hostile_peers", hostile_peers);
+VNET_TEST("vnetd/takeover_from_hostile", takeover_from_hostile);
 
 int main(int argc, char **argv)
 {
-	return vnetd_test_main(argc, argv, cases,
-			       sizeof(cases) / sizeof(cases[0]),
-			       "test_vnetd_takeover");
+	return vnetd_test_main(argc, argv, "test_vnetd_takeover");
 }

@@ -124,14 +124,10 @@ static void tx_to_tap_packed(void)
 	tx_to_tap_case(true);
 }
 
-static const struct vnetd_case cases[] = {
-	{ tx_to_tap, "vnetd/tx_to_tap" },
-	{ tx_to_tap_packed, "vnetd/packed/tx_to_tap" },
-};
+VNET_TEST("vnetd/tx_to_tap", tx_to_tap);
+VNET_TEST("vnetd/packed/tx_to_tap", tx_to_tap_packed);
 
 int main(int argc, char **argv)
 {
-	return vnetd_test_main(argc, argv, cases,
-			       sizeof(cases) / sizeof(cases[0]),
-			       "test_vnetd_tx");
+	return vnetd_test_main(argc, argv, "test_vnetd_tx");
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * vhost_unit: the frontend and guest driver its cases share (vhost_unit_lib.c)
- * and the cases of each file, run by vhost_unit.c's main().
+ * and the cases of each file, registered and run by vhost_unit.c.
  */
 #ifndef VNET_SELFTESTS_VHOST_UNIT_H
 #define VNET_SELFTESTS_VHOST_UNIT_H

@@ -587,51 +587,31 @@ static bool find_vnetd(char *why, size_t len)
 	return true;
 }
 
-int vnetd_test_main(int argc, char **argv, const struct vnetd_case *cases,
-		    unsigned int nr_cases, const char *prog)
+/* root and BPF skip every test; a missing vnetd-asan fails every test */
+static int vnetd_setup(char *why, size_t len)
 {
-	char why[PATH_MAX + 64];
-	unsigned int i;
-	bool have;
-	int opt;
-
-	while ((opt = getopt(argc, argv, "vh")) != -1) {
-		switch (opt) {
-		case 'v':
-			verbose = true;
-			break;
-		default:
-			fprintf(stderr, "usage: %s [-v] [FILTER]\n", prog);
-			return 2;
-		}
-	}
-	if (optind < argc)
-		filter = argv[optind];
-	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	if (!test_have_root_bpf(why, len))
+		return 1;
+	host_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (host_ns < 0) {
+		snprintf(why, len, "/proc/self/ns/net: %s", strerror(errno));
+		return 1;
+	}
+	if (!find_vnetd(why, len))
+		return -1;
+	return 0;
+}
 
-	have = test_have_root_bpf(why, sizeof(why));
-	if (have) {
-		host_ns = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-		if (host_ns < 0) {
-			snprintf(why, sizeof(why), "/proc/self/ns/net: %s",
-				 strerror(errno));
-			have = false;
-		}
-	}
-	for (i = 0; i < nr_cases; i++) {
-		if (filter && !strstr(cases[i].name, filter))
-			continue;
-		test_start(cases[i].name);
-		if (!have)
-			test_skip("%s", why);
-		else if (!find_vnetd(why, sizeof(why)))
-			test_fail("%s", why);
-		else
-			cases[i].fn();
-		test_end();
-	}
-	return test_summary(prog);
+int vnetd_test_main(int argc, char **argv, const char *prog)
+{
+	static const struct test_main_opts opts = {
+		.setup = vnetd_setup,
+		.verbose = &verbose,
+	};
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	return test_main(argc, argv, prog, &opts);
 }

@@ -24,9 +24,10 @@
  * test_vnetd_restart, test_vnetd_dpdk), built from a file of cases and
  * the helpers declared here (vnetd_util.c: shell, namespaces, AF_PACKET,
  * frames; vnetd_fixture.c: vnetd and its ports; vnetd_guest.c: the
- * frontend on a port):
+ * frontend on a port); each registers its cases with VNET_TEST() and runs
+ * them with vnetd_test_main() (test.h's test_main()):
  *
- *	test_vnetd_<feature> [-v] [FILTER]	the cases whose name contains FILTER
+ *	test_vnetd_<feature> [-l] [-v] [-t GLOB]... [-d GLOB]... [FILTER]
  *
  * Environment: VNETD (the daemon, default <build>/vnetd-asan), VNET_TESTPMD
  * (default dpdk-testpmd), VNETD_KEEP_LOGS=1 keeps every log.
@@ -98,7 +99,6 @@ extern const __u8 host_mac[ETH_ALEN];
 #define GUEST_IP	0xc0000202u	/* 192.0.2.2 */
 #define HOST_IP		0xc0000201u	/* 192.0.2.1 */
 
-extern const char *filter;
 extern bool verbose;
 extern char vnetd_bin[PATH_MAX];
 extern int host_ns;
@@ -392,14 +392,11 @@ bool tx_bursts(struct vufe *fe, unsigned int frames,
 bool tap_collect_gso(int pfd, struct gso_flow *g, unsigned int n,
 		     int timeout_ms);
 
-/* one case of a test_vnetd_* program */
-struct vnetd_case {
-	void (*fn)(void);
-	const char *name;
-};
-
-/* runs the cases whose name contains the FILTER argument; the exit status */
-int vnetd_test_main(int argc, char **argv, const struct vnetd_case *cases,
-		    unsigned int nr_cases, const char *prog);
+/*
+ * test.h's test_main() for a test_vnetd_* program (its tests registered
+ * with VNET_TEST()): every test skips without root and BPF, and fails
+ * without build/vnetd-asan ($VNETD); -v is verbose.  The exit status.
+ */
+int vnetd_test_main(int argc, char **argv, const char *prog);
 
 #endif /* VNET_SELFTESTS_VNETD_TEST_H */

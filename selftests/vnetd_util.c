@@ -2,12 +2,10 @@
 /* test_vnetd_*: shell commands, namespaces, AF_PACKET on the tap, frames */
 #include "vnetd_test.h"
 
-
 const __u8 guest_mac[ETH_ALEN] = { 0x02, 0, 0, 0, 0, 0x02 };
 const __u8 nobody_mac[ETH_ALEN] = { 0x02, 0, 0, 0, 0, 0x99 };
 const __u8 host_mac[ETH_ALEN] = { 0x02, 0, 0, 0, 0, 0x01 };
 
-const char *filter;
 bool verbose;
 char vnetd_bin[PATH_MAX];
 int host_ns = -1;

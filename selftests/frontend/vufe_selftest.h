@@ -27,7 +27,6 @@
 
 /* ---- vufe_selftest_peer.c ---- */
 
-extern const char *filter;
 extern bool verbose;
 /*
  * The case runs with packed virtqueues: rig_up(), kick_case() and the
@@ -58,24 +57,15 @@ static inline __u16 pk_pos(__u16 pos, unsigned int n, unsigned int num)
 	return i | w;
 }
 
-bool want(const char *name);
-
-#define RUN(fn, name)                           \
-	do {                                    \
-		if (want(name)) {               \
-			test_start(name);       \
-			fn();                   \
-			test_end();             \
-		}                               \
-	} while (0)
-
-/* the same case on packed rings, as .../packed/<scenario> */
-#define RUN_PK(fn, name)                        \
-	do {                                    \
-		packed = true;                  \
-		RUN(fn, name);                  \
-		packed = false;                 \
-	} while (0)
+/* the same case on packed rings, registered as .../packed/<scenario> */
+#define VUFE_TEST_PACKED(name, fn)               \
+	static void fn##_packed(void)            \
+	{                                        \
+		packed = true;                   \
+		fn();                            \
+		packed = false;                  \
+	}                                        \
+	VNET_TEST(name, fn##_packed)
 
 #define PEER_MAX 256
 
@@ -250,7 +240,7 @@ void dpdk_signals(void);
 void dpdk_stop_reconnect(void);
 void dpdk_client_mode(void);
 void dpdk_hostile(void);
-void dpdk_setup_server(void);
+void dpdk_testpmd_exit(void);
 void dpdk_teardown(void);
 
 #endif /* VNET_SELFTESTS_VUFE_SELFTEST_H */

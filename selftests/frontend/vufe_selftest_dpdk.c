@@ -72,8 +72,27 @@ static int dpdk_stop(struct dpdk *d, char *why, size_t wlen)
 	return testpmd_stop(&d->pmd, why, wlen);
 }
 
+static void dpdk_setup_server(void);
+
+/*
+ * The shared testpmd: started by the first DPDK case that runs (none when
+ * no DPDK case is selected), stopped by vufe/dpdk/testpmd_exit or at the
+ * end.  Sets dpdk_skip when it cannot run.
+ */
+static bool dpdk_tried;
+
+static void dpdk_need_server(void)
+{
+	if (dpdk_tried)
+		return;
+	dpdk_tried = true;
+	dpdk_skip[0] = '\0';
+	dpdk_setup_server();
+}
+
 static bool dpdk_ready(void)
 {
+	dpdk_need_server();
 	if (dpdk_skip[0]) {
 		test_skip("%s", dpdk_skip);
 		return false;
@@ -576,6 +595,7 @@ void dpdk_client_mode(void)
 	struct vufe *fe = NULL;
 	unsigned int i;
 
+	dpdk_need_server();
 	if (dpdk_skip[0]) {
 		test_skip("%s", dpdk_skip);
 		return;
@@ -702,7 +722,7 @@ void dpdk_hostile(void)
 	vufe_destroy(fe);
 }
 
-void dpdk_setup_server(void)
+static void dpdk_setup_server(void)
 {
 	int err;
 
@@ -723,21 +743,35 @@ void dpdk_setup_server(void)
 			 strerror(-err));
 }
 
-/* stops the shared testpmd (vufe/dpdk/testpmd_exit: it exits cleanly) */
+static void dpdk_release(void)
+{
+	unlink(srv.sock);
+	unlink(srv.pmd.log);
+	dpdk_tried = false;
+}
+
+/* vufe/dpdk/testpmd_exit: the shared testpmd exits cleanly */
+void dpdk_testpmd_exit(void)
+{
+	char why[256] = "";
+
+	dpdk_need_server();
+	if (dpdk_skip[0]) {
+		test_skip("%s", dpdk_skip);
+		return;
+	}
+	if (dpdk_stop(&srv, why, sizeof(why)))
+		test_fail("%s", why);
+	dpdk_release();
+}
+
+/* stops the shared testpmd if vufe/dpdk/testpmd_exit did not */
 void dpdk_teardown(void)
 {
 	char why[256] = "";
 
 	if (srv.pmd.pid > 0) {
-		if (want("vufe/dpdk/testpmd_exit")) {
-			test_start("vufe/dpdk/testpmd_exit");
-			if (dpdk_stop(&srv, why, sizeof(why)))
-				test_fail("%s", why);
-			test_end();
-		} else {
-			dpdk_stop(&srv, why, sizeof(why));
-		}
-		unlink(srv.sock);
-		unlink(srv.pmd.log);
+		dpdk_stop(&srv, why, sizeof(why));
+		dpdk_release();
 	}
 }

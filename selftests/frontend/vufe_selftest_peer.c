@@ -1,15 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* vufe_selftest: the test filter, a scripted vhost-user peer, ring and frame helpers */
+/* vufe_selftest: a scripted vhost-user peer, ring and frame helpers */
 #include "vufe_selftest.h"
 
-const char *filter;
 bool verbose;
 bool packed;
-
-bool want(const char *name)
-{
-	return !filter || strstr(name, filter);
-}
 
 /* ------------------------------------------------------------------ */
 /* A scripted vhost-user peer: records every message, answers GET_*,   */
