@@ -428,6 +428,13 @@ static bool packed_notify_enable(struct vhost_vq *vq)
 	return desc_avail(flags_load(vq, vq->last_avail_idx), vq->avail_wrap);
 }
 
+static bool packed_avail_waiting(const struct vhost_vq *vq)
+{
+	uint16_t i = __atomic_load_n(&vq->last_avail_idx, __ATOMIC_RELAXED);
+
+	return i < vq->num && desc_avail(flags_load(vq, i), vq->avail_wrap);
+}
+
 uint32_t vhost_vq_packed_base(const struct vhost_vq *vq)
 {
 	return pos_pack(vq->last_avail_idx, vq->avail_wrap) |
@@ -542,6 +549,7 @@ const struct vhost_vq_ops vhost_vq_packed_ops = {
 	.push_burst = packed_push_burst,
 	.need_notify = packed_need_notify,
 	.want_notify = packed_want_notify,
+	.avail_waiting = packed_avail_waiting,
 	.notify_disable = packed_notify_disable,
 	.notify_enable = packed_notify_enable,
 };

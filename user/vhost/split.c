@@ -327,6 +327,12 @@ static bool split_want_notify(struct vhost_vq *vq)
 				vq->signalled_used);
 }
 
+static bool split_avail_waiting(const struct vhost_vq *vq)
+{
+	return rd_le16_acquire(&vq->split.avail->idx) !=
+	       __atomic_load_n(&vq->last_avail_idx, __ATOMIC_RELAXED);
+}
+
 static void used_flags_set(struct vhost_vq *vq, bool no_notify)
 {
 	uint16_t flags = rd_le16(&vq->split.used->flags);
@@ -436,6 +442,7 @@ const struct vhost_vq_ops vhost_vq_split_ops = {
 	.push_burst = split_push_burst,
 	.need_notify = split_need_notify,
 	.want_notify = split_want_notify,
+	.avail_waiting = split_avail_waiting,
 	.notify_disable = split_notify_disable,
 	.notify_enable = split_notify_enable,
 };

@@ -61,6 +61,16 @@ bool vhost_vq_need_notify(struct vhost_vq *vq)
 	return vq->ops && vq->ops->need_notify(vq);
 }
 
+bool vhost_vq_avail_waiting(const struct vhost_vq *vq, uint32_t *pos)
+{
+	const struct vhost_vq_ops *ops = __atomic_load_n(&vq->ops, __ATOMIC_ACQUIRE);
+
+	*pos = (uint32_t)__atomic_load_n(&vq->last_avail_idx, __ATOMIC_RELAXED) |
+	       (uint32_t)vq->avail_wrap << 16;
+	return ops && vq->running && !vhost_vq_broken(vq) &&
+	       ops->avail_waiting(vq);
+}
+
 bool vhost_vq_want_notify(struct vhost_vq *vq)
 {
 	return vq->ops && vq->ops->want_notify(vq);

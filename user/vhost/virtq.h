@@ -108,6 +108,16 @@ bool vhost_vq_need_notify(struct vhost_vq *vq);
  */
 bool vhost_vq_want_notify(struct vhost_vq *vq);
 
+/*
+ * From another thread than the ring's, for a watchdog: does the guest's
+ * side show an entry the device has not taken (split: avail->idx past
+ * the device's position; packed: the descriptor there available)?  *POS:
+ * the device's position.  Reads only, racy by design: a true answer
+ * twice with the same *POS means the ring waits for nothing (a kick
+ * lost).  False on a ring not started or broken.
+ */
+bool vhost_vq_avail_waiting(const struct vhost_vq *vq, uint32_t *pos);
+
 /* Write the call eventfd unconditionally (no-op without one). 0/-errno. */
 int vhost_vq_signal(struct vhost_vq *vq);
 

@@ -122,6 +122,7 @@ struct vhost_vq_ops {
 	bool (*want_notify)(struct vhost_vq *vq);
 	void (*notify_disable)(struct vhost_vq *vq);
 	bool (*notify_enable)(struct vhost_vq *vq);
+	bool (*avail_waiting)(const struct vhost_vq *vq);
 };
 
 /* vq.c: append the guest buffer [ADDR, ADDR + LEN) to ELEM */

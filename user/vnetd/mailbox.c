@@ -56,13 +56,61 @@ static bool qp_unstick(struct vnetd_qp *qp)
 	return held;
 }
 
-/* Control thread, periodically: no frontend holds a queue thread for long. */
+/*
+ * Control thread, periodically: a TX ring whose guest side showed an
+ * entry the queue thread had not taken, at the same position, two looks
+ * in a row, waits for a kick that did not come (measured under QEMU TCG:
+ * a guest's TX stopped for good after a burst of 64-byte frames, its
+ * entries posted and no kick in the eventfd).  The watchdog kicks it
+ * itself: the queue thread drains the eventfd and runs the burst, as for
+ * the guest's own kick.  An idle ring (nothing posted) is never touched,
+ * so idle ports cost no wake-up.
+ */
+static void qp_lost_kick(struct vnetd_qp *qp)
+{
+	struct vhost_vq *vq;
+	uint64_t one = 1;
+	uint32_t pos;
+	bool waiting;
+	int fd;
+
+	if (!qp->thread_ok || !qp->dev)
+		return;
+	vq = vhost_dev_vq(qp->dev, 2 * qp->index + 1);
+	fd = vq ? vhost_vq_kick_fd(vq) : -1;
+	if (fd < 0) {
+		qp->tx_seen_waiting = false;
+		return;
+	}
+	waiting = vhost_vq_avail_waiting(vq, &pos);
+	if (waiting && qp->tx_seen_waiting && pos == qp->tx_seen_pos) {
+		qp->lost_kicks++;
+		/* said the first time, then at each power of two */
+		if (!(qp->lost_kicks & (qp->lost_kicks - 1)))
+			pr_warn(qp, "queue pair %u: guest TX entries waited a watchdog period without a kick (%lu time%s): served them",
+				qp->index, qp->lost_kicks,
+				qp->lost_kicks == 1 ? "" : "s");
+		if (write(fd, &one, sizeof(one)) < 0)
+			pr_err(qp, "queue pair %u: kick eventfd: %s", qp->index,
+			       strerror(errno));
+		waiting = false; /* look afresh next time */
+	}
+	qp->tx_seen_waiting = waiting;
+	qp->tx_seen_pos = pos;
+}
+
+/*
+ * Control thread, periodically: no frontend holds a queue thread for
+ * long, no TX ring waits for a lost kick.
+ */
 void vnetd_watchdog(struct vnetd_qp *qp, unsigned int n)
 {
 	unsigned int q;
 
-	for (q = 0; q < n; q++)
+	for (q = 0; q < n; q++) {
 		qp_unstick(&qp[q]);
+		qp_lost_kick(&qp[q]);
+	}
 }
 
 /*

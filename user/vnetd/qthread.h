@@ -75,6 +75,10 @@ struct vnetd_qp {
 	 */
 	struct vhost_dev *dev;
 	unsigned int fd_busy_seen[2];
+	/* the watchdog's look at the TX ring: a kick lost (mailbox.c) */
+	uint32_t tx_seen_pos;
+	bool tx_seen_waiting;
+	unsigned long lost_kicks;
 
 	/* the port's maps: steering follows the RX ring (NULL: none) */
 	struct vnetd_maps *maps;
