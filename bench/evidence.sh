@@ -101,6 +101,8 @@ while getopts "r:t:w:a:H:o:h" o; do
 	esac
 done
 HOG_REPS=${HOG_REPS:-$REPS}
+# absolute: the plots are drawn from inside it
+case $DIR in /*) ;; *) DIR=$PWD/$DIR ;; esac
 for v in "$REPS" "$SECS" "$HOG_REPS"; do
 	[[ $v =~ ^[0-9]+$ ]] || { echo "evidence: '$v' is not a whole number" >&2; usage; }
 done

@@ -405,6 +405,8 @@ takeover_case()
 		new=$(sed -n 's/.*every port handed over to pid \([0-9]*\).*/\1/p' "$L/vnetd.1.log" | tail -n 1)
 		[ -n "$new" ] && _vm_all_pids+=("$new")
 		need "the new vnetd ${new:-?} is not running" kill -0 "${new:-0}"
+		need "the new vnetd did not say it took the frontend over" \
+			grep -q 'taken over: tap .*, its frontend connected' "$L/vnetd.2.log"
 	else
 		need "the failing vnetd --takeover exited $rc, not 1" [ "$rc" = 1 ]
 		need "the old vnetd: no 'hand-over ... failed ... serving on'" grep -q 'hand-over to pid .* failed.*serving on' "$L/vnetd.1.log"
@@ -414,7 +416,7 @@ takeover_case()
 	need "QEMU saw a disconnect: $(grep -m1 -i 'disconnect' "${GDIR[g]}/qemu.err")" \
 		sh -c "! grep -qi 'disconnect' '${GDIR[g]}/qemu.err'"
 	need "vnetd: a frontend (re)connected after the hand-over" \
-		sh -c "! grep -q 'frontend connected' '$L/vnetd.2.log'"
+		sh -c "! grep -qE ': frontend connected\$' '$L/vnetd.2.log'"
 	server_done "$s1" 60 || _bad+="iperf3 did not end; "
 	local last
 	last=$(iperf_last "$L/iperf1.json" 3)
