@@ -384,6 +384,19 @@ else
 fi
 
 # run_index I: runs sel[I], results in $tmp/res.I
+# reap_one: wait for one of the parallel programs in running[], print
+# its output whole and count its results
+reap_one()
+{
+	local done_pid j
+
+	wait -n -p done_pid
+	j=${running[$done_pid]}
+	unset "running[$done_pid]"
+	cat "$tmp/out.$j"
+	count "$tmp/res.$j"
+}
+
 run_index()
 {
 	local i=$1 tests=()
@@ -409,21 +422,13 @@ for ((rep = 1; rep <= reps; rep++)); do
 	declare -A running=()
 	for i in ${par[@]+"${par[@]}"}; do
 		while [ "${#running[@]}" -ge "$jobs_max" ]; do
-			wait -n -p done_pid
-			j=${running[$done_pid]}
-			unset "running[$done_pid]"
-			cat "$tmp/out.$j"
-			count "$tmp/res.$j"
+			reap_one
 		done
 		run_index "$i" >"$tmp/out.$i" &
 		running[$!]=$i
 	done
 	while [ "${#running[@]}" -gt 0 ]; do
-		wait -n -p done_pid
-		j=${running[$done_pid]}
-		unset "running[$done_pid]"
-		cat "$tmp/out.$j"
-		count "$tmp/res.$j"
+		reap_one
 	done
 	for i in ${serial[@]+"${serial[@]}"}; do
 		run_index "$i"
