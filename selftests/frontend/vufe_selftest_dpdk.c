@@ -356,6 +356,9 @@ void dpdk_burst(void)
 			 */
 			unsigned int k, before = vufe_tx_inflight(fe, 0);
 
+			/* the reap above made room already: send again */
+			if (!before)
+				continue;
 			for (k = 0; k < 5000 && vufe_tx_inflight(fe, 0) >= before; k++) {
 				vufe_poll_signals(fe);
 				vufe_tx_reap(fe, 0);
