@@ -166,7 +166,7 @@ $(OUT)/selftests/vhost_unit: $(wildcard selftests/vhost_unit*.c) selftests/vhost
 $(OUT)/selftests/test_vhost_unit: $(OUT)/selftests/vhost_unit
 	ln -sf vhost_unit $@
 
-$(OUT)/selftests/packed_unit: selftests/packed_unit.c selftests/packed_hostile.c selftests/packed_unit.h $(VHOST_SRCS) $(wildcard user/vhost/*.h) selftests/test.h include/vnet/abi.h
+$(OUT)/selftests/packed_unit: selftests/packed_unit.c selftests/packed_hostile.c selftests/packed_journal.c selftests/packed_unit.h $(VHOST_SRCS) $(wildcard user/vhost/*.h) selftests/test.h include/vnet/abi.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -I$(OUT) $(filter %.c,$^) -o $@
 

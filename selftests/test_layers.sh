@@ -42,9 +42,9 @@ case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
 # layers top to bottom, per directory: a file may call the ones after it
 # and include the headers of its own layer and of the ones after it
 VNETD_LAYERS="main handover_take,handover,handover_int opts,portcfg agent port monitor device mailbox qp qthread tx,rx,rx_inplace,burst coal rule tapio sandbox,seccomp maps tap testing record notify,util"
-VHOST_LAYERS="server dev_state vhost_user,handlers,vring_fds,vu_dev virtq split packed vq fault mem log"
+VHOST_LAYERS="server dev_state vhost_user,handlers,vring_fds,vu_dev virtq split packed journal vq fault mem log"
 # headers of user/vhost that only its own files include
-VHOST_PRIVATE="vhost_user_int.h vq_int.h split.h packed.h"
+VHOST_PRIVATE="vhost_user_int.h vq_int.h split.h packed.h journal.h"
 # the environment production code may read: systemd's
 ENV_ALLOWED="JOURNAL_STREAM NOTIFY_SOCKET"
 # sources that only the test builds compile (the Makefile leaves them out)

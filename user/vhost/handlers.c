@@ -18,6 +18,7 @@
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 
+#include "journal.h"
 #include "vhost_user_int.h"
 
 static uint64_t features_offered(struct vhost_dev *dev)
@@ -295,6 +296,8 @@ static int h_get_vring_base(struct vhost_dev *dev, struct vhost_user_msg *msg)
 	vu_vq_halt(dev, vq);
 	s->num = vhost_vq_base(vq, dev_packed(dev));
 	msg->hdr.size = sizeof(*s);
+	if (dev_packed(dev))
+		vhost_jr_told(vq, s->num); /* the frontend knows it now */
 
 	if (vq->kick_fd >= 0)
 		close(vq->kick_fd);

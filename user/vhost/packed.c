@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "journal.h"
 #include "packed.h"
 #include "vq_int.h"
 
@@ -185,8 +186,12 @@ static int chain_take(struct vhost_vq *vq, struct vhost_vq_elem *elem)
 	elem->head = id;
 	vq->packed.chain_len[id] = (uint16_t)count;
 	vq->packed.pop_pos[vq->packed.pops] = pos_pack(vq->last_avail_idx, vq->avail_wrap);
+	vq->packed.pop_id[vq->packed.pops] = id;
 	vq->packed.pops = vq->packed.pops + 1 == vq->num ? 0 : vq->packed.pops + 1;
 	pos_add(vq, &idx, &wrap, 1);
+	vhost_jr_pop(vq, id, (uint16_t)count,
+		     pos_pack(vq->last_avail_idx, vq->avail_wrap),
+		     pos_pack(idx, wrap));
 	vq->last_avail_idx = idx;
 	vq->avail_wrap = wrap;
 	if (vq->packed.cnt)
@@ -270,6 +275,7 @@ static void packed_rewind(struct vhost_vq *vq, unsigned int n)
 	pos = vq->packed.pop_pos[vq->packed.pops];
 	vq->last_avail_idx = pos & ~WRAP_BIT;
 	vq->avail_wrap = pos & WRAP_BIT;
+	vhost_jr_rewind(vq, pos, vq->packed.pop_id, vq->packed.pops, n);
 	vq->packed.cnt = (uint16_t)(vq->packed.cnt + n > vq->num ? vq->num :
 							    vq->packed.cnt + n);
 }
@@ -282,6 +288,7 @@ static int packed_push_burst(struct vhost_vq *vq,
 	struct vring_packed_desc *first = NULL, *e;
 	unsigned int i;
 
+	vhost_jr_push_begin(vq, used, n);
 	/*
 	 * Each entry's id and len before its flags, and the first entry's
 	 * flags last: the driver reads in ring order and sees the burst at
@@ -317,6 +324,7 @@ static int packed_push_burst(struct vhost_vq *vq,
 	}
 	vq->used_idx = idx;
 	vq->used_wrap = wrap;
+	vhost_jr_push_end(vq, used, n);
 	return 0;
 }
 
@@ -451,12 +459,32 @@ void vhost_vq_packed_set_base(struct vhost_vq *vq, uint32_t base)
 	vq->avail_wrap = lo & WRAP_BIT;
 	vq->used_idx = hi & ~WRAP_BIT;
 	vq->used_wrap = hi & WRAP_BIT;
-	/* the positions are taken as they are: see packed_start() */
+	/* the positions are taken as they are, or the journal's: packed_start() */
 	vq->sync_used = false;
+	vq->packed.fe_base = base;
+	vq->packed.fe_fresh = true;
+}
+
+/*
+ * The chains IDS[0 .. N) a process that ended held: used with length 0;
+ * a call is owed (what it had pushed may not have been signalled either).
+ */
+static void give_back(struct vhost_vq *vq, const uint16_t *ids, unsigned int n)
+{
+	struct vhost_vq_used u[64];
+	unsigned int i, k;
+
+	for (i = 0; i < n; i += k) {
+		for (k = 0; k < 64 && i + k < n; k++)
+			u[k] = (struct vhost_vq_used){ .id = ids[i + k] };
+		packed_push_burst(vq, u, k);
+	}
+	vq->owe_call = true;
 }
 
 static int packed_start(struct vhost_vq *vq)
 {
+	unsigned int back;
 	uint64_t gpa;
 
 	vq->notify_on_empty = false; /* a legacy feature: not with packed */
@@ -494,17 +522,22 @@ static int packed_start(struct vhost_vq *vq)
 					      sizeof(*vq->packed.chain_len));
 		vq->packed.pop_pos = calloc(vq->num,
 					    sizeof(*vq->packed.pop_pos));
+		vq->packed.pop_id = calloc(vq->num, sizeof(*vq->packed.pop_id));
 		vq->packed.alloc = vq->num;
 	}
-	if (!vq->packed.chain_len || !vq->packed.pop_pos) {
+	if (!vq->packed.chain_len || !vq->packed.pop_pos ||
+	    !vq->packed.pop_id) {
 		vhost_vq_packed_free(vq);
 		vhost_vq_stop(vq);
 		return -ENOMEM;
 	}
+	/* a journal may know better than the frontend (journal.c) */
+	back = vhost_jr_start(vq, vq->packed.pop_id);
 	/*
-	 * The base is taken as it is (SET_VRING_BASE, or where the last run
-	 * stopped): a packed ring keeps no index in shared memory to resync
-	 * from.  One thing is checked: the descriptor at the base must not be
+	 * The base is taken as it is (SET_VRING_BASE, the journal's, or
+	 * where the last run stopped): a packed ring keeps no index in
+	 * shared memory to resync from.  One thing is checked: the
+	 * descriptor at the base must not be
 	 * a used one of the base's own lap.  The device writes used entries
 	 * only behind the chains it popped, so at a right base that slot is
 	 * available or still the previous lap's; a used entry there means the
@@ -529,6 +562,10 @@ static int packed_start(struct vhost_vq *vq)
 	vq->kicks_off = true;
 	vq->ops = &vhost_vq_packed_ops;
 	packed_notify_enable(vq);
+	if (back && !vhost_vq_broken(vq))
+		give_back(vq, vq->packed.pop_id, back);
+	else if (back)
+		vq->owe_call = false;
 	return 0;
 }
 
@@ -536,8 +573,10 @@ void vhost_vq_packed_free(struct vhost_vq *vq)
 {
 	free(vq->packed.chain_len);
 	free(vq->packed.pop_pos);
+	free(vq->packed.pop_id);
 	vq->packed.chain_len = NULL;
 	vq->packed.pop_pos = NULL;
+	vq->packed.pop_id = NULL;
 	vq->packed.alloc = 0;
 }
 

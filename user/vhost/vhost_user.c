@@ -371,6 +371,7 @@ void vhost_dev_cleanup(struct vhost_dev *dev)
 	if (!dev->vqs)
 		return;
 	vhost_dev_disconnect(dev);
+	vhost_dev_journal_close(dev);
 	free(dev->vqs);
 	dev->vqs = NULL;
 	dev->nr_vqs = 0;

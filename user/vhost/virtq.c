@@ -183,7 +183,7 @@ void vhost_vq_reset(struct vhost_vq *vq)
 	const char *name = vq->name;
 	struct vhost_mem *mem = vq->mem;
 	unsigned int index = vq->index;
-	void *priv = vq->priv;
+	void *priv = vq->priv, *journal = vq->journal;
 
 	if (vq->kick_fd >= 0)
 		close(vq->kick_fd);
@@ -194,6 +194,7 @@ void vhost_vq_reset(struct vhost_vq *vq)
 	vhost_vq_packed_free(vq);
 	vhost_vq_init(vq, index, name, mem);
 	vq->priv = priv;
+	vq->journal = journal;
 	/* the counters outlive connections */
 	vq->stats = stats;
 }
@@ -209,6 +210,7 @@ int vhost_vq_start(struct vhost_vq *vq, uint64_t features)
 	const struct vhost_vq_ops *ops =
 		features & (1ULL << VIRTIO_F_RING_PACKED) ? &vhost_vq_packed_ops :
 							   &vhost_vq_split_ops;
+	int ret;
 
 	if (!vq->num || !vq->addr_set)
 		return -EINVAL;
@@ -220,7 +222,12 @@ int vhost_vq_start(struct vhost_vq *vq, uint64_t features)
 		      vhost_mem_has_log(vq->mem);
 	vq->log_used = vq->log_all &&
 		       (vq->addr_flags & (1u << VHOST_VRING_F_LOG));
-	return ops->start(vq);
+	vq->owe_call = false;
+	ret = ops->start(vq);
+	if (!ret && vq->owe_call)
+		vhost_vq_notify(vq);
+	vq->owe_call = false;
+	return ret;
 }
 
 uint32_t vhost_vq_base(const struct vhost_vq *vq, bool packed)

@@ -82,10 +82,13 @@ struct vhost_vq_packed {
 	uint64_t desc_gpa, device_event_gpa;	/* for the dirty log */
 	uint16_t *chain_len;	/* per buffer id: ring descriptors it took */
 	uint16_t *pop_pos;	/* per pop (mod num): start position, rewind */
+	uint16_t *pop_id;	/* ... and the buffer id it took */
 	unsigned int alloc;	/* entries of chain_len and pop_pos */
 	uint16_t pops;		/* pops so far, mod num */
 	uint16_t cnt;		/* chains counted available past last_avail */
 	uint16_t scan;		/* position (idx | wrap << 15) after them */
+	uint32_t fe_base;	/* the frontend's last SET_VRING_BASE */
+	bool fe_fresh;		/* ... not started from yet */
 };
 
 struct vhost_vq_ops;
@@ -96,6 +99,12 @@ struct vhost_vq {
 	const char *name;	/* for log lines: the port's name */
 	struct vhost_mem *mem;	/* the device's guest memory table */
 	void *priv;		/* free for the device layer */
+	/*
+	 * Packed rings: where the ring's journal lives (journal.c), memory
+	 * that outlives the process; NULL: none.  Kept over a reset.
+	 */
+	void *journal;
+	int frontend_pid;	/* the peer's, set at start; 0: unknown */
 
 	/* --- configuration: protocol thread, ring stopped --- */
 	uint16_t num;		/* 0 until SET_VRING_NUM */
@@ -132,6 +141,7 @@ struct vhost_vq {
 	uint16_t signalled_used;   /* used_idx at the last call (EVENT_IDX) */
 	bool signalled_used_valid;
 	bool kicks_off;		   /* vhost_vq_notify_disable() in effect */
+	bool owe_call;		   /* at start: a call is due (journal.c) */
 
 	/* --- each layout's own state: only the one of ops is in use --- */
 	struct vhost_vq_split split;
@@ -165,6 +175,18 @@ static inline bool vhost_vq_broken(const struct vhost_vq *vq)
 {
 	return __atomic_load_n(&vq->broken, __ATOMIC_ACQUIRE);
 }
+
+/*
+ * A packed ring's journal (journal.c): SLOT, VHOST_VQ_JOURNAL_SIZE bytes
+ * of memory that outlives the process (a shared mapping of a file, zeroed
+ * when new), where the ring keeps its positions and the chains it holds,
+ * so that the next process serving the same frontend goes on from there
+ * instead of from the stale base a frontend sends after losing its
+ * backend.  Mostly untouched (sparse): a page and 6 bytes per ring entry
+ * in use.  NULL: none.  Set while the ring is stopped; kept over a reset.
+ */
+#define VHOST_VQ_JOURNAL_SIZE (4096u + 3u * 2u * VHOST_VQ_MAX_SIZE)
+void vhost_vq_set_journal(struct vhost_vq *vq, void *slot);
 
 /* Forget the host pointers of either layout (the memory table may change). */
 void vhost_vq_stop(struct vhost_vq *vq);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <linux/vhost_types.h>
@@ -18,6 +19,7 @@
 #include <linux/virtio_ring.h>
 
 #include "fault.h"
+#include "journal.h"
 #include "vhost_user_int.h"
 
 const char *vu_dev_name(const struct vhost_dev *dev)
@@ -44,9 +46,16 @@ void vu_vq_halt(struct vhost_dev *dev, struct vhost_vq *vq)
 static int vq_start(struct vhost_dev *dev, struct vhost_vq *vq, char *why,
 		    size_t len)
 {
+	socklen_t crlen = sizeof(struct ucred);
 	struct vhost_fault f;
+	struct ucred cr;
 	int ret;
 
+	/* whose ring it is, for a packed ring's journal */
+	vq->frontend_pid = 0;
+	if (dev->fd >= 0 &&
+	    !getsockopt(dev->fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen))
+		vq->frontend_pid = cr.pid;
 	if (!vhost_fault_try(&f, &dev->mem)) {
 		vhost_vq_stop(vq);
 		vhost_fault_describe(&f, why, len);
@@ -143,3 +152,55 @@ void vu_reply_u64(struct vhost_user_msg *msg, uint64_t v)
 	msg->hdr.size = sizeof(msg->payload.u64);
 }
 
+
+/* --- the packed rings' journal file ----------------------------------- */
+
+int vhost_dev_journal_open(struct vhost_dev *dev, const char *path)
+{
+	size_t len = (size_t)dev->nr_vqs * VHOST_VQ_JOURNAL_SIZE;
+	struct stat st;
+	unsigned int i;
+	void *map;
+	int fd, ret = 0;
+
+	if (dev->journal)
+		return -EBUSY;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return -errno;
+	/* grown if an earlier run had fewer rings, never cut: sparse */
+	if (fstat(fd, &st) || (!S_ISREG(st.st_mode) && (errno = EINVAL)) ||
+	    ((size_t)st.st_size < len && ftruncate(fd, (off_t)len))) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ret = map == MAP_FAILED ? -errno : 0;
+	close(fd);
+	if (ret)
+		return ret;
+	dev->journal = map;
+	dev->journal_len = len;
+	for (i = 0; i < dev->nr_vqs; i++)
+		vhost_vq_set_journal(&dev->vqs[i],
+				     (char *)map + (size_t)i * VHOST_VQ_JOURNAL_SIZE);
+	return 0;
+}
+
+bool vhost_dev_journal_close(struct vhost_dev *dev)
+{
+	bool live = false;
+	unsigned int i;
+
+	if (!dev->journal)
+		return false;
+	for (i = 0; i < dev->nr_vqs; i++) {
+		live |= vhost_jr_live(&dev->vqs[i]);
+		vhost_vq_set_journal(&dev->vqs[i], NULL);
+	}
+	munmap(dev->journal, dev->journal_len);
+	dev->journal = NULL;
+	dev->journal_len = 0;
+	return live;
+}
