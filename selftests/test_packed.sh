@@ -5,7 +5,7 @@
 # nobody here wrote: DPDK's virtio-user (dpdk-testpmd --vdev
 # net_virtio_user0,...,packed_vq=1), guest->tap (txonly) and tap->guest
 # (rxonly) with a fresh connection each, under build/vnetd-asan.  Also:
-# without --packed vnetd does not offer the bit and the same frontend runs
+# with --no-packed vnetd does not offer the bit and the same frontend runs
 # split.  Unit tests of the ring itself: selftests/packed_unit.c.
 #
 #   selftests/test_packed.sh [-l] [-t GLOB] [CASE...]   (root; VNET_TESTPMD
@@ -15,8 +15,9 @@
 KSFT_PREFIX=packed
 
 # txonly: guest->tap, then tap->guest on a second connection
-# (packed/rxonly_after_reconnect); not_offered_without_switch: split rings
-ALL_CASES="txonly not_offered_without_switch"
+# (packed/rxonly_after_reconnect); offered_by_default: the same without
+# --packed; not_offered_with_no_packed: split rings
+ALL_CASES="txonly offered_by_default not_offered_with_no_packed"
 
 VNETD=${VNETD:-$OUT/vnetd-asan}
 TESTPMD=${VNET_TESTPMD:-dpdk-testpmd}
@@ -179,10 +180,15 @@ case_txonly()
 	txonly_case txonly --packed ",packed_vq=1" yes
 }
 
-# the switch: without --packed the bit is not offered, the frontend runs split
-case_not_offered_without_switch()
+# the default offers the bit; --no-packed does not, the frontend runs split
+case_offered_by_default()
 {
-	txonly_case not_offered_without_switch "" ",packed_vq=1" no
+	txonly_case offered_by_default "" ",packed_vq=1" yes
+}
+
+case_not_offered_with_no_packed()
+{
+	txonly_case not_offered_with_no_packed --no-packed ",packed_vq=1" no
 }
 
 ksft_run :

@@ -24,8 +24,13 @@ static bool classifier_live(struct vufe *fe, const struct port *p,
 			 "the classifier runs on the tap");
 }
 
-/* PACKED: vnetd --packed, the frontend on packed rings (32-bit bases) */
-static void restart(bool clean, bool packed)
+/*
+ * PACKED: vnetd --packed, the frontend on packed rings (32-bit bases).
+ * QEMU: the frontend stays connected while vnetd goes and then sends the
+ * base of the rings' last start, as QEMU does: only the rings' journal
+ * tells the new vnetd where they are.
+ */
+static void restart_as(bool clean, bool packed, bool qemu)
 {
 	struct vufe_vq_stats rx, tx;
 	struct vufe_opts o;
@@ -34,7 +39,8 @@ static void restart(bool clean, bool packed)
 	struct vd vd;
 	int pfd = -1;
 
-	vd_init(&vd, clean ? packed ? "restartp" : "restart" :
+	vd_init(&vd, qemu ? clean ? "restartqp" : "restartkqp" :
+		     clean ? packed ? "restartp" : "restart" :
 			     packed ? "restartkp" : "restartk", 1, 1);
 	if (packed)
 		vd.extra = "--packed";
@@ -45,6 +51,7 @@ static void restart(bool clean, bool packed)
 	o.timeout_ms = START_MS;	/* reconnect waits for the new vnetd */
 	if (packed)
 		o.want_features |= 1ULL << VIRTIO_F_RING_PACKED;
+	o.qemu_packed_base = qemu;
 	fe = fe_up(&o);
 	if (!fe || !ASSERT_GE(pfd, 0, "AF_PACKET on the tap") ||
 	    !ASSERT_EQ(vufe_packed(fe), packed,
@@ -58,7 +65,7 @@ static void restart(bool clean, bool packed)
 		goto out;
 
 	/* the frontend stops and comes back to the same vnetd */
-	if (clean) {
+	if (clean && !qemu) {
 		if (!ASSERT_OK(vufe_stop(fe), vufe_strerror(fe)) ||
 		    !ASSERT_OK(vufe_reconnect(fe), vufe_strerror(fe)))
 			goto out;
@@ -68,7 +75,9 @@ static void restart(bool clean, bool packed)
 				goto out;
 	}
 
-	if (clean) {
+	if (clean && qemu) {
+		vd_stop(&vd);
+	} else if (clean) {
 		if (!ASSERT_OK(vufe_stop(fe), vufe_strerror(fe)))
 			goto out;
 		vufe_vq_stats(fe, VUFE_RXQ(0), &rx);
@@ -105,11 +114,29 @@ static void restart(bool clean, bool packed)
 	classifier_live(fe, &vd.port[0], &seq);
 	vufe_vq_stats(fe, VUFE_TXQ(0), &tx);
 	ASSERT_EQ(tx.used_idx, tx.avail_idx, "every TX frame used");
+	if (qemu)
+		ASSERT_TRUE(vd_log_has(&vd, "resumed where the ring journal says"),
+			    "the rings resumed from the journal, not the stale base");
 out:
 	if (fe)
 		vufe_destroy(fe);
 	close_fd(&pfd);
 	vd_cleanup(&vd);
+}
+
+static void restart(bool clean, bool packed)
+{
+	restart_as(clean, packed, false);
+}
+
+static void restart_qemu_base(void)
+{
+	restart_as(true, true, true);
+}
+
+static void restart_after_kill_qemu_base(void)
+{
+	restart_as(false, true, true);
 }
 
 static void restart_clean(void)
@@ -290,6 +317,8 @@ VNET_TEST("vnetd/restart", restart_clean);
 VNET_TEST("vnetd/restart_after_kill", restart_after_kill);
 VNET_TEST("vnetd/packed/restart", restart_clean_packed);
 VNET_TEST("vnetd/packed/restart_after_kill", restart_after_kill_packed);
+VNET_TEST("vnetd/packed/restart_qemu_base", restart_qemu_base);
+VNET_TEST("vnetd/packed/restart_after_kill_qemu_base", restart_after_kill_qemu_base);
 VNET_TEST("vnetd/client_mode", client_mode);
 VNET_TEST("vnetd/existing_tap_no_uring", existing_tap_no_uring);
 VNET_TEST("vnetd/single_queue_tap", single_queue_tap);

@@ -425,6 +425,9 @@ void vd_cleanup(struct vd *vd)
 	for (i = 0; i < vd->nports; i++) {
 		port_close_maps(&vd->port[i]);
 		rm_pins(vd->port[i].tap);
+		/* a packed ring's journal, named as systemd-escape --path does */
+		sh("rm -f \"/run/vnet/$(systemd-escape --path '%s').rings\"",
+		   vd->port[i].sock);
 		unlink(vd->port[i].sock);
 	}
 	if (vd->ns_made) {

@@ -12,6 +12,12 @@
 #                      moves 1 MB at least
 #   kill-vnetd-client  the same with QEMU as the server (server=on,
 #                      wait=off) and vnetd --client started again
+#   crash-packed       kill -9 of vnetd under a packed-ring guest during
+#                      iperf3, the host pinging every 10 ms, a new vnetd
+#                      at once: QEMU's base is stale, the rings' journal
+#                      is not; no answer missing for more than 2.5 s, no
+#                      driver reset (eth0's ifindex and carrier changes
+#                      as before), no ring broken
 #   kill-qemu          kill -9 of QEMU during iperf3, twice: vnetd's port
 #                      listens again with the fds and mappings it had
 #                      before the first guest, and serves the next guest
@@ -54,7 +60,7 @@
 #                      destination's RAM differs from the
 #                      source's and the data must NOT arrive intact
 #
-#   selftests/e2e/faults.sh [SCENARIO...]   (default: the first ten)
+#   selftests/e2e/faults.sh [SCENARIO...]   (default: the first eleven)
 #
 # PASS:/FAIL:/SKIP: e2e-faults/NAME lines; logs stay in
 # build/e2e/logs/faults/.  Environment: OUT, VNETD, QEMU.
@@ -70,7 +76,7 @@ source "$HERE/vm.sh"
 source "$HERE/guests.sh"
 
 KSFT_PREFIX=e2e-faults
-ALL="kill-vnetd kill-vnetd-client kill-qemu tap-gone migrate migrate-rounds takeover takeover-packed takeover-rollback reboot"
+ALL="kill-vnetd kill-vnetd-client crash-packed kill-qemu tap-gone migrate migrate-rounds takeover takeover-packed takeover-rollback reboot"
 # by name only: the migration without the dirty log shows what the log is
 # for, and vnetd/dirty_log_stop (test_vnetd_rx) checks the log itself
 # (docs/robustness.md)
@@ -285,6 +291,90 @@ s_kill_vnetd_client()
 	kill_vnetd client kill-vnetd-client
 }
 
+# ping_gap FILE: the longest time between two answered pings of a ping -D
+# log, in ms
+ping_gap()
+{
+	sed -n 's/^\[\([0-9.]*\)\].*bytes from.*/\1/p' "$1" |
+		awk 'NR > 1 { g = ($1 - p) * 1000; if (g > m) m = g } { p = $1 } END { printf "%d\n", m }'
+}
+
+# crash-packed: kill -9 of vnetd under a packed-ring guest (QEMU with
+# reconnect=1) during iperf3 at 100 Mbit/s, the host pinging the guest
+# every 10 ms, and a new vnetd at once.  QEMU hands the new vnetd the
+# stale base of the rings' last start; the rings' journal is where they
+# are: the traffic resumes within 2.5 s, the guest's driver does not
+# reset the device (its eth0 keeps its ifindex, the carrier never drops)
+s_crash_packed()
+{
+	local t sock dp dargs=() pp before after gap sent recv max
+
+	fnew crash-packed || { _bad+="cannot create a netns; "; return; }
+	t=$(newtap)
+	sock=$L/vhost.sock
+	ftap "$t" "$H/24" || { _bad+="cannot create the tap; "; return; }
+	dargs=(--netns "$NS" --tap "$t" --socket "$sock" --packed)
+	h_iperf "$NS" "$H" 5201 "$L/iperf1.json" || { _bad+="iperf3 server; "; return; }
+	local s1=$H_IPERF_PID
+	d_start dp "$L/vnetd.1.log" "${dargs[@]}" || { _bad+="vnetd did not start; "; return; }
+	g_start g "$sock" chr=,reconnect=1 packed
+	if ! g_ready g 90; then
+		_bad+="the guest did not come up ($(g_console g | tail -n 3 | tr '\n' '|')); "
+		return
+	fi
+	# a driver reset (rebind, reprobe) makes a new eth0: new ifindex, counters from 0
+	before=$(g_cmd g 10 "cat /sys/class/net/eth0/ifindex /sys/class/net/eth0/statistics/rx_packets /sys/class/net/eth0/carrier_changes" | tr '\n' ' ')
+	G_IPERF_ARGS="-b 100M" g_iperf g 5201 14 bg || _bad+="guest: iperf3 did not start; "
+	bytes_grow "$t" tx 1000000 || _bad+="no traffic before the kill; "
+	ip netns exec "$NS" ping -D -i 0.01 -W 1 "$E2E_GUEST_IP" >"$L/ping.log" 2>&1 &
+	pp=$!
+	_vm_all_pids+=("$pp")
+	_vm_poll 10000 sh -c '[ "$(grep -c "bytes from" "$1")" -ge 100 ]' sh "$L/ping.log" ||
+		_bad+="the guest did not answer pings; "
+	exec 3>&2 2>/dev/null
+	kill -KILL "$dp"
+	wait "$dp"
+	exec 2>&3 3>&-
+	d_start dp "$L/vnetd.2.log" "${dargs[@]}" ||
+		_bad+="vnetd did not start again: $(tail -n 2 "$L/vnetd.2.log" | tr '\n' ' '); "
+	_vm_poll 15000 grep -q 'frontend connected' "$L/vnetd.2.log" ||
+		_bad+="QEMU did not reconnect in 15 s; "
+	# pings through the new vnetd for a few seconds
+	_vm_poll 15000 sh -c '[ "$(grep -c "bytes from" "$1")" -ge "$2" ]' sh "$L/ping.log" \
+		"$(($(grep -c "bytes from" "$L/ping.log") + 200))" ||
+		_bad+="the guest did not answer pings after the restart; "
+	kill -INT "$pp"
+	_vm_poll 5000 _vm_gone "$pp"
+	read -r sent recv max <<<"$(ping_stats "$L/ping.log")"
+	gap=$(ping_gap "$L/ping.log")
+	note "pings every 10 ms: $sent sent, $recv answered; the longest gap between answers ${gap} ms"
+	need "ping: the longest gap between answers was ${gap:-?} ms (2500 at most)" ge 2500 "${gap:-99999}"
+	need "the new vnetd: no 'resumed where the ring journal says'" \
+		grep -q 'resumed where the ring journal says' "$L/vnetd.2.log"
+	note "$(grep -m 2 'resumed where the ring journal says' "$L/vnetd.2.log" | sed 's/.*: vq/vq/' | cut -c 1-150 | tr '\n' '|')"
+	need "the new vnetd: a ring broke: $(grep -m 1 'broken' "$L/vnetd.2.log")" \
+		sh -c "! grep -q 'broken' '$L/vnetd.2.log'"
+	after=$(g_cmd g 10 "cat /sys/class/net/eth0/ifindex /sys/class/net/eth0/statistics/rx_packets /sys/class/net/eth0/carrier_changes" | tr '\n' ' ')
+	# QEMU takes the link down while its backend is gone: carrier changes
+	note "guest eth0 ifindex, rx packets, carrier changes: before $before, after $after"
+	local i0 r0 i1 r1
+	read -r i0 r0 _ <<<"$before"
+	read -r i1 r1 _ <<<"$after"
+	need "the guest's eth0 is new (a driver reset): ifindex ${i0:-?} -> ${i1:-?}, rx packets ${r0:-?} -> ${r1:-?}" \
+		sh -c '[ -n "$1" ] && [ "$1" = "$3" ] && [ "$4" -gt "$2" ]' sh "${i0:-}" "${r0:-0}" "${i1:-}" "${r1:-0}"
+	server_done "$s1" 60 || _bad+="iperf3 did not end; "
+	local last
+	last=$(iperf_last "$L/iperf1.json" 3)
+	need "iperf3 across the kill: the last 3 s moved ${last:-nothing} (min per second)" ge "${last:-0}" 1
+	note "iperf3 across the kill, Mbit/s per second: $(iperf_rates "$L/iperf1.json")"
+	local e
+	e=$(grep -E 'AddressSanitizer|runtime error|Segmentation' "$L/vnetd.2.log" | head -n 2)
+	need "vnetd: $e" [ -z "$e" ]
+	guest_quit g
+	d_stop "$dp"
+	need "vnetd exited with status $D_RC on SIGTERM" [ "$D_RC" = 0 ]
+}
+
 # --- kill -9 of QEMU ---------------------------------------------------------
 
 s_kill_qemu()
@@ -393,7 +483,7 @@ takeover_case()
 	_vm_poll 5000 _vm_gone "$pp"
 	read -r sent recv max <<<"$(ping_stats "$L/ping.log")"
 	note "pings every 10 ms: $sent sent, $recv answered, the slowest ${max} ms; reload exit $rc"
-	need "ping: $((sent - recv)) of $sent lost across the hand-over" [ "$sent" -gt 0 ] && [ "$sent" = "$recv" ]
+	need "ping: $((sent - recv)) of $sent lost across the hand-over" sh -c '[ "$1" -gt 0 ] && [ "$1" = "$2" ]' sh "$sent" "$recv"
 	need "ping: the slowest reply took $max ms (50 ms at most)" awk -v m="$max" 'BEGIN { exit !(m < 50) }'
 	if [ "$want" = ok ]; then
 		need "vnetd --takeover --detach exited $rc: $(tail -n 2 "$L/vnetd.2.log" | tr '\n' ' ')" [ "$rc" = 0 ]

@@ -527,12 +527,15 @@ static int send_memory(struct vufe *fe)
 		      fe->nr_regions);
 }
 
-static __u32 start_base(struct vufe_vq *vq)
+static __u32 start_base(struct vufe *fe, struct vufe_vq *vq)
 {
 	__u16 pos;
 
 	if (vq->packed) {
 		if (vq->base_saved)
+			return vq->base;
+		/* QEMU's: the base of the last start (vq->base: as sent) */
+		if (vq->started && fe->o.qemu_packed_base)
 			return vq->base;
 		pos = vq->pk_base;
 		/*
@@ -566,7 +569,7 @@ static int start_vq(struct vufe *fe, struct vufe_vq *vq)
 		/* guest-physical, as QEMU fills it even with logging off */
 		.log_guest_addr = vq->used_gpa,
 	};
-	__u32 base = start_base(vq);
+	__u32 base = start_base(fe, vq);
 	int err;
 
 	err = vu_set_state(fe, VUFE_SET_VRING_NUM, vq->index, vq->num, false);

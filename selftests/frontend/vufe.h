@@ -167,6 +167,13 @@ struct vufe_opts {
 	 */
 	bool auto_rearm;
 	bool rx_auto_refill;		/* repost consumed RX buffers; true */
+	/*
+	 * Packed rings, a backend gone without GET_VRING_BASE: send the
+	 * base the ring last started from, as QEMU does (it cannot read a
+	 * packed ring's position from guest memory).  Default false: resume
+	 * where the used descriptors end.
+	 */
+	bool qemu_packed_base;
 };
 
 #define VUFE_DEFAULT_FEATURES                                                 \

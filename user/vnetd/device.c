@@ -8,11 +8,14 @@
  * thread.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <arpa/inet.h>
 #include <net/ethernet.h>
 #include <net/if_arp.h>
 #include <netinet/if_ether.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_net.h>
@@ -211,6 +214,65 @@ void vnetd_device_init(struct vnetd_device *d, const char *name, bool packed,
 	d->hdr_len = sizeof(struct virtio_net_hdr_mrg_rxbuf);
 }
 
+/*
+ * The journal's file for the port's socket PATH: VNETD_RUN_DIR/ESC.rings,
+ * ESC the path escaped as systemd-escape --path does ('/' to '-', other
+ * bytes but [A-Za-z0-9_.] to \xNN), so that each socket has its own.
+ */
+static int journal_path(char *out, size_t len, const char *path)
+{
+	size_t n = (size_t)snprintf(out, len, "%s/", VNETD_RUN_DIR);
+	const unsigned char *c = (const unsigned char *)path;
+
+	while (*c == '/')
+		c++;
+	for (; *c && n + 8 < len; c++) {
+		if (*c == '/')
+			out[n++] = '-';
+		else if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			 (*c >= '0' && *c <= '9') || *c == '_' ||
+			 (*c == '.' && n > strlen(VNETD_RUN_DIR) + 1))
+			out[n++] = (char)*c;
+		else
+			n += (size_t)snprintf(out + n, len - n, "\\x%02x", *c);
+	}
+	if (*c || n + 7 >= len)
+		return -ENAMETOOLONG;
+	snprintf(out + n, len - n, ".rings");
+	return 0;
+}
+
+/*
+ * A packed ring keeps where it is in a journal that outlives vnetd
+ * (user/vhost/journal.c): without one, a packed-ring guest has no network
+ * after vnetd restarts until its driver resets the device.
+ */
+static void journal_open(struct vnetd_device *d)
+{
+	int ret;
+
+	d->journal[0] = '\0';
+	ret = journal_path(d->journal, sizeof(d->journal), d->name);
+	if (!ret && mkdir(VNETD_RUN_DIR, 0755) && errno != EEXIST)
+		ret = -errno;
+	if (!ret)
+		ret = vhost_dev_journal_open(&d->dev, d->journal);
+	if (ret) {
+		pr_warn(d, "no ring journal (%s: %s): packed rings will not survive a restart of vnetd; create %s",
+			d->journal[0] ? d->journal : "name", strerror(-ret),
+			VNETD_RUN_DIR);
+		d->journal[0] = '\0';
+	}
+}
+
+static void journal_close(struct vnetd_device *d)
+{
+	/* kept while a frontend may come back to it */
+	if (!vhost_dev_journal_close(&d->dev) && d->journal[0])
+		unlink(d->journal);
+	d->journal[0] = '\0';
+}
+
 int vnetd_device_open(struct vnetd_device *d)
 {
 	unsigned int q;
@@ -223,6 +285,8 @@ int vnetd_device_open(struct vnetd_device *d)
 		return ret;
 	}
 	d->ok = true;
+	if (d->packed)
+		journal_open(d);
 	/* the watchdog looks at the rings through it (mailbox.c) */
 	for (q = 0; q < d->nr_qp; q++)
 		d->qp[q].dev = &d->dev;
@@ -237,6 +301,7 @@ void vnetd_device_close(struct vnetd_device *d)
 		return;
 	for (q = 0; q < d->nr_qp; q++)
 		d->qp[q].dev = NULL;
+	journal_close(d);
 	vhost_dev_cleanup(&d->dev);
 	d->ok = false;
 }

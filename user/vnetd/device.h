@@ -28,6 +28,8 @@ struct vnetd_device {
 	uint64_t features;
 	unsigned int hdr_len;	/* virtio-net header: 10 or 12 */
 	bool mrg;		/* VIRTIO_NET_F_MRG_RXBUF */
+	/* the packed rings' journal file ("": none) */
+	char journal[256];
 };
 
 void vnetd_device_init(struct vnetd_device *d, const char *name, bool packed,

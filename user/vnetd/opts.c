@@ -203,6 +203,13 @@ static int opt_packed(struct vnetd_opts *o, const char *arg)
 	return 0;
 }
 
+static int opt_no_packed(struct vnetd_opts *o, const char *arg)
+{
+	(void)arg;
+	o->port.packed = false;
+	return 0;
+}
+
 static int opt_no_sandbox(struct vnetd_opts *o, const char *arg)
 {
 	(void)o;
@@ -394,7 +401,9 @@ static const struct opt_def {
 	{ "no-uring", 0, NULL, opt_no_uring, SEC_GENERAL,
 	  "plain read/writev instead of io_uring" },
 	{ "packed", 0, NULL, opt_packed, SEC_GENERAL,
-	  "offer packed virtqueues (VIRTIO_F_RING_PACKED)" },
+	  "offer packed virtqueues (VIRTIO_F_RING_PACKED;\nthe default)" },
+	{ "no-packed", 0, NULL, opt_no_packed, SEC_GENERAL,
+	  "do not: the frontend runs split rings" },
 	{ "no-sandbox", 0, NULL, opt_no_sandbox, SEC_GENERAL,
 	  "keep every privilege, no seccomp filter (by\ndefault, once set up, vnetd drops capabilities\nand runs its threads under seccomp allow-lists)" },
 	{ "user", 0, "USER", opt_user, SEC_GENERAL,
@@ -501,6 +510,7 @@ int vnetd_opts_parse(int argc, char **argv, struct vnetd_opts *o)
 	o->log_level = VHOST_LOG_INFO;
 	o->port.socket_gid = (gid_t)-1;
 	o->port.socket_mode = 0600;
+	o->port.packed = true;
 	for (i = 0; i < NR_OPTS; i++) {
 		const struct opt_def *d = &opt_table[i];
 

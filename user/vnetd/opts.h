@@ -38,7 +38,7 @@ struct vnetd_opts {
 };
 
 /* the hand-over socket's default: in /run/vnet, named after the first tap */
-#define VNETD_TAKEOVER_DIR "/run/vnet"
+#define VNETD_TAKEOVER_DIR VNETD_RUN_DIR
 
 /*
  * Parse and check the command line into O.  0: run; -1: --help or

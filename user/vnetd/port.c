@@ -378,6 +378,8 @@ void vnetd_port_release(struct vnetd_port *p)
 	struct vnet_err err = {};
 	int saved;
 
+	/* the new vnetd has the rings' journal file open: it stays */
+	p->device.journal[0] = '\0';
 	port_stop(p);
 	if (vnetd_tap_ns_enter(&p->tap, &saved, &err))
 		pr_warn(p, "%s", err.msg);

@@ -15,6 +15,12 @@
 
 #define VNETD_MAX_QP 16		/* --queues: queue pairs per port */
 
+/*
+ * vnetd's runtime directory: the hand-over sockets and the packed rings'
+ * journals (systemd's RuntimeDirectory=, kept over restarts)
+ */
+#define VNETD_RUN_DIR "/run/vnet"
+
 /* CLOCK_MONOTONIC in nanoseconds (notify.c) */
 uint64_t vnetd_now_ns(void);
 
