@@ -412,6 +412,15 @@ void vd_stop(struct vd *vd)
 		if (vd->check_pins && !stat(dir, &sb))
 			test_fail("vnetd left its pins behind: %s", dir);
 	}
+	if (vd->nports && vd->check_pins && WIFEXITED(vd->status) &&
+	    !WEXITSTATUS(vd->status)) {
+		char ho[160];
+
+		snprintf(ho, sizeof(ho), "/run/vnet/%s.takeover",
+			 vd->port[0].tap);
+		if (!stat(ho, &sb))
+			test_fail("vnetd left its hand-over socket behind: %s", ho);
+	}
 	if (vd_sanitizer_report(vd, line, sizeof(line)))
 		test_fail("sanitizer report in %s: %s", vd->log, line);
 }

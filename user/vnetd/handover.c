@@ -245,8 +245,13 @@ err:
 
 /* --- the running vnetd's side ------------------------------------------ */
 
+/* the socket file this process bound (a socket's fstat is not its file's) */
+static dev_t listen_dev;
+static ino_t listen_ino;
+
 int vnetd_handover_listen(const char *path)
 {
+	struct stat st;
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char dir[sizeof(sa.sun_path)], *slash;
 	int fd, ret;
@@ -277,18 +282,21 @@ int vnetd_handover_listen(const char *path)
 		close(fd);
 		return ret;
 	}
+	if (!stat(path, &st)) {
+		listen_dev = st.st_dev;
+		listen_ino = st.st_ino;
+	}
 	return fd;
 }
 
 void vnetd_handover_unlisten(int lfd, const char *path)
 {
-	struct stat a, b;
+	struct stat b;
 
 	if (lfd < 0)
 		return;
 	/* ours still: no other vnetd took the path since */
-	if (!fstat(lfd, &a) && !stat(path, &b) && a.st_ino == b.st_ino &&
-	    a.st_dev == b.st_dev)
+	if (!stat(path, &b) && b.st_ino == listen_ino && b.st_dev == listen_dev)
 		unlink(path);
 	close(lfd);
 }
