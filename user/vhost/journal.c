@@ -259,7 +259,7 @@ static unsigned int dist(const struct vhost_vq *vq, uint16_t a, uint16_t b)
 /*
  * Bring the journal to what the ring shows, and the ring's positions to
  * the journal's.  The number of chains in flight (their ids in BACK,
- * oldest first), or -1 with WHY.
+ * in id order), or -1 with WHY.
  */
 static int jr_replay(struct vhost_vq *vq, uint16_t *back, char *why,
 		     size_t wlen)
@@ -267,7 +267,7 @@ static int jr_replay(struct vhost_vq *vq, uint16_t *back, char *why,
 	struct jr_hdr *h = jr(vq);
 	uint16_t *len = jr_len(vq), *head = jr_head(vq);
 	uint16_t a = h->avail, u = h->used, id;
-	unsigned int i, j, n = 0, total = 0, d, c;
+	unsigned int i, n = 0, total = 0, d, c;
 
 	if (!pos_ok(vq, a) || !pos_ok(vq, u)) {
 		snprintf(why, wlen, "positions 0x%x/0x%x outside a %u entry ring",
@@ -315,11 +315,8 @@ static int jr_replay(struct vhost_vq *vq, uint16_t *back, char *why,
 				 i, c, head[i], a);
 			return -1;
 		}
-		/* oldest first: the longest way to the avail position */
-		for (j = n; j > 0 && dist(vq, head[back[j - 1]], a) < d; j--)
-			back[j] = back[j - 1];
-		back[j] = (uint16_t)i;
-		n++;
+		/* in id order: used entries may come in any order */
+		back[n++] = (uint16_t)i;
 		total += c;
 	}
 	d = dist(vq, u, a);
