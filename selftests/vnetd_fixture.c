@@ -529,6 +529,86 @@ bool vd_log_wait_line(struct vd *vd, char *line, size_t len,
 	return false;
 }
 
+/*
+ * The id of VD's queue thread for pair QP ("vnetd-qN", qthread.c), or -1.
+ */
+static pid_t vd_qthread(const struct vd *vd, unsigned int qp)
+{
+	char path[64], comm[32], want[16];
+	struct dirent *de;
+	pid_t tid = -1;
+	DIR *d;
+
+	snprintf(want, sizeof(want), "vnetd-q%u\n", qp);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)vd->pid);
+	d = opendir(path);
+	if (!d)
+		return -1;
+	while (tid < 0 && (de = readdir(d))) {
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%.16s/comm",
+			 (int)vd->pid, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(comm, sizeof(comm), f) && !strcmp(comm, want))
+			tid = (pid_t)atoi(de->d_name);
+		fclose(f);
+	}
+	closedir(d);
+	return tid;
+}
+
+/*
+ * Does the thread's /proc syscall line (LINE) say it sleeps in epoll_wait
+ * (or epoll_pwait) with a timeout other than 0?  A thread that runs reads
+ * "running"; a sleeping one its call's number and arguments, the timeout
+ * the fourth.
+ */
+static bool sleeps_in_epoll(const char *line)
+{
+	unsigned long a[4];
+	long nr;
+
+	if (sscanf(line, "%ld %lx %lx %lx %lx", &nr, &a[0], &a[1], &a[2],
+		   &a[3]) != 5)
+		return false;
+#ifdef SYS_epoll_wait
+	if (nr == SYS_epoll_wait)
+		return (int)a[3] != 0;
+#endif
+	return nr == SYS_epoll_pwait && (int)a[3] != 0;
+}
+
+bool vd_qthread_waits(const struct vd *vd, unsigned int qp, int timeout_ms)
+{
+	long long deadline = now_ms() + timeout_ms;
+	char path[64], line[256];
+	pid_t tid = vd_qthread(vd, qp);
+
+	if (tid < 0)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/syscall", (int)vd->pid,
+		 (int)tid);
+	for (;;) {
+		FILE *f = fopen(path, "r");
+		bool idle;
+
+		if (!f)
+			return false;
+		idle = fgets(line, sizeof(line), f) && sleeps_in_epoll(line);
+		fclose(f);
+		if (idle)
+			return true;
+		if (now_ms() >= deadline)
+			return false;
+		usleep(100);
+	}
+}
+
 /* ---- maps ---- */
 
 bool dps_read(const struct port *p, __u32 dir, __u32 q,

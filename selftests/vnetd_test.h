@@ -64,6 +64,7 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 
@@ -308,6 +309,13 @@ void vd_log_mark(struct vd *vd);
 /* the first complete line written since the mark, bounded wait */
 bool vd_log_wait_line(struct vd *vd, char *line, size_t len,
 		      int timeout_ms);
+
+/*
+ * Wait, at most TIMEOUT_MS, until VD's queue thread for pair QP sleeps in
+ * epoll_wait with a timeout: it has run the bursts its last events asked
+ * for and waits for the next event.  False on the timeout (or no thread).
+ */
+bool vd_qthread_waits(const struct vd *vd, unsigned int qp, int timeout_ms);
 
 bool dps_read(const struct port *p, __u32 dir, __u32 q,
 	      struct vnet_dp_stats *st);

@@ -188,12 +188,11 @@ out:
 		vhost_vq_rewind(vq, npop - cur);
 	if (why == RX_BROKEN)
 		nused = 0;
-	if (rx_push(rx, nused, frames, bytes) || why == RX_BROKEN) {
+	if (rx_push(rx, nused, frames, bytes, true) || why == RX_BROKEN) {
 		st->drops[VNET_DROP_BROKEN] += *frames;
 		*frames = 0;
 		return RX_BROKEN;
 	}
-	st->bounced += *frames;
 	return why;
 }
 

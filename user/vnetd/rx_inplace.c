@@ -112,7 +112,7 @@ enum rx_stop vnetd_rx_direct(struct vnetd_rx *rx, unsigned int n, int *read,
 	rx->mean = (uint32_t)(sum / (unsigned int)r);
 	if (got > cur)
 		vhost_vq_rewind(vq, got - cur);
-	if (rx_push(rx, nused, frames, bytes)) {
+	if (rx_push(rx, nused, frames, bytes, false)) {
 		rx->r.st->drops[VNET_DROP_BROKEN] += *frames;
 		*frames = 0;
 		return RX_BROKEN;
@@ -296,7 +296,7 @@ enum rx_stop vnetd_rx_big(struct vnetd_rx *rx, unsigned int n, int *read,
 		rx->big--;
 	if (why == RX_BROKEN)
 		nused = 0;
-	if (rx_push(rx, nused, frames, bytes) || why == RX_BROKEN) {
+	if (rx_push(rx, nused, frames, bytes, false) || why == RX_BROKEN) {
 		rx->r.st->drops[VNET_DROP_BROKEN] += *frames;
 		*frames = 0;
 		return RX_BROKEN;

@@ -77,22 +77,40 @@ static inline void rx_next(struct vnetd_rx *rx)
 }
 
 /*
- * Publish NUSED used entries holding *FRAMES frames of BYTES payload, count
- * them and let coal.c decide the signal.  Nonzero when the ring broke.
+ * Count NUSED used entries holding *FRAMES frames of BYTES payload (through
+ * bounce slots: BOUNCED), publish them and let coal.c decide the signal.
+ * Nonzero when the ring broke.
+ *
+ * Counted before the used index is stored (its release orders the counts
+ * before it): a frame the guest can take is in dp_stats already, so that
+ * whoever took it and then reads the counters finds it there, bounced or
+ * not.  Counted after it, they could lag what the guest has taken: the
+ * reader, on the other CPU, sees the index (or is woken by the signal)
+ * while this thread, preempted on a busy host, has not counted yet.  When
+ * the push fails (the ring broke) the counts are taken back: nothing was
+ * published.
  */
 static inline int rx_push(struct vnetd_rx *rx, unsigned int nused,
-			  unsigned int *frames, uint64_t bytes)
+			  unsigned int *frames, uint64_t bytes, bool bounced)
 {
 	struct vnet_dp_stats *st = rx->r.st;
 	uint64_t p, a;
 
 	if (!nused)
 		return 0;
-	if (vhost_vq_push_burst(rx->r.vq, rx->used, nused))
-		return -1;
 	st->frames += *frames;
 	st->bytes += bytes;
 	st->batches++;
+	if (bounced)
+		st->bounced += *frames;
+	if (vhost_vq_push_burst(rx->r.vq, rx->used, nused)) {
+		st->frames -= *frames;
+		st->bytes -= bytes;
+		st->batches--;
+		if (bounced)
+			st->bounced -= *frames;
+		return -1;
+	}
 	/*
 	 * A push frame (or pure ACK) counted since the last look was
 	 * delivered now or is about to be: tun queued it after the count.
