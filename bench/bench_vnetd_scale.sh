@@ -28,8 +28,8 @@
 #             RssShmem again
 # and /proc/PID/smaps summed by kind of mapping (RX bounce slots, thread
 # stacks, BPF maps, io_uring rings, heap, guest memory, files, other) when
-# idle and after traffic.  Then vnetd with LIMIT_PROBE (65) ports: its
-# limit, as it reports it.
+# idle and after traffic.  Then vnetd with LIMIT_PROBE (VNETD_MAX_PORTS +
+# 1: 1025) ports: its limit, as it reports it.
 #
 # Prints a table per N (median [min..max] over the repetitions), the cost
 # per port (least-squares slope over N of the medians) against the targets
@@ -378,10 +378,11 @@ if [ -n "$PROFILE" ]; then
 	fi
 fi
 
-# the limit: LIMIT_PROBE (65) ports, sockets in a directory of their own
-# (the taps need not exist: vnetd refuses before it touches one; one that
-# accepts is stopped after 10 s)
-LIMIT_PROBE=${LIMIT_PROBE:-65}
+# the limit: LIMIT_PROBE (VNETD_MAX_PORTS + 1, 1025) ports, sockets in a
+# directory of their own (the taps need not exist: vnetd refuses before it
+# touches one; one that accepts is stopped after 10 s)
+LIMIT_PROBE=${LIMIT_PROBE:-$(($(sed -n 's/^#define VNETD_MAX_PORTS \([0-9]*\)$/\1/p' \
+	"$(dirname "$0")/../user/vnetd/opts.h") + 1))}
 mkdir -p "$LOGS/limit"
 mapfile -t args < <(for ((i = 0; i < LIMIT_PROBE; i++)); do
 	printf -- '--port\nsocket=%s,tap=%s,queues=1,netns=%s\n' \
