@@ -28,8 +28,8 @@
 #             RssShmem again
 # and /proc/PID/smaps summed by kind of mapping (RX bounce slots, thread
 # stacks, BPF maps, io_uring rings, heap, guest memory, files, other) when
-# idle and after traffic.  Then vnetd with LIMIT_PROBE (65) ports: its
-# limit, as it reports it.
+# idle and after traffic.  Then vnetd with LIMIT_PROBE (VNETD_MAX_PORTS +
+# 1: 1025) ports: its limit, as it reports it.
 #
 # Prints a table per N (median [min..max] over the repetitions), the cost
 # per port (least-squares slope over N of the medians) against the targets
@@ -46,8 +46,9 @@
 # --call-graph dwarf, exec to READY=1) and print the share of its samples
 # in each step (the vnet skeleton's load: the verifier, the kernel's BTF
 # parsed; the /proc scan for the tap's users; ...).  The default run
-# (3 repetitions) takes about 11 minutes with the load average at 13 on 2
-# CPUs, more than half of it vnetd's start-up (1 s per port there).  Environment: OUT (build dir), VNETD
+# (3 repetitions) takes about 5 minutes with the load average at 6-9 on 2
+# CPUs, more than half of it vnetd's start-up (0.2 s per port there).
+# Environment: OUT (build dir), VNETD
 # (default $OUT/vnetd), VNETD_ARGS (options every vnetd gets, e.g.
 # --no-uring), SOAK ($OUT/selftests/soak), UNIXSOCK
 # ($OUT/selftests/unixsock), VNETD_CPU (1), SOAK_CPU (0).  Needs root.
@@ -378,10 +379,11 @@ if [ -n "$PROFILE" ]; then
 	fi
 fi
 
-# the limit: LIMIT_PROBE (65) ports, sockets in a directory of their own
-# (the taps need not exist: vnetd refuses before it touches one; one that
-# accepts is stopped after 10 s)
-LIMIT_PROBE=${LIMIT_PROBE:-65}
+# the limit: LIMIT_PROBE (VNETD_MAX_PORTS + 1, 1025) ports, sockets in a
+# directory of their own (the taps need not exist: vnetd refuses before it
+# touches one; one that accepts is stopped after 10 s)
+LIMIT_PROBE=${LIMIT_PROBE:-$(($(sed -n 's/^#define VNETD_MAX_PORTS \([0-9]*\)$/\1/p' \
+	"$(dirname "$0")/../user/vnetd/opts.h") + 1))}
 mkdir -p "$LOGS/limit"
 mapfile -t args < <(for ((i = 0; i < LIMIT_PROBE; i++)); do
 	printf -- '--port\nsocket=%s,tap=%s,queues=1,netns=%s\n' \

@@ -106,6 +106,52 @@ static void hello(void)
 		     "17 queue pairs", "queues out of range");
 }
 
+/*
+ * A HELLO of every port vnetd takes (VNETD_REC_MAX_PORTS, 1024) is one
+ * datagram: built, checked (header, CRC) and parsed whole; one port more
+ * is refused by the parser (and by the size of the datagram).
+ */
+static void hello_max(void)
+{
+	static struct vnetd_rec_hello h, got;
+	size_t hl = offsetof(struct vnetd_rec_hello, port) +
+		    VNETD_REC_MAX_PORTS * sizeof(h.port[0]);
+	static uint8_t big[sizeof(struct vnetd_rec_hdr) + VNETD_REC_MAX];
+	struct vnetd_rec_hdr hdr;
+	const void *body;
+	size_t n, len;
+	unsigned int i;
+
+	h.pid = 42;
+	h.nports = VNETD_REC_MAX_PORTS;
+	for (i = 0; i < VNETD_REC_MAX_PORTS; i++) {
+		snprintf(h.port[i].socket, sizeof(h.port[i].socket),
+			 "/run/vnet/vm%u.sock", i);
+		snprintf(h.port[i].tap, sizeof(h.port[i].tap), "tap%u", i);
+		h.port[i].queues = 1;
+	}
+	ASSERT_GT(VNETD_REC_MAX_PORTS, 64, "more ports than the 64 of old");
+	n = vnetd_rec_build(big, sizeof(big), VNETD_REC_HELLO, 0, &h, hl, NULL,
+			    0);
+	if (!ASSERT_GT(n, hl, "built"))
+		return;
+	ASSERT_OK(vnetd_rec_check(big, n, 0, &hdr, &body, &len, why,
+				  sizeof(why)), why);
+	ASSERT_EQ(hdr.version, VNETD_REC_VERSION, "version");
+	if (!ASSERT_OK(vnetd_rec_hello_parse(body, len, &got, why, sizeof(why)),
+		       why))
+		return;
+	ASSERT_EQ(got.nports, VNETD_REC_MAX_PORTS, "ports");
+	ASSERT_STREQ(got.port[VNETD_REC_MAX_PORTS - 1].tap, "tap1023",
+		     "the last port's tap");
+	big[n - 1] ^= 1;
+	ASSERT_EQ(vnetd_rec_check(big, n, 0, &hdr, &body, &len, why,
+				  sizeof(why)), -EPROTO, "a damaged byte");
+	h.nports = VNETD_REC_MAX_PORTS + 1;
+	refused_with(vnetd_rec_hello_parse(&h, hl, &got, why, sizeof(why)),
+		     "HELLO with 1025 ports", "one port too many");
+}
+
 static void port(void)
 {
 	struct vnetd_rec_port p = { .index = 1, .queues = 2, .steer = 3,
@@ -243,6 +289,7 @@ static void fail_reason(void)
 
 VNET_TEST("handover_record/header", header);
 VNET_TEST("handover_record/hello", hello);
+VNET_TEST("handover_record/hello_max", hello_max);
 VNET_TEST("handover_record/port", port);
 VNET_TEST("handover_record/state", state);
 VNET_TEST("handover_record/frame", frame);

@@ -741,6 +741,79 @@ static void test_ethtool_monitor(void)
 	vnet_ethtool_monitor_close(mon);
 }
 
+/*
+ * core_btf.c: vnet_xmit_rx relocated against the cut of the kernel's BTF
+ * (loaded through vnet's tp_btf handler, no kernel BTF parsed for the
+ * object) is the program libbpf relocates against the kernel's whole BTF
+ * itself: the same type, tracepoint and instructions (but for the
+ * addresses of the maps).  libbpf's load comes first: making the cut
+ * registers the handler for the rest of the process.
+ */
+static bool xmit_load(struct vnet *s, struct bpf_prog_info *info,
+		      struct bpf_insn **insns, const char *what)
+{
+	struct bpf_program *prog;
+	__u32 len = sizeof(*info), n;
+	int fd;
+
+	*insns = NULL;
+	bpf_object__for_each_program(prog, s->obj)
+		bpf_program__set_autoload(prog, prog == s->progs.vnet_xmit_rx);
+	if (!ASSERT_OK(vnet__load(s), what))
+		return false;
+	fd = bpf_program__fd(s->progs.vnet_xmit_rx);
+	memset(info, 0, sizeof(*info));
+	if (!ASSERT_OK(bpf_obj_get_info_by_fd(fd, info, &len), "prog info"))
+		return false;
+	n = info->xlated_prog_len;
+	*insns = calloc(1, n);
+	if (!ASSERT_OK_PTR(*insns, "calloc"))
+		return false;
+	memset(info, 0, sizeof(*info));
+	info->xlated_prog_len = n;
+	info->xlated_prog_insns = (__u64)(unsigned long)*insns;
+	len = sizeof(*info);
+	return ASSERT_OK(bpf_obj_get_info_by_fd(fd, info, &len), "xlated");
+}
+
+static void test_core_btf(void)
+{
+	struct bpf_prog_info a, b;
+	struct bpf_insn *ia = NULL, *ib = NULL;
+	struct vnet *sa = NULL, *sb = NULL;
+	struct vnet_err err = {};
+	unsigned int i, n, diff = 0;
+
+	sa = vnet__open();
+	if (!ASSERT_OK_PTR(sa, "vnet__open") ||
+	    !xmit_load(sa, &a, &ia, "load against the kernel's BTF"))
+		goto out;
+	sb = vnet_skel_open_core(NULL, true, &err);
+	if (!ASSERT_OK_PTR(sb, "vnet_skel_open_core") ||
+	    !ASSERT_OK_PTR(vnet_core_btf(NULL), "the cut made") ||
+	    !xmit_load(sb, &b, &ib, "load against the cut"))
+		goto out;
+	ASSERT_EQ(b.type, BPF_PROG_TYPE_TRACING, "program type");
+	ASSERT_EQ(b.attach_btf_id, a.attach_btf_id, "tracepoint's BTF id");
+	ASSERT_GT(a.attach_btf_id, 0, "a tracepoint's BTF id");
+	if (!ASSERT_EQ(b.xlated_prog_len, a.xlated_prog_len, "length"))
+		goto out;
+	n = a.xlated_prog_len / sizeof(*ia);
+	for (i = 0; i < n; i++) {
+		if (ia[i].code == (BPF_LD | BPF_IMM | BPF_DW)) {
+			i++; /* a map's address: another map */
+			continue;
+		}
+		diff += memcmp(&ia[i], &ib[i], sizeof(*ia)) != 0;
+	}
+	ASSERT_EQ(diff, 0, "instructions that differ");
+out:
+	free(ia);
+	free(ib);
+	vnet__destroy(sa);
+	vnet_skel_destroy(sb);
+}
+
 /* root, BPF and the skeleton, loaded once for every test */
 static int setup(char *why, size_t len)
 {
@@ -795,6 +868,7 @@ VNET_TEST("policy/bounds", test_bounds);
 VNET_TEST("policy/rx_direction", test_rx_direction);
 VNET_TEST("policy/flag_cleared", test_flag_cleared);
 VNET_TEST("policy/example_linked", test_example_policy);
+VNET_TEST("policy/core_btf_same_program", test_core_btf);
 VNET_TEST("policy/bad_policy_refused", test_bad_policy);
 /* last: they move this process into a network namespace of its own */
 VNET_TEST("coalesce/ethtool_set_get", test_ethtool_set_get);

@@ -349,7 +349,7 @@ static void hostile_peers(void)
 		{ "a record cut short", "truncated" },
 		{ "a damaged record", "CRC mismatch" },
 		{ "other ports", "this vnetd's is socket=" },
-		{ "too many ports", "HELLO with 65 ports" },
+		{ "too many ports", "HELLO with 1025 ports" },
 		{ "silence", "no HELLO within" },
 	};
 
@@ -393,7 +393,8 @@ static void hostile_peers(void)
 				     VNETD_REC_HELLO, &bad, hl, false, 0);
 			break;
 		case 5:
-			bad.nports = 65;
+			_Static_assert(VNETD_REC_MAX_PORTS == 1024, "1025");
+			bad.nports = VNETD_REC_MAX_PORTS + 1;
 			hostile_send(fd, VNETD_REC_MAGIC, VNETD_REC_VERSION,
 				     VNETD_REC_HELLO, &bad, hl, false, 0);
 			break;

@@ -394,13 +394,21 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 	 * where the queue is known; a kernel that cannot attach there (no BTF)
 	 * gets tc egress counting at queue_mapping instead.
 	 */
-	for (int try = 0; try < 2; try++) {
-		bool xmit = try == 0;
+	for (int try = 0; try < 3; try++) {
+		/*
+		 * 0: with vnet_xmit_rx, CO-RE against the cut of the kernel's
+		 * BTF made once per process (core_btf.c); 1: the same against
+		 * the kernel's whole BTF, should the cut not do; 2: without
+		 */
+		bool xmit = try < 2, core = try == 0;
 
 		/* with opts->policy linked in (policy.c, docs/policy.md) */
-		skel = vnet_skel_open(opts ? opts->policy : NULL, err);
+		skel = vnet_skel_open_core(opts ? opts->policy : NULL, core,
+					   err);
 		if (!skel)
 			return -errno;
+		if (core && !vnet_core_btf(NULL))
+			try++; /* no cut: this is try 1 already */
 		bpf_program__set_autoload(skel->progs.vnet_xdp_tx,
 					  tx_hook == VNET_HOOK_XDP);
 		bpf_program__set_autoload(skel->progs.vnet_tc_tx,

@@ -462,6 +462,21 @@ int vnet_ethtool_monitor_read(struct vnet_ethtool_monitor *mon, int ifindex,
 			      struct vnet_err *err);
 void vnet_ethtool_monitor_close(struct vnet_ethtool_monitor *mon);
 
+/* --- CO-RE without the kernel's BTF per object (core_btf.c) ------------- */
+
+struct btf;
+
+/*
+ * The path of a BTF holding the kernel's types that LOCAL's flavoured
+ * types (`sk_buff___vnet`, ...) name, with just their members, cut from
+ * /sys/kernel/btf/vmlinux on the first call with LOCAL (once per process:
+ * an object's `btf_custom_path`, so that libbpf relocates against it and
+ * does not parse the kernel's BTF again for every object); NULL when it
+ * could not be made (libbpf reads the kernel's BTF itself, as without it)
+ * or before.  VNET_NO_CORE_BTF=1 in the environment: never (A/B runs).
+ */
+const char *vnet_core_btf(const struct btf *local);
+
 /* --- replaceable batching policy (policy.c) ---------------------------- */
 
 /* pin of the record of a replacement policy (absent: the built-in) */
@@ -479,6 +494,12 @@ struct vnet; /* the classifier skeleton, vnet.skel.h */
  * its extern maps are the classifier's.  NULL with errno (and err).
  */
 struct vnet *vnet_skel_open(const char *policy, struct vnet_err *err);
+/*
+ * The same, CORE_BTF: CO-RE against vnet_core_btf() (libbpf does not read
+ * the kernel's BTF for the object); false: as vnet_skel_open().
+ */
+struct vnet *vnet_skel_open_core(const char *policy, bool core_btf,
+				 struct vnet_err *err);
 /* vnet__destroy() and the linked object's buffer */
 void vnet_skel_destroy(struct vnet *skel);
 

@@ -21,6 +21,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,12 +234,46 @@ out:
 	return ret;
 }
 
+/*
+ * vnet_core_btf() for the classifier: made from the embedded object's BTF
+ * on the first call (the programs' ___vnet types are vnet's, whatever
+ * policy is linked in).
+ */
+static const char *skel_core_btf(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static bool made;
+	struct vnet *s;
+
+	pthread_mutex_lock(&lock);
+	if (!made) {
+		made = true;
+		s = vnet__open();
+		if (s) {
+			vnet_core_btf(bpf_object__btf(s->obj));
+			vnet__destroy(s);
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	return vnet_core_btf(NULL);
+}
+
 struct vnet *vnet_skel_open(const char *policy, struct vnet_err *err)
 {
+	return vnet_skel_open_core(policy, false, err);
+}
+
+struct vnet *vnet_skel_open_core(const char *policy, bool core_btf,
+				 struct vnet_err *err)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo);
 	struct vnet *skel;
 	void *buf = NULL;
 	size_t size = 0;
 	int ret;
+
+	if (core_btf)
+		oo.btf_custom_path = skel_core_btf();
 
 	if (policy && strcmp(policy, VNET_POLICY_BUILTIN)) {
 		ret = policy_check(policy, err);
@@ -250,7 +285,7 @@ struct vnet *vnet_skel_open(const char *policy, struct vnet_err *err)
 		}
 	}
 	if (!buf) {
-		skel = vnet__open();
+		skel = vnet__open_opts(&oo);
 		if (!skel)
 			vnet_err_set(err, "cannot open the embedded BPF object: %s",
 				     strerror(errno));
@@ -267,7 +302,7 @@ struct vnet *vnet_skel_open(const char *policy, struct vnet_err *err)
 		goto fail;
 	skel->skeleton->data = buf;
 	skel->skeleton->data_sz = size;
-	ret = bpf_object__open_skeleton(skel->skeleton, NULL);
+	ret = bpf_object__open_skeleton(skel->skeleton, &oo);
 	if (ret) {
 		vnet_err_set(err, "cannot open the classifier linked with policy %s: %s",
 			     policy, strerror(-ret));

@@ -160,7 +160,24 @@ static int shared_create(struct shared *sh, struct vnet_err *err)
 			     strerror(errno));
 		return ret;
 	}
-	skel = xmit_dispatch__open_and_load();
+	{
+		/* CO-RE against vnet_core_btf(), else the kernel's BTF */
+		LIBBPF_OPTS(bpf_object_open_opts, oo,
+			    .btf_custom_path = vnet_core_btf(NULL));
+
+		int e;
+
+		skel = xmit_dispatch__open_opts(&oo);
+		e = skel ? xmit_dispatch__load(skel) : 0;
+		if (e) {
+			xmit_dispatch__destroy(skel);
+			skel = NULL;
+			if (oo.btf_custom_path)
+				skel = xmit_dispatch__open_and_load();
+			else
+				errno = -e;
+		}
+	}
 	if (!skel) {
 		ret = -errno;
 		vnet_err_set(err, "cannot load the net_dev_start_xmit dispatcher: %s",

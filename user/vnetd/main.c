@@ -26,6 +26,7 @@
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -33,6 +34,7 @@
 
 #include "fault.h"
 #include "handover.h"
+#include "record.h"
 #include "opts.h"
 #include "port.h"
 #include "qthread.h"
@@ -309,6 +311,28 @@ static void vnetd_detach_done(int fd, const char *why)
 	close(fd);
 }
 
+/*
+ * A port holds about ten fds listening (tap queues, socket, netns, the
+ * pair's epoll, eventfd, timers and io_uring, BPF) and more once a
+ * frontend is there (its connection, kick and call fds, memory regions):
+ * a thousand ports need more than the soft RLIMIT_NOFILE of 1024 most
+ * systems start services with.  vnetd polls with epoll only (no
+ * select()), so it takes the hard limit.
+ */
+static void nofile_raise(void)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) || r.rlim_cur >= r.rlim_max)
+		return;
+	r.rlim_cur = r.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &r))
+		vhost_warn("RLIMIT_NOFILE: %s", strerror(errno));
+}
+
+_Static_assert(VNETD_REC_MAX_PORTS >= VNETD_MAX_PORTS,
+	       "the hand-over's HELLO names every port");
+
 int main(int argc, char **argv)
 {
 	static struct vnetd_opts o;
@@ -338,6 +362,7 @@ int main(int argc, char **argv)
 	vhost_log_set_level((enum vhost_log_level)o.log_level);
 	libbpf_set_print(libbpf_log);
 	signal(SIGPIPE, SIG_IGN);
+	nofile_raise();
 	/*
 	 * SIGBUS in a region the frontend truncated breaks that queue pair's
 	 * rings instead of killing the daemon (user/vhost/fault.h); before

@@ -176,7 +176,8 @@ static int opt_cpus(struct vnetd_opts *o, const char *arg)
 static int opt_port(struct vnetd_opts *o, const char *arg)
 {
 	if (o->nspecs == MAX_PORTS)
-		return vnetd_usage_error("more than %d --port", MAX_PORTS);
+		return vnetd_usage_error("more than %d --port: %s", MAX_PORTS,
+					 VNETD_MAX_PORTS_FIX);
 	o->specs[o->nspecs++] = arg;
 	return 0;
 }
@@ -184,7 +185,8 @@ static int opt_port(struct vnetd_opts *o, const char *arg)
 static int opt_config(struct vnetd_opts *o, const char *arg)
 {
 	if (o->nconfigs == MAX_PORTS)
-		return vnetd_usage_error("more than %d --config", MAX_PORTS);
+		return vnetd_usage_error("more than %d --config: %s", MAX_PORTS,
+					 VNETD_MAX_PORTS_FIX);
 	o->configs[o->nconfigs++] = arg;
 	return 0;
 }

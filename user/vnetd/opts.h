@@ -13,7 +13,15 @@
 
 #define VNETD_EXIT_STARTUP 1
 #define VNETD_EXIT_USAGE 2
-#define VNETD_MAX_PORTS 64
+/*
+ * Ports one vnetd serves at most.  What a port costs one vnetd (idle RSS,
+ * start-up, wake-ups: docs/benchmarks.md, "vnetd's cost per port") grows
+ * with the count and no more; this bounds the tables here and the
+ * hand-over's HELLO (record.h).  More than that: more vnetd, e.g. one per
+ * VM (vnetd@.service).
+ */
+#define VNETD_MAX_PORTS 1024
+#define VNETD_MAX_PORTS_FIX "run more than one vnetd, e.g. one per VM (vnetd@.service)"
 
 struct vnetd_opts {
 	struct vnetd_port_opts port;	/* shared by every port */

@@ -256,7 +256,8 @@ int vnetd_port_add(struct vnetd_opts *o, const struct vnetd_port_cfg *c,
 		    const char *where)
 {
 	if (o->nports == MAX_PORTS)
-		return vnetd_usage_error("%s: more than %d ports", where, MAX_PORTS);
+		return vnetd_usage_error("%s: more than %d ports: %s", where,
+					 MAX_PORTS, VNETD_MAX_PORTS_FIX);
 	o->ports[o->nports] = *c;
 	snprintf(o->origin[o->nports], sizeof(o->origin[0]), "%s", where);
 	o->nports++;

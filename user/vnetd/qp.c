@@ -27,13 +27,50 @@ static int epoll_add(struct vnetd_qp *qp, int fd, uint32_t tag)
 	return epoll_ctl(qp->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/*
+ * The burst arrays: TX_BURST_MAX + RX_ELEMS elements of 1568 bytes and
+ * the RX iovecs, 229 KiB a pair, sized for the largest burst.  Not from
+ * the heap, where calloc() clears (and so makes resident) recycled
+ * memory, but an anonymous mapping of their own: only the pages a burst
+ * reaches become resident (none while the port is idle).  A PROT_NONE
+ * page on each side faults an overrun and keeps the mapping apart from
+ * its neighbours (the RX slots', another pair's).
+ */
+#define ARR_TX ((size_t)VNETD_TX_BURST_MAX * sizeof(struct vhost_vq_elem))
+#define ARR_RX ((size_t)VNETD_RX_ELEMS * sizeof(struct vhost_vq_elem))
+#define ARR_IOV ((size_t)VNETD_RX_BURST * VNETD_RX_IOV * sizeof(struct iovec))
+
+static int arrays_map(struct vnetd_qp *qp)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = (ARR_TX + ARR_RX + ARR_IOV + page - 1) & ~(page - 1);
+	uint8_t *b;
+
+	b = mmap(NULL, len + 2 * page, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (b == MAP_FAILED)
+		return -errno;
+	if (mprotect(b + page, len, PROT_READ | PROT_WRITE)) {
+		int ret = -errno;
+
+		munmap(b, len + 2 * page);
+		return ret;
+	}
+	qp->arrays = b;
+	qp->arrays_len = len + 2 * page;
+	qp->tx.r.elems = (struct vhost_vq_elem *)(b + page);
+	qp->rx.r.elems = (struct vhost_vq_elem *)(b + page + ARR_TX);
+	qp->rx.iov = (struct iovec *)(b + page + ARR_TX + ARR_RX);
+	return 0;
+}
+
 static void qp_free(struct vnetd_qp *qp)
 {
 	if (qp->io.slots)
 		munmap(qp->io.slots, (size_t)VNETD_RX_BURST * VNETD_RX_SLOT);
-	free(qp->rx.r.elems);
-	free(qp->tx.r.elems);
-	free(qp->rx.iov);
+	if (qp->arrays)
+		munmap(qp->arrays, qp->arrays_len);
+	qp->arrays = NULL;
 	if (qp->rx.r.coal.timer_fd >= 0)
 		close(qp->rx.r.coal.timer_fd);
 	if (qp->tx.r.coal.timer_fd >= 0)
@@ -137,13 +174,10 @@ static int qp_init(struct vnetd_qp *qp, unsigned int q,
 	pthread_cond_init(&qp->cond, &ca);
 	pthread_condattr_destroy(&ca);
 
-	ret = -ENOMEM;
-	qp->tx.r.elems = calloc(VNETD_TX_BURST_MAX, sizeof(*qp->tx.r.elems));
-	qp->rx.r.elems = calloc(VNETD_RX_ELEMS, sizeof(*qp->rx.r.elems));
-	qp->rx.iov = calloc((size_t)VNETD_RX_BURST * VNETD_RX_IOV,
-			    sizeof(*qp->rx.iov));
-	if (!qp->tx.r.elems || !qp->rx.r.elems || !qp->rx.iov)
+	ret = arrays_map(qp);
+	if (ret)
 		goto err;
+	ret = -ENOMEM;
 	/* the RX slots: touched only as far as frames reach */
 	buf = mmap(NULL, (size_t)VNETD_RX_BURST * VNETD_RX_SLOT,
 		   PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

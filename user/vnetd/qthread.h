@@ -85,6 +85,12 @@ struct vnetd_qp {
 
 	/* --- queue thread only --- */
 	struct vnetd_tapio io;		/* tap queue `index` */
+	/*
+	 * qp.c: the burst arrays (tx.r.elems, rx.r.elems, rx.iov) in a
+	 * mapping of their own, a PROT_NONE page on each side
+	 */
+	void *arrays;
+	size_t arrays_len;
 	bool tap_armed;			/* tap fd polled for input */
 	bool polling;			/* a ring without kick fd: poll it */
 	struct vnetd_tx tx;

@@ -15,6 +15,9 @@
 #include "vhost_user.h"
 
 _Static_assert(VNETD_REC_MAX_VQS == VHOST_USER_MAX_VQS, "a STATE's rings");
+_Static_assert(offsetof(struct vnetd_rec_hello, port) +
+		       VNETD_REC_MAX_PORTS * sizeof(struct vnetd_rec_hello_port) <=
+	       VNETD_REC_MAX, "a HELLO of every port fits a datagram");
 
 static const char *const type_names[VNETD_REC_TYPE_MAX] = {
 	[VNETD_REC_HELLO] = "HELLO",	   [VNETD_REC_PORT] = "PORT",

@@ -38,7 +38,8 @@ struct vhost_user_msg;
 #define VNETD_REC_MAX_FDS 253
 /* a datagram at most: a STATE of every message an export can take */
 #define VNETD_REC_MAX (512 * 1024)
-#define VNETD_REC_MAX_PORTS 64
+/* vnetd's own limit (VNETD_MAX_PORTS); a HELLO of that many: 132 KiB */
+#define VNETD_REC_MAX_PORTS 1024
 #define VNETD_REC_MAX_QP 16
 #define VNETD_REC_REASON 512
 /* rings a port's STATE may say are broken: VHOST_USER_MAX_VQS */

@@ -143,7 +143,10 @@ unsigned int vnetd_sandbox_uring_flags(void)
  * The ring's requests run inside io_uring_enter() or in io-wq workers,
  * where seccomp does not look: restrict the ring itself to what the
  * datapath submits (tap reads and writes on registered files), then
- * enable it.  Registrations are refused from now on.
+ * enable it.  Registrations are refused from now on, but for one: an
+ * update of the fixed-buffer table, by which the queue thread registers
+ * an RX slot the first time it reads into one (tapio.c); it can only
+ * name the thread's own memory.
  */
 int vnetd_sandbox_uring(struct io_uring *ring)
 {
@@ -157,6 +160,8 @@ int vnetd_sandbox_uring(struct io_uring *ring)
 		  .sqe_flags = IOSQE_FIXED_FILE },
 		{ .opcode = IORING_RESTRICTION_SQE_FLAGS_REQUIRED,
 		  .sqe_flags = IOSQE_FIXED_FILE },
+		{ .opcode = IORING_RESTRICTION_REGISTER_OP,
+		  .register_op = IORING_REGISTER_BUFFERS_UPDATE },
 	};
 
 	if (vnetd_sandbox.off)

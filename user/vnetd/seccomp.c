@@ -326,6 +326,13 @@ int vnetd_seccomp_load(bool control)
 	ret = allow_common(ctx, !control && vnetd_sandbox.user);
 	if (!ret)
 		ret = control ? allow_control(ctx) : ALLOW_LIST(ctx, queue_calls);
+	if (!ret && !control) {
+		/* an RX slot's first read registers it (tapio.c), no other */
+		struct scmp_arg_cmp upd = arg_cmp(1, SCMP_CMP_EQ,
+						  IORING_REGISTER_BUFFERS_UPDATE, 0);
+
+		ret = allow(ctx, "io_uring_register", 1, &upd);
+	}
 	if (!ret)
 		ret = seccomp_load(ctx);
 	seccomp_release(ctx);

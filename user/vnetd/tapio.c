@@ -16,11 +16,18 @@
 
 #define URING_ENTRIES (VNETD_TX_BURST_MAX + VNETD_RX_BURST)
 
+_Static_assert(VNETD_RX_BURST <= 32, "fixed_slots is a 32-bit mask");
+
 /*
  * One ring per queue-pair thread, created by that thread (SINGLE_ISSUER,
  * DEFER_TASKRUN: completions are reaped by the submitter), the tap fd
- * registered, and the RX slots registered as fixed buffer 0 (tap
- * reads are READ_FIXED: no page pinning per read).  Guest memory is not
+ * registered, and a sparse table of VNETD_RX_BURST fixed buffers for the
+ * RX slots, each registered on its first read in a burst of
+ * VNETD_RX_FIXED_MIN reads or more (slot_fixed(); tap reads into it are
+ * then READ_FIXED: no user-copy checks per read).  An idle port's slots,
+ * and those of a port with sparse traffic, stay unregistered and are not
+ * resident: registering pins, and so faults in, the whole 66 KiB of a
+ * slot.  Guest memory is not
  * registered: that would pin all of the guest's RAM, and every memory
  * table change would have to re-register it under each queue thread; TX
  * writes the guest's iovecs with WRITEV.  Older kernels get fewer flags;
@@ -52,13 +59,9 @@ int vnetd_tapio_init(struct vnetd_tapio *io)
 	ret = io_uring_register_files(ring, &io->fd, 1);
 	if (ret)
 		goto err_exit;
+	io->fixed_slots = io->fixed_failed = 0;
 	if (io->slots) {
-		struct iovec iov = {
-			.iov_base = io->slots,
-			.iov_len = (size_t)VNETD_RX_BURST * VNETD_RX_SLOT,
-		};
-
-		ret = io_uring_register_buffers(ring, &iov, 1);
+		ret = io_uring_register_buffers_sparse(ring, VNETD_RX_BURST);
 		io->fixed = !ret;
 		if (ret)
 			pr_dbg(io, "queue pair %u: io_uring buffers: %s; plain reads",
@@ -85,6 +88,39 @@ void vnetd_tapio_exit(struct vnetd_tapio *io)
 	free(io->uring);
 	io->uring = NULL;
 	io->fixed = false;
+	io->fixed_slots = io->fixed_failed = 0;
+}
+
+/*
+ * Slot I as fixed buffer I, for a burst of N reads: registered on its
+ * first use in a burst of VNETD_RX_FIXED_MIN or more (one io_uring_register
+ * call per slot, ever); false: read it with a plain READ (no table, a
+ * short burst into a slot not registered yet, or its registration failed,
+ * e.g. RLIMIT_MEMLOCK).
+ */
+static bool slot_fixed(struct vnetd_tapio *io, unsigned int i, unsigned int n)
+{
+	uint32_t bit = 1u << i;
+	struct iovec iov;
+	int ret;
+
+	if (!io->fixed || (io->fixed_failed & bit))
+		return false;
+	if (io->fixed_slots & bit)
+		return true;
+	if (n < VNETD_RX_FIXED_MIN)
+		return false;
+	iov.iov_base = io->slots + (size_t)i * VNETD_RX_SLOT;
+	iov.iov_len = VNETD_RX_SLOT;
+	ret = io_uring_register_buffers_update_tag(io->uring, i, &iov, NULL, 1);
+	if (ret == 1) {
+		io->fixed_slots |= bit;
+		return true;
+	}
+	io->fixed_failed |= bit;
+	pr_dbg(io, "queue pair %u: io_uring buffer %u: %s; plain reads into it",
+	       io->index, i, strerror(ret < 0 ? -ret : EIO));
+	return false;
 }
 
 /* Reap exactly N completions into RES[user_data] (CAP entries). */
@@ -292,9 +328,9 @@ int vnetd_tapio_read_burst(struct vnetd_tapio *io, unsigned int n,
 		sqe = io_uring_get_sqe(io->uring);
 		if (!sqe)
 			break;
-		if (io->fixed)
+		if (slot_fixed(io, i, n))
 			io_uring_prep_read_fixed(sqe, 0, slot, VNETD_RX_SLOT, 0,
-						 0);
+						 (int)i);
 		else
 			io_uring_prep_read(sqe, 0, slot, VNETD_RX_SLOT, 0);
 		sqe->rw_flags = RWF_NOWAIT;

@@ -21,6 +21,13 @@
  * Ethernet header, two VLAN tags) plus the virtio-net header, rounded up.
  */
 #define VNETD_RX_SLOT (66 * 1024)
+/*
+ * Reads in a burst from which its slots become io_uring fixed buffers
+ * (tapio.c): a burst that long follows one that found frames queued back
+ * to back.  The one or two reads per frame of sparse traffic stay plain
+ * READs, which touch a page of a slot rather than pin all 66 KiB of it.
+ */
+#define VNETD_RX_FIXED_MIN 3
 /* a direct read: a chain's writable segments and its slot's tail */
 #define VNETD_RX_IOV (VHOST_VQ_MAX_IOV + 1)
 
@@ -31,7 +38,16 @@ struct vnetd_tapio {
 	unsigned int index;	/* the queue pair, for log lines */
 	int fd;			/* the tap queue (tap.c opened it) */
 	struct io_uring *uring;	/* NULL: plain syscalls */
-	bool fixed;		/* the RX slots are io_uring buffer 0 */
+	/*
+	 * The RX slots as io_uring buffers: slot i is buffer i of a sparse
+	 * table, registered (pinned, so resident) the first time a burst of
+	 * VNETD_RX_FIXED_MIN reads or more goes into it; until then, and for
+	 * a slot whose registration failed, plain READs (touched only as far
+	 * as frames reach).
+	 */
+	bool fixed;		/* the sparse table is there */
+	uint32_t fixed_slots;	/* bit i: slot i is registered */
+	uint32_t fixed_failed;	/* bit i: its registration failed */
 	uint8_t *slots;		/* RX: VNETD_RX_BURST slots of VNETD_RX_SLOT */
 };
 

@@ -1,0 +1,126 @@
+#!/bin/bash
+# SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+#
+# How many ports one vnetd serves (VNETD_MAX_PORTS, user/vnetd/opts.h;
+# docs/benchmarks.md, "vnetd's cost per port"):
+#  - beyond_64: one vnetd with 72 --port (more than the 64 it once took),
+#    each with a tap of its own that vnetd creates in a network namespace
+#    of the case's: READY=1 (sd_notify, build/selftests/unixsock) saying
+#    "serving 72 ports", every socket listening, every tap attached (its
+#    pins there), and with the soft RLIMIT_NOFILE set to 64 below the
+#    hard one at its start (vnetd takes the hard limit: 72 ports hold more
+#    fds than 64); SIGTERM: exit 0, the taps it created and their pins gone;
+#  - limit: one --port more than VNETD_MAX_PORTS is refused before any
+#    tap or socket is touched: exit status 2, and the message names the
+#    limit and the fix (more vnetd, one per VM).
+# Needs root, iproute2.
+#
+#   selftests/test_vnetd_ports.sh [CASE...]    (default: every case)
+
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+KSFT_PREFIX=vnetd_ports
+
+ALL_CASES="beyond_64 limit"
+VNETD=${VNETD:-$OUT/vnetd}
+UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
+NPORTS=72
+MAX_PORTS=$(sed -n 's/^#define VNETD_MAX_PORTS \([0-9]*\)$/\1/p' \
+	"$VNET_ROOT/user/vnetd/opts.h")
+
+VPID=
+NPID=
+
+end_case()
+{
+	[ -n "$VPID" ] && kill -KILL "$VPID" 2>/dev/null && wait "$VPID" 2>/dev/null
+	[ -n "$NPID" ] && kill -TERM "$NPID" 2>/dev/null && wait "$NPID" 2>/dev/null
+	VPID= NPID=
+	case_cleanup
+}
+
+# the case's taps, names of their own (pins are global)
+TAPS=()
+
+tap_gone()
+{
+	! ip -n "$NS" link show "$1" >/dev/null 2>&1
+}
+
+case_beyond_64()
+{
+	local d=$VNET_TMP/ports i args=() n=0 gone=0 pins=0 rc left=""
+
+	ns_create ports || { fail beyond_64 "ip netns add"; return; }
+	mkdir -p "$d"
+	for ((i = 0; i < NPORTS; i++)); do
+		TAPS[i]=$(rand_tap)
+		_case_taps+=("$NS ${TAPS[i]}") # pins left by a failure: detached
+		args+=(--port "socket=$d/p$i.sock,tap=${TAPS[i]},netns=$NS")
+	done
+	"$UNIXSOCK" notify-ts "$d/notify" 300 >"$d/notify.out" 2>&1 &
+	NPID=$!
+	busywait 5000 test -S "$d/notify" || { fail beyond_64 "no notify socket"; return; }
+	# a soft limit below what 72 ports hold: vnetd must raise it itself
+	NOTIFY_SOCKET=$d/notify prlimit --nofile=64:4096 -- \
+		"$VNETD" "${args[@]}" >"$d/vnetd.log" 2>&1 &
+	VPID=$!
+	if ! busywait 240000 grep -q READY=1 "$d/notify.out"; then
+		fail beyond_64 "no READY=1: $(tail -n 2 "$d/vnetd.log")"
+		return
+	fi
+	expect "STATUS" yes "$(grep -q "STATUS=serving $NPORTS ports" "$d/notify.out" && echo yes || echo "no: $(cat "$d/notify.out")")"
+	for ((i = 0; i < NPORTS; i++)); do
+		[ -S "$d/p$i.sock" ] && n=$((n + 1))
+		pins_exist "${TAPS[i]}" && pins=$((pins + 1))
+	done
+	expect "sockets listening" "$NPORTS" "$n"
+	expect "taps attached (pins)" "$NPORTS" "$pins"
+	expect "fds open over the soft limit it started with" yes \
+		"$([ "$(ls "/proc/$VPID/fd" | wc -l)" -gt 64 ] && echo yes || echo no)"
+	report beyond_64_serves "$(tail -n 1 "$d/vnetd.log")"
+	kill -TERM "$VPID"
+	wait "$VPID"
+	rc=$?
+	VPID=
+	expect "exit status" 0 "$rc"
+	pins=0
+	for ((i = 0; i < NPORTS; i++)); do
+		# io_uring drops its reference to a tap fd after the exit
+		if busywait 10000 tap_gone "${TAPS[i]}"; then
+			gone=$((gone + 1))
+		else
+			left+="${TAPS[i]} "
+		fi
+		pins_gone "${TAPS[i]}" && pins=$((pins + 1))
+	done
+	expect "taps it created gone (left: $left)" "$NPORTS" "$gone"
+	expect "pins gone" "$NPORTS" "$pins"
+	report beyond_64_stops "$(tail -n 2 "$d/vnetd.log")"
+}
+
+case_limit()
+{
+	local d=$VNET_TMP/limit i args=() msg
+
+	mkdir -p "$d"
+	for ((i = 0; i <= MAX_PORTS; i++)); do
+		args+=(--port "socket=$d/p$i.sock,tap=vl$i")
+	done
+	run timeout 20 "$VNETD" "${args[@]}"
+	expect "exit status" 2 "$RUN_RC"
+	msg="more than $MAX_PORTS --port: run more than one vnetd, e.g. one per VM (vnetd@.service)"
+	expect "message" yes "$(grep -qF -- "$msg" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+	expect "no socket made" 0 "$(find "$d" -name '*.sock' | wc -l)"
+	report limit "$(run_said)"
+}
+
+# --- main ---------------------------------------------------------------------------
+
+ksft_args "$@"
+require_root test_vnetd_ports || exit 0
+require_cmd test_vnetd_ports ip prlimit "$VNETD" "$UNIXSOCK" || exit 0
+
+ksft_run end_case
+ksft_exit
