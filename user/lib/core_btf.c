@@ -317,7 +317,7 @@ const char *vnet_core_btf(const struct btf *local)
 	int fd;
 
 	pthread_mutex_lock(&core_lock);
-	if (!core_tried && local && !getenv("VNET_NO_CORE_BTF")) {
+	if (!core_tried && local) {
 		core_tried = true;
 		fd = core_btf_make(local);
 		if (fd >= 0)

@@ -473,7 +473,7 @@ struct btf;
  * an object's `btf_custom_path`, so that libbpf relocates against it and
  * does not parse the kernel's BTF again for every object); NULL when it
  * could not be made (libbpf reads the kernel's BTF itself, as without it)
- * or before.  VNET_NO_CORE_BTF=1 in the environment: never (A/B runs).
+ * or before.
  */
 const char *vnet_core_btf(const struct btf *local);
 
