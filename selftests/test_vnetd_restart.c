@@ -64,8 +64,12 @@ static void restart_as(bool clean, bool packed, bool qemu)
 	if (!classifier_live(fe, &vd.port[0], &seq))
 		goto out;
 
-	/* the frontend stops and comes back to the same vnetd */
-	if (clean && !qemu) {
+	/*
+	 * The frontend stops and comes back to the same vnetd: with QEMU's
+	 * base, the one GET_VRING_BASE answered is the one it holds from
+	 * then on, which the journal must know.
+	 */
+	if (clean) {
 		if (!ASSERT_OK(vufe_stop(fe), vufe_strerror(fe)) ||
 		    !ASSERT_OK(vufe_reconnect(fe), vufe_strerror(fe)))
 			goto out;

@@ -104,6 +104,20 @@ static inline uint16_t *jr_push(const struct vhost_vq *vq)
 #define ST(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELAXED)
 #define ST_REL(p, v) __atomic_store_n(&(p), (v), __ATOMIC_RELEASE)
 
+/* a position on the 2 * num circle (packed.c's "lin") */
+static unsigned int jr_lin(const struct vhost_vq *vq, uint16_t pos)
+{
+	return (pos & ~WRAP_BIT) + (pos & WRAP_BIT ? 0 : vq->num);
+}
+
+/* ... and back: LIN taken mod 2 * num */
+static uint16_t jr_pos(const struct vhost_vq *vq, unsigned int lin)
+{
+	lin %= 2u * vq->num;
+	return lin < vq->num ? (uint16_t)(lin | WRAP_BIT) :
+			       (uint16_t)(lin - vq->num);
+}
+
 void vhost_vq_set_journal(struct vhost_vq *vq, void *slot)
 {
 	vq->journal = slot;
@@ -137,24 +151,19 @@ void vhost_jr_push_begin(struct vhost_vq *vq, const struct vhost_vq_used *used,
 			 unsigned int n)
 {
 	struct jr_hdr *h = jr(vq);
-	unsigned int i, idx, wrap, c;
+	unsigned int i, c, lin;
 
 	if (!h || !n)
 		return;
-	idx = vq->used_idx;
-	wrap = vq->used_wrap;
+	/* where packed.c's push will end: an id pushed without a pop took one */
+	lin = jr_lin(vq, h->used);
 	for (i = 0; i < n; i++) {
 		ST(jr_push(vq)[i], (uint16_t)used[i].id);
-		/* as packed.c moves: an id pushed without a pop took one */
-		c = used[i].id < vq->num ? vq->packed.chain_len[used[i].id] : 0;
-		idx += c ? c : 1;
-		if (idx >= vq->num) {
-			idx -= vq->num;
-			wrap = !wrap;
-		}
+		c = vq->packed.chain_len[used[i].id];
+		lin += c ? c : 1;
 	}
 	ST(h->push_first, h->used);
-	ST(h->push_after, (uint16_t)(idx | (wrap ? WRAP_BIT : 0)));
+	ST(h->push_after, jr_pos(vq, lin));
 	ST_REL(h->push_n, n);
 }
 
@@ -237,11 +246,6 @@ static void jr_init(struct vhost_vq *vq, uint64_t owner, uint32_t fe_base)
 	ST_REL(h->magic, JR_MAGIC);
 }
 
-/* a position on the 2 * num circle (packed.c's "lin") */
-static unsigned int jr_lin(const struct vhost_vq *vq, uint16_t pos)
-{
-	return (pos & ~WRAP_BIT) + (pos & WRAP_BIT ? 0 : vq->num);
-}
 
 static bool pos_ok(const struct vhost_vq *vq, uint16_t pos)
 {

@@ -169,9 +169,13 @@ int vhost_dev_journal_open(struct vhost_dev *dev, const char *path)
 	if (fd < 0)
 		return -errno;
 	/* grown if an earlier run had fewer rings, never cut: sparse */
-	if (fstat(fd, &st) || (!S_ISREG(st.st_mode) && (errno = EINVAL)) ||
-	    ((size_t)st.st_size < len && ftruncate(fd, (off_t)len))) {
+	if (fstat(fd, &st))
 		ret = -errno;
+	else if (!S_ISREG(st.st_mode))
+		ret = -EINVAL;
+	else if ((size_t)st.st_size < len && ftruncate(fd, (off_t)len))
+		ret = -errno;
+	if (ret) {
 		close(fd);
 		return ret;
 	}
