@@ -36,9 +36,10 @@
 #
 # A test is a registered C test (test.h), or a case of a script (its full
 # name PREFIX/CASE, `selftests/test_x.sh -l` lists them); a program asks
-# for its names with -l and runs a selection with -t/-d.  A program with
-# no selected test is not started.  A script that selects nothing itself
-# (no ksft_args: the e2e scripts, test_docs, ...) is one test named by its
+# for its names with -l and runs a selection with -t/-d (a script through
+# lib.sh's ksft_args, or one that says "# vnet-test: selects": the e2e
+# wrappers).  A program with no selected test is not started.  A script
+# that selects nothing itself (test_docs, ...) is one test named by its
 # group (KSFT_PREFIX, or "# vnet-test: group=NAME", or its name without
 # test_): a GLOB whose first component matches the group runs it whole, and
 # the runner keeps only its result lines that the selection names.
@@ -129,7 +130,7 @@ needs_root()
 selects()
 {
 	case $1 in
-	*.sh) grep -Eq '^[[:space:]]*ksft_args ' "$1" ;;
+	*.sh) grep -Eq '^[[:space:]]*ksft_args |^# vnet-test:.*\<selects\>' "$1" ;;
 	*) return 0 ;;
 	esac
 }

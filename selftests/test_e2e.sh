@@ -5,5 +5,7 @@
 # driver through vnetd): selftests/e2e/run.sh, picked up by the runner
 # (selftests/run.sh runs every selftests/test_*.sh).  See docs/e2e.md.
 #
-#   selftests/test_e2e.sh [SCENARIO...]
+#   selftests/test_e2e.sh [-l] [-t GLOB]... [SCENARIO...]
+#
+# vnet-test: group=e2e selects
 exec "$(dirname "$0")/e2e/run.sh" "$@"

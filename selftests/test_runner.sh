@@ -12,7 +12,10 @@
 #   build/selftests/test_handover_record   the real C program (test.h)
 # and no build/selftests/test_classify.  It lists (-l) and selects (-t, -d)
 # across them, repeats (-n), runs two at once (-j), and checks the times,
-# the slowest list and the count line.  Any broken selection fails here.
+# the slowest list and the count line; "wrapper" adds, for itself alone,
+# selftests/test_wrap.sh, which execs a lib.sh script as the e2e wrappers
+# do ("# vnet-test: selects"), and lists the real e2e-faults cases.  Any
+# broken selection fails here.
 #
 #   selftests/test_runner.sh [-l] [-t GLOB]... [CASE...]   (root, as lib.sh's)
 
@@ -20,7 +23,7 @@
 . "$(dirname "$0")/lib.sh"
 KSFT_PREFIX=runner
 
-ALL_CASES="list select repeat times plain all fail parallel none"
+ALL_CASES="list select repeat times plain all fail parallel none wrapper"
 
 T=$VNET_TMP/tree
 HR=$OUT/selftests/test_handover_record
@@ -197,6 +200,43 @@ case_none()
 	expect "count line" "0 passed, 0 failed, 0 skipped" "$(count_line)"
 	expect "says so" yes "$(grep -q 'no test matches' <<<"$RUN_ERR" && echo yes || echo no)"
 	report none "$(run_said)"
+}
+
+case_wrapper()
+{
+	local w=$T/selftests/test_wrap.sh
+
+	mkdir -p "$T/selftests/wrap" || { fail wrapper "cannot write $T/selftests/wrap"; return; }
+	cat >"$T/selftests/wrap/impl.sh" <<'EOF'
+#!/bin/bash
+. "$(dirname "$0")/../lib.sh"
+KSFT_PREFIX=wrap
+ALL_CASES="a b"
+case_a() { touch "$(dirname "$0")/a.ran"; pass a; }
+case_b() { pass b; }
+ksft_args "$@"
+ksft_run :
+ksft_exit
+EOF
+	cat >"$w" <<'EOF'
+#!/bin/bash
+# vnet-test: group=wrap selects
+exec "$(dirname "$0")/wrap/impl.sh" "$@"
+EOF
+	chmod +x "$w" "$T/selftests/wrap/impl.sh"
+	runner -l -t 'wrap/b'
+	expect "-l: the cases of a wrapper that selects" "wrap/b" "$(words)"
+	rm -f "$T/selftests/wrap/a.ran"
+	runner -t 'wrap/b'
+	expect "exit" 0 "$RUN_RC"
+	expect "count line" "1 passed, 0 failed, 0 skipped" "$(count_line)"
+	expect "the case not selected did not run" no \
+		"$([ -e "$T/selftests/wrap/a.ran" ] && echo yes || echo no)"
+	rm -rf "$w" "$T/selftests/wrap"
+	# the real e2e wrapper lists its scenarios (no guest needed for -l)
+	run timeout 60 "$VNET_SELFTESTS/test_e2e_faults.sh" -l -t 'e2e-faults/migrate-r*'
+	expect "test_e2e_faults.sh -l -t" "e2e-faults/migrate-rounds" "$(words)"
+	report wrapper "$(run_said)"
 }
 
 ksft_args "$@"

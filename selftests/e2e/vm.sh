@@ -548,24 +548,36 @@ vm_cleanup_all()
 	return 0
 }
 
-# e2e_prelude DEFAULT VALID TOOLS [NAME...]: the scenarios to run, NAMEs or
-# else DEFAULT, into names[] (one not in VALID: usage, exit 2).  Then what
-# a run needs (root, vnetd and vnetctl built, TOOLS, a guest that can be
-# built): without it every scenario is SKIPped with the reason and the
-# script exits; with it the guest is built and $guest holds its files.
+# e2e_prelude DEFAULT VALID TOOLS [ARG...]: the scenarios to run into
+# names[]: the NAMEs among ARGs, or else DEFAULT, narrowed by lib.sh's
+# ksft_args options (-l lists PREFIX/NAME and exits; -t/-a/-d GLOB select,
+# so selftests/run.sh -t e2e-faults/migrate-rounds runs that scenario
+# alone); a NAME not in VALID: usage, exit 2.  Then what a run needs
+# (root, vnetd and vnetctl built, TOOLS, a guest that can be built):
+# without it every scenario is SKIPped with the reason and the script
+# exits; with it the guest is built and $guest holds its files.
 e2e_prelude()
 {
-	local all=$1 valid=$2 tools=$3 n b c reason
+	local all=$1 valid=$2 tools=$3 n b c reason a optarg=0
 
 	shift 3
-	names=("$@")
-	[ ${#names[@]} -gt 0 ] || read -r -a names <<<"$all"
-	for n in "${names[@]}"; do
+	for a in "$@"; do
+		[ $optarg = 1 ] && { optarg=0; continue; }
+		case $a in
+		-[tad]) optarg=1; continue ;;
+		-*) continue ;;
+		esac
 		case " $valid " in
-		*" $n "*) ;;
-		*) echo "usage: $0 [SCENARIO...]; scenarios: $valid" >&2; exit 2 ;;
+		*" $a "*) ;;
+		*) echo "usage: $0 [-l] [-t GLOB]... [-d GLOB]... [SCENARIO...]; scenarios: $valid" >&2; exit 2 ;;
 		esac
 	done
+	ALL_CASES=$all
+	KSFT_CASES=()
+	ksft_args "$@"
+	names=(${KSFT_CASES[@]+"${KSFT_CASES[@]}"})
+	# a selection that matches none of this program's scenarios
+	[ ${#names[@]} -gt 0 ] || exit 0
 	[ "$(id -u)" -eq 0 ] || _e2e_skip_all "needs root (network namespaces, BPF, vnetd)"
 	for b in "$VNETD" "$VNETCTL"; do
 		[ -x "$b" ] || _e2e_skip_all "$b is not built (make)"
