@@ -568,7 +568,7 @@ s_reboot()
 	if g_ready r 120 2; then
 		note "the guest booted again ($(g_console r | grep -c '^VNET: boot') boots on the console)"
 	else
-		_bad+="the guest did not boot again ($(g_console r | tail -n 3 | tr '\n' '|')); "
+		_bad+="the guest did not boot again ($(g_console r | tail -n 3 | tr '\n' '|')) [$(g_oops r)] (host load $(cut -d" " -f1-3 /proc/loadavg)); "
 		g_kill r KILL
 		return
 	fi

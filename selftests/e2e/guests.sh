@@ -175,6 +175,18 @@ g_console()
 	tr -d '\r' <"${GDIR[$1]}/console.log" 2>/dev/null
 }
 
+# g_oops NAME: the guest kernel's first report (BUG, WARNING, soft lockup)
+# in one line: its title, RIP and the first frames of its call trace, so
+# that a failure's message says where the guest was stuck
+g_oops()
+{
+	g_console "$1" | sed 's/^\[ *[0-9.]*\] //' |
+		awk '/BUG:|WARNING:|watchdog:/ && !t { t = 1; print; next }
+		     t && /^RIP:/ { print; next }
+		     t && /^ [a-z_0-9.]+\+0x/ && n++ < 8 { sub(/^ /, ""); print }' |
+		tr '\n' '|'
+}
+
 d_start()
 {
 	local var=$1 log=$2 ready=listening
