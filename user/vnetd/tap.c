@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
@@ -242,6 +243,47 @@ out:
 }
 
 /*
+ * Wait until the kernel counts no queue on the existing tap, the caller
+ * having found none held as an fd by a live process (vnet_tap_users).  A
+ * process that died with a queue's fd in an io_uring's file table (as
+ * vnetd's tap reads hold theirs) keeps that queue attached until the
+ * kernel tears the ring down, some milliseconds after the exit.  Attached
+ * meanwhile, ours would be queue 1, and tun would steer frames to the
+ * dead queue 0, where nobody reads them; so wait for it, bounded.  0, or
+ * -EBUSY when queues stay (logged).  A kernel without tun's link data
+ * (-EOPNOTSUPP) is not waited for.
+ */
+static int tap_wait_unheld(struct vnetd_tap *t)
+{
+	uint64_t start = vnetd_now_ns(), waited;
+	const struct timespec nap = { 0, 5 * 1000 * 1000 };
+	struct vnet_tap_flags f;
+	bool said = false;
+
+	for (;;) {
+		if (vnet_tap_flags(t->ifindex, &f) || !f.queues)
+			break;
+		waited = (vnetd_now_ns() - start) / 1000000;
+		if (!said) {
+			pr_info(t, "tap %s: waiting for %u queue(s) no process holds to go (a process that exited with the tap in an io_uring)",
+				t->ifname, f.queues);
+			said = true;
+		}
+		if (waited >= VNETD_TAP_UNHELD_MS) {
+			pr_err(t, "tap %s: %u queue(s) still attached after %u ms, held by no process's fds (an io_uring or an fd in flight): vnetd needs the tap's queues to itself; stop their holder, or delete the tap (ip link del %s) and let vnetd create it",
+			       t->ifname, f.queues, VNETD_TAP_UNHELD_MS,
+			       t->ifname);
+			return -EBUSY;
+		}
+		nanosleep(&nap, NULL);
+	}
+	if (said)
+		pr_info(t, "tap %s: its queues went after %llu ms", t->ifname,
+			(unsigned long long)(vnetd_now_ns() - start) / 1000000);
+	return 0;
+}
+
+/*
  * Open (or create) the tap with one queue per pair, in the port's network
  * namespace (the caller is in it).  Every fd is O_NONBLOCK: tun then runs
  * XDP natively on small frames, and reads return EAGAIN when it is empty.
@@ -265,6 +307,11 @@ int vnetd_tap_open(struct vnetd_tap *t)
 		       users.nr ? users.user[0].comm : "?",
 		       users.nr ? users.user[0].pid : 0);
 		return -EBUSY;
+	}
+	if (!t->created) {
+		ret = tap_wait_unheld(t);
+		if (ret)
+			return ret;
 	}
 	for (q = 0; q < t->nr_queues; q++) {
 		fd = tap_queue_open(t, q);

@@ -16,6 +16,9 @@
 #include "libvnet.h"
 #include "util.h"
 
+/* how long an existing tap's queues that no process holds may take to go */
+#define VNETD_TAP_UNHELD_MS 3000
+
 struct vnetd_tap {
 	const char *name;	/* log prefix: the port's */
 	const char *ifname;	/* the tap (the port's configuration) */
