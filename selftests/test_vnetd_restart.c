@@ -220,6 +220,29 @@ out:
 }
 
 /*
+ * An AF_PACKET socket on VD's port 0 tap (*PFD) and a frontend (*FE) with
+ * its RX buffers posted, then N round trips both ways (ids i * STRIDE).
+ */
+static bool connect_and_ping(struct vd *vd, struct vufe **fe, int *pfd,
+			     unsigned int n, unsigned int stride,
+			     const char *what)
+{
+	struct vufe_opts o;
+	unsigned int i;
+
+	*pfd = pkt_open(vd->ns, vd->port[0].tap);
+	o = fe_opts(&vd->port[0]);
+	*fe = fe_up(&o);
+	if (!*fe || !ASSERT_GE(*pfd, 0, "AF_PACKET on the tap"))
+		return false;
+	vufe_post_rx(*fe, 0, 0);
+	for (i = 0; i < n; i++)
+		if (!ping_both(*fe, &vd->port[0], 0, *pfd, i * stride, what))
+			return false;
+	return true;
+}
+
+/*
  * A tap made beforehand (persistent, as libvirt makes them), plain
  * read/write instead of io_uring; vnetd stops while the guest is still
  * connected, and leaves the tap it did not create.
@@ -229,9 +252,7 @@ static void existing_tap_no_uring(void)
 	static __u8 f[FRAME_MAX];
 	struct virtio_net_hdr_mrg_rxbuf hdr;
 	static struct gso_flow g;
-	struct vufe_opts o;
 	struct vufe *fe = NULL;
-	unsigned int i;
 	struct vd vd;
 	int pfd = -1;
 	size_t len;
@@ -241,15 +262,8 @@ static void existing_tap_no_uring(void)
 	vd.extra = "--no-uring";
 	if (!vd_up(&vd))
 		goto out;
-	pfd = pkt_open(vd.ns, vd.port[0].tap);
-	o = fe_opts(&vd.port[0]);
-	fe = fe_up(&o);
-	if (!fe || !ASSERT_GE(pfd, 0, "AF_PACKET on the tap"))
+	if (!connect_and_ping(&vd, &fe, &pfd, 40, 37, "--no-uring"))
 		goto out;
-	vufe_post_rx(fe, 0, 0);
-	for (i = 0; i < 40; i++)
-		if (!ping_both(fe, &vd.port[0], 0, pfd, i * 37, "--no-uring"))
-			goto out;
 	gso_flow_init(&g, 43000, 7000);
 	memset(&hdr, 0, sizeof(hdr));
 	len = gso_frame(f, &hdr.hdr, nobody_mac, guest_mac, GUEST_IP, HOST_IP,
@@ -385,12 +399,10 @@ static void __attribute__((noreturn)) queue_holder(struct vd *vd, int ready)
  */
 static void restart_queue_unheld(void)
 {
-	struct vufe_opts o;
 	struct vufe *fe = NULL;
 	int pfd = -1, pp[2] = { -1, -1 }, st;
 	long long deadline;
 	pid_t child = -1;
-	unsigned int i;
 	struct vd vd;
 	char c;
 
@@ -424,15 +436,7 @@ static void restart_queue_unheld(void)
 		    "vnetd waited for the queue no process holds");
 	ASSERT_TRUE(vd_log_has(&vd, "its queues went after"),
 		    "vnetd said when it went");
-	pfd = pkt_open(vd.ns, vd.port[0].tap);
-	o = fe_opts(&vd.port[0]);
-	fe = fe_up(&o);
-	if (!fe || !ASSERT_GE(pfd, 0, "AF_PACKET on the tap"))
-		goto out;
-	vufe_post_rx(fe, 0, 0);
-	for (i = 0; i < 20; i++)
-		if (!ping_both(fe, &vd.port[0], 0, pfd, i, "after the queue went"))
-			goto out;
+	connect_and_ping(&vd, &fe, &pfd, 20, 1, "after the queue went");
 out:
 	if (child > 0) {
 		ASSERT_EQ(waitpid(child, &st, 0), child, "the holder ended");
