@@ -94,6 +94,10 @@ case_xmit_two()
 	xmit_tcp "$ns_b" "$dev_b" 0 || { fail xmit_two_traffic "$dev_b: $(run_said)"; return; }
 	stats=$(vnetctl -n "$ns_b" -j stats "$dev_b" 2>/dev/null)
 	rx_expect "$dev_b (after $dev_a's detach)" "$(merge_tool_json "$out_b" "$RUN_OUT")" "$stats"
+	# a frame the dispatcher did not count: did the kernel skip its run
+	# (a run of it already active on that CPU)?
+	[ -z "$_mismatch" ] ||
+		_mismatch+="(dispatcher $disp: $(bpftool prog show id "$disp" 2>/dev/null | grep -o 'recursion_misses [0-9]*' || echo 'no recursion misses')) "
 	report xmit_two_detach_one "$(run_said)"
 
 	run vnetctl -n "$ns_b" detach "$dev_b"
