@@ -354,12 +354,13 @@ static int tap_queues(const struct vd *vd)
 }
 
 /*
- * The child of restart_queue_unheld: attach a queue of VD's tap, put it in
- * an io_uring's file table and close the fd, as a vnetd killed with its
- * tap reads in flight leaves it; let go (exit) once vnetd says it waits,
- * or after 10 s.  Exit status 0, or where it failed.
+ * The child of unheld_case: attach a queue of VD's tap, put it in an
+ * io_uring's file table and close the fd, as a vnetd killed with its tap
+ * reads in flight leaves it; let go (exit) once vnetd's log has UNTIL, or
+ * after 10 s.  Exit status 0, or where it failed.
  */
-static void __attribute__((noreturn)) queue_holder(struct vd *vd, int ready)
+static void __attribute__((noreturn)) queue_holder(struct vd *vd, int ready,
+						   const char *until)
 {
 	struct io_uring_params p = {};
 	struct ifreq ifr = {};
@@ -383,8 +384,7 @@ static void __attribute__((noreturn)) queue_holder(struct vd *vd, int ready)
 		_exit(5);
 	close(ready);
 	deadline = now_ms() + 10000;
-	while (!vd_log_has(vd, "queue(s) no process holds to go") &&
-	       now_ms() < deadline)
+	while (!vd_log_has(vd, until) && now_ms() < deadline)
 		nap_ms(5);
 	_exit(0);
 }
@@ -395,9 +395,10 @@ static void __attribute__((noreturn)) queue_holder(struct vd *vd, int ready)
  * that ring down, asynchronously (restart_after_kill lost a frame to it
  * about once in 13 runs).  The next vnetd must wait for it to go and then
  * hold the tap's only queue: attached beside it, vnetd's queue would be
- * queue 1, and tun would steer frames to the dead queue 0.
+ * queue 1, and tun would steer frames to the dead queue 0.  STAYS: the
+ * queue outlasts vnetd's wait, and vnetd must refuse the tap.
  */
-static void restart_queue_unheld(void)
+static void unheld_case(bool stays)
 {
 	struct vufe *fe = NULL;
 	int pfd = -1, pp[2] = { -1, -1 }, st;
@@ -406,7 +407,7 @@ static void restart_queue_unheld(void)
 	struct vd vd;
 	char c;
 
-	vd_init(&vd, "unheld", 1, 1);
+	vd_init(&vd, stays ? "unheldst" : "unheld", 1, 1);
 	vd.own_tap = true;
 	if (!vd_up(&vd))
 		goto out;
@@ -421,15 +422,34 @@ static void restart_queue_unheld(void)
 	child = fork();
 	if (child == 0) {
 		close(pp[0]);
-		queue_holder(&vd, pp[1]);
+		queue_holder(&vd, pp[1],
+			     stays ? "still attached after" :
+				     "queue(s) no process holds to go");
 	}
 	close_fd(&pp[1]);
 	if (!ASSERT_GE(child, 0, "fork") ||
 	    !ASSERT_EQ(read(pp[0], &c, 1), 1,
 		       "the child holds a queue in an io_uring, no fd"))
 		goto out;
-	if (!ASSERT_EQ(tap_queues(&vd), 1, "tun counts the held queue") ||
-	    !vd_start(&vd))
+	if (!ASSERT_EQ(tap_queues(&vd), 1, "tun counts the held queue"))
+		goto out;
+	if (stays) {
+		if (!vd_spawn(&vd))
+			goto out;
+		deadline = now_ms() + 3000 + START_MS; /* vnetd waits 3 s */
+		while (vd_running(&vd) && now_ms() < deadline)
+			nap_ms(10);
+		if (!ASSERT_FALSE(vd_running(&vd), "vnetd gave up on the tap"))
+			goto out;
+		ASSERT_TRUE(WIFEXITED(vd.status) && WEXITSTATUS(vd.status) != 0,
+			    "vnetd exited with an error");
+		ASSERT_TRUE(vd_log_has(&vd, "1 queue(s) still attached after 3000 ms, held by no process's fds"),
+			    "the message says what holds the tap");
+		ASSERT_TRUE(vd_log_has(&vd, "ip link del"),
+			    "the message names the fix");
+		goto out;
+	}
+	if (!vd_start(&vd))
 		goto out;
 	ASSERT_EQ(tap_queues(&vd), 1, "vnetd's queue is the tap's only one");
 	ASSERT_TRUE(vd_log_has(&vd, "waiting for 1 queue(s) no process holds to go"),
@@ -450,6 +470,16 @@ out:
 	vd_cleanup(&vd);
 }
 
+static void restart_queue_unheld(void)
+{
+	unheld_case(false);
+}
+
+static void restart_queue_unheld_stays(void)
+{
+	unheld_case(true);
+}
+
 VNET_TEST("vnetd/restart", restart_clean);
 VNET_TEST("vnetd/restart_after_kill", restart_after_kill);
 VNET_TEST("vnetd/packed/restart", restart_clean_packed);
@@ -460,6 +490,7 @@ VNET_TEST("vnetd/client_mode", client_mode);
 VNET_TEST("vnetd/existing_tap_no_uring", existing_tap_no_uring);
 VNET_TEST("vnetd/single_queue_tap", single_queue_tap);
 VNET_TEST("vnetd/restart_queue_unheld", restart_queue_unheld);
+VNET_TEST("vnetd/restart_queue_unheld_stays", restart_queue_unheld_stays);
 
 int main(int argc, char **argv)
 {
