@@ -137,11 +137,16 @@ void coalesce_print_rule(const char *dev, bool served,
 					 st->turn_pct >= VNET_TURN_LATENCY_PCT ? "request/response" :
 					 st->turn_pct <= VNET_TURN_BATCH_PCT ? "one way: a stream" :
 									      "neither: the mode stays",
-					 st->notify_mode == VNET_NOTIFY_LATENCY ?
-						 "signals at once" :
-						 "holds after a signal");
+					 st->notify_mode != VNET_NOTIFY_LATENCY ?
+						 "holds after a signal" :
+					 dir == VNET_DIR_TX ?
+						 "exchanges back to back: holds completions for the answer, whose signal carries them" :
+						 "signals at once");
 			else
-				out_text("no payload window closed yet: signals at once");
+				out_text("no payload window closed yet: %s",
+					 dir == VNET_DIR_TX ?
+						 "holds completions for the answer" :
+						 "signals at once");
 			if (d) {
 				out_double("frames_per_signal", "; %.1f frames per signal",
 					   per(d->frames, d->notify_sent));
@@ -154,7 +159,11 @@ void coalesce_print_rule(const char *dev, bool served,
 				out_u64("urgent", ", %llu bypass", d->notify_urgent);
 				out_u64("frames", "; %llu on frames", d->notify_frames);
 				out_u64("timer", ", %llu on usecs)", d->notify_timer);
-				out_u64("paired", NULL, d->notify_paired);
+				/* TX: holds an answer's signal carried; RX: signals
+				 * sent along with a TX signal */
+				out_u64("paired", dir == VNET_DIR_TX ?
+						  "; %llu carried by answers" : NULL,
+					d->notify_paired);
 				out_u64("sent", NULL, d->notify_sent);
 				out_obj_close();
 			}

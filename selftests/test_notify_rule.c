@@ -56,6 +56,7 @@ struct trace {
 /* what a run did, per direction */
 struct outcome {
 	unsigned int signals[2], timers[2], holds[2];
+	unsigned int carried;		/* TX holds an answer's signal carried */
 	uint32_t max_delay_us[2];	/* frame -> its signal, the largest */
 	uint64_t sig_t[2][MAX_EV];	/* signal times, ns */
 };
@@ -66,6 +67,7 @@ struct want {
 	int timers;			/* timer wake-ups, both directions, at most */
 	int min_holds;			/* holds, both directions, at least */
 	int rx_signals, tx_signals;	/* at most */
+	int min_carried;		/* TX holds carried by answers, at least */
 };
 
 struct trace_case {
@@ -74,6 +76,7 @@ struct trace_case {
 	struct want want;
 	bool static_fails;	/* the static rule breaks `want` */
 	bool as_static;		/* signals at the static rule's times */
+	bool no_cleantx;	/* the guest's RX interrupt leaves TX alone */
 };
 
 static struct vnet *skel;
@@ -104,7 +107,7 @@ static void gen_udp_sparse(struct trace *t)
 {
 	for (unsigned int i = 0; i < 20; i++) {
 		add(t, i * 10000, VNET_DIR_TX, UDP, false);
-		add(t, i * 10000 + 150, VNET_DIR_RX, UDP, false);
+		add(t, i * 10000 + 100, VNET_DIR_RX, UDP, false);
 	}
 }
 
@@ -113,7 +116,7 @@ static void gen_tcp_sparse(struct trace *t)
 {
 	for (unsigned int i = 0; i < 20; i++) {
 		add(t, i * 10000, VNET_DIR_TX, PSH, false);
-		add(t, i * 10000 + 150, VNET_DIR_RX, PSH, false);
+		add(t, i * 10000 + 100, VNET_DIR_RX, PSH, false);
 	}
 }
 
@@ -122,7 +125,40 @@ static void gen_tcp_rr(struct trace *t)
 {
 	for (unsigned int i = 0; i < 40; i++) {
 		add(t, i * 250, VNET_DIR_TX, PSH, false);
-		add(t, i * 250 + 200, VNET_DIR_RX, PSH, false);
+		add(t, i * 250 + 100, VNET_DIR_RX, PSH, false);
+	}
+}
+
+/*
+ * Two peers streaming UDP at each other, 2000 frames/s each way: the
+ * payload turns direction on every frame (latency mode), but each "answer"
+ * comes 300 us after the frame before it, later than 3/4 of tx-usecs
+ */
+static void gen_peers(struct trace *t)
+{
+	for (unsigned int i = 0; i < 40; i++) {
+		add(t, i * 500, VNET_DIR_TX, UDP, false);
+		add(t, i * 500 + 300, VNET_DIR_RX, UDP, false);
+	}
+}
+
+/* requests every 50 us, each answered 160 us later (in time order) */
+static void gen_pipelined(struct trace *t)
+{
+	for (unsigned int i = 0; i < 43; i++) {
+		if (i < 40)
+			add(t, i * 50, VNET_DIR_TX, UDP, false);
+		if (i >= 3)
+			add(t, (i - 3) * 50 + 160, VNET_DIR_RX, UDP, false);
+	}
+}
+
+/* UDP ping-pong whose answers come after tx-usecs (a slow server) */
+static void gen_udp_rr_slow(struct trace *t)
+{
+	for (unsigned int i = 0; i < 40; i++) {
+		add(t, i * 500, VNET_DIR_TX, UDP, false);
+		add(t, i * 500 + 400, VNET_DIR_RX, UDP, false);
 	}
 }
 
@@ -197,10 +233,23 @@ static void gen_rr_under_bulk(struct trace *t)
  * carries it; a latency trace wants 0 (at once).
  */
 static const struct trace_case cases[] = {
+	/*
+	 * Request/response back to back: each answer signalled at once, and
+	 * carrying the request's TX completion (no TX signal of its own but
+	 * the first request's, after a quiet period; held at most until the
+	 * answer came).  A carried completion is checked with EVENT_IDX (a
+	 * timer wake-up) when no exchange follows within
+	 * VNETD_RULE_CARRY_CHECK tx-usecs: after the last one.
+	 */
 	{ "notify_rule/udp_rr", gen_udp_rr,
-	  { .rx_delay_us = 0, .tx_delay_us = 0, .timers = 0, .min_holds = 0,
-	    .rx_signals = -1, .tx_signals = -1 },
+	  { .rx_delay_us = 0, .tx_delay_us = 60, .timers = 1, .min_holds = 0,
+	    .rx_signals = -1, .tx_signals = 1, .min_carried = 39 },
 	  .static_fails = true },
+	{ "notify_rule/tcp_rr", gen_tcp_rr,
+	  { .rx_delay_us = 0, .tx_delay_us = 100, .timers = 1, .min_holds = 0,
+	    .rx_signals = -1, .tx_signals = 1, .min_carried = 39 },
+	  .static_fails = true },
+	/* sparse: every request after a quiet period, signalled at once */
 	{ "notify_rule/udp_sparse", gen_udp_sparse,
 	  { .rx_delay_us = 0, .tx_delay_us = 0, .timers = 0, .min_holds = 0,
 	    .rx_signals = -1, .tx_signals = -1 },
@@ -209,10 +258,37 @@ static const struct trace_case cases[] = {
 	  { .rx_delay_us = 0, .tx_delay_us = 0, .timers = 0, .min_holds = 0,
 	    .rx_signals = -1, .tx_signals = -1 },
 	  .static_fails = true },
-	{ "notify_rule/tcp_rr", gen_tcp_rr,
+	/*
+	 * Answers later than tx-usecs (a slow server), or later than 3/4 of
+	 * it (peers streaming at each other): at once, no timer
+	 */
+	{ "notify_rule/udp_rr_slow", gen_udp_rr_slow,
 	  { .rx_delay_us = 0, .tx_delay_us = 0, .timers = 0, .min_holds = 0,
-	    .rx_signals = -1, .tx_signals = -1 },
+	    .rx_signals = -1, .tx_signals = 40 },
 	  .static_fails = true },
+	{ "notify_rule/peers_streaming", gen_peers,
+	  { .rx_delay_us = 0, .tx_delay_us = 0, .timers = 0, .min_holds = 0,
+	    .rx_signals = -1, .tx_signals = 40 },
+	  .static_fails = true },
+	/*
+	 * Requests 50 us apart, each answered 160 us later (pipelined): once
+	 * answers flow, each carries what was sent since the one before
+	 */
+	{ "notify_rule/pipelined", gen_pipelined,
+	  { .rx_delay_us = 0, .tx_delay_us = 160, .timers = 1, .min_holds = 0,
+	    .rx_signals = -1, .tx_signals = 2, .min_carried = 30 },
+	  .static_fails = true },
+	/*
+	 * A guest whose RX interrupt leaves TX alone gets the carried
+	 * completions when the exchanges pause (a guest whose ring fills
+	 * stops sending): VNETD_RULE_CARRY_CHECK tx-usecs after the last
+	 */
+	{ "notify_rule/tcp_rr_no_cleantx", gen_tcp_rr,
+	  { .rx_delay_us = 0,
+	    .tx_delay_us = 100 + 200 * VNETD_RULE_CARRY_CHECK, .timers = 1,
+	    .min_holds = 0, .rx_signals = -1, .tx_signals = 2,
+	    .min_carried = 39 },
+	  .static_fails = true, .no_cleantx = true },
 	{ "notify_rule/udp_oneway_sparse", gen_udp_oneway_sparse,
 	  { .rx_delay_us = 0, .tx_delay_us = -1, .timers = 0, .min_holds = 0,
 	    .rx_signals = -1, .tx_signals = -1 },
@@ -250,7 +326,11 @@ static const struct trace_case cases[] = {
 struct ring {
 	struct vnetd_rule rule;
 	bool want;
+	bool cleaned;	/* TX: the guest cleaned the carried entries */
 };
+
+/* virtio_net's RX interrupt cleans its TX ring; a case may say otherwise */
+static bool guest_cleans_tx;
 
 static bool want_cb(void *ctx)
 {
@@ -305,15 +385,36 @@ static void record(struct outcome *o, int dir, const struct vnetd_rule *r,
 		o->max_delay_us[dir] = d;
 }
 
-/* DIR's pending frames signalled at AT; a TX signal takes RX along */
+/*
+ * DIR's pending frames signalled at AT, as coal.c does: a TX signal takes
+ * RX along, an RX signal carries a TX hold for the answer.  A TX ring that
+ * has only carried entries is checked with EVENT_IDX: a guest that cleaned
+ * them wants no call.
+ */
 static void signal(struct ring *rg, struct outcome *o, int dir, uint64_t at,
 		   bool timer)
 {
+	struct vnetd_rule *tx = &rg[VNET_DIR_TX].rule;
+	uint32_t d;
+
+	if (dir == VNET_DIR_TX && !tx->pending && rg[dir].cleaned) {
+		o->timers[dir] += timer;	/* a wake-up all the same */
+		vnetd_rule_signalled(tx, at);
+		return;
+	}
 	record(o, dir, &rg[dir].rule, at, timer);
 	vnetd_rule_signalled(&rg[dir].rule, at);
 	if (dir == VNET_DIR_TX && rg[VNET_DIR_RX].rule.pending) {
 		record(o, VNET_DIR_RX, &rg[VNET_DIR_RX].rule, at, false);
 		vnetd_rule_signalled(&rg[VNET_DIR_RX].rule, at);
+	}
+	d = (uint32_t)((at - tx->first_ns) / 1000);
+	if (dir == VNET_DIR_RX &&
+	    vnetd_rule_carried(tx, at, VNET_DEFAULT_TX_USECS)) {
+		o->carried++;
+		rg[VNET_DIR_TX].cleaned = guest_cleans_tx;
+		if (d > o->max_delay_us[VNET_DIR_TX])
+			o->max_delay_us[VNET_DIR_TX] = d;
 	}
 }
 
@@ -378,6 +479,7 @@ static bool play(const struct trace *t, bool always, struct outcome *o)
 		in.urgent = e->dir == VNET_DIR_TX ? urgent : push;
 		in.stream = e->dir == VNET_DIR_TX ? push : ack;
 		in.always = always;
+		in.for_answer = e->dir == VNET_DIR_TX;
 		in.mode = q1.notify_mode;
 		in.frames = e->dir == VNET_DIR_TX ? VNET_DEFAULT_TX_FRAMES :
 						    VNET_DEFAULT_RX_FRAMES;
@@ -385,7 +487,12 @@ static bool play(const struct trace *t, bool always, struct outcome *o)
 						   VNET_DEFAULT_RX_USECS;
 		in.want = want_cb;
 		in.ctx = &rg[e->dir];
-		had_hold = rg[e->dir].rule.deadline;
+		if (e->dir == VNET_DIR_RX)
+			vnetd_rule_answered(&rg[VNET_DIR_TX].rule, at,
+					    VNET_DEFAULT_TX_USECS);
+		had_hold = rg[e->dir].rule.deadline && rg[e->dir].rule.pending;
+		if (e->dir == VNET_DIR_TX)
+			rg[e->dir].cleaned = false;
 		switch (vnetd_rule_pushed(&rg[e->dir].rule, &in, &why)) {
 		case VNETD_ACT_SIGNAL:
 			signal(rg, o, e->dir, at, false);
@@ -425,6 +532,9 @@ static bool meets(const struct outcome *o, const struct want *w, char *why,
 	else if (w->tx_signals >= 0 && o->signals[VNET_DIR_TX] > (unsigned int)w->tx_signals)
 		snprintf(why, len, "%u TX signals (at most %d)",
 			 o->signals[VNET_DIR_TX], w->tx_signals);
+	else if (o->carried < (unsigned int)w->min_carried)
+		snprintf(why, len, "%u TX holds carried by an answer (at least %d)",
+			 o->carried, w->min_carried);
 	else
 		return true;
 	return false;
@@ -438,10 +548,11 @@ static void run_case(const struct trace_case *c)
 
 	memset(&t, 0, sizeof(t));
 	c->gen(&t);
+	guest_cleans_tx = !c->no_cleantx;
 	if (!play(&t, false, &rule) || !play(&t, true, &stat))
 		return;
-	printf("# %s: rule: signals rx %u tx %u, timers %u, holds %u, max delay rx %u tx %u us; static: signals rx %u tx %u, timers %u, holds %u, max delay rx %u tx %u us\n",
-	       c->name, rule.signals[1], rule.signals[0],
+	printf("# %s: rule: signals rx %u tx %u, carried %u, timers %u, holds %u, max delay rx %u tx %u us; static: signals rx %u tx %u, timers %u, holds %u, max delay rx %u tx %u us\n",
+	       c->name, rule.signals[1], rule.signals[0], rule.carried,
 	       rule.timers[0] + rule.timers[1], rule.holds[0] + rule.holds[1],
 	       rule.max_delay_us[1], rule.max_delay_us[0], stat.signals[1],
 	       stat.signals[0], stat.timers[0] + stat.timers[1],

@@ -5,7 +5,8 @@
  * real vnetd, tap and classifier (see vnetd_test.h):
  *  - a lone frame after a quiet period is signalled at once, no timer;
  *  - UDP request/response: the classifier puts the queue pair in latency
- *    mode and every answer is signalled at once;
+ *    mode and every answer is signalled at once, carrying its request's
+ *    completion (held for it);
  *  - a one-way stream to the guest is held and batched.
  * None depends on how fast the machine is: the first needs only that
  * nothing happened on the ring before, the second counts frames, the
@@ -95,20 +96,59 @@ out:
 #define RR_ROUNDS 24
 
 /*
- * UDP request/response: the guest sends, the host answers, RR_ROUNDS
- * times, each answer received before the next request.  The payload turns
- * direction on every frame: latency mode in both entries, every answer
- * signalled at once, no hold and no timer in either direction, whatever
- * the gaps were.
+ * RR_ROUNDS UDP exchanges: the guest sends, the host answers, each answer
+ * received before the next request.  WAIT_TX: the frontend waits for each
+ * request's completion before the host answers (vufe's TX reaping: that
+ * completion is signalled on its own); otherwise the host answers once
+ * the request came out of the tap, as a server does.
+ */
+static bool udp_exchanges(struct vufe *fe, int pfd, bool wait_tx)
+{
+	static __u8 f[256], got[FRAME_MAX];
+	__u16 sport = 33000;
+	unsigned int i;
+
+	for (i = 0; i < RR_ROUNDS; i++) {
+		size_t len = udp_frame(f, host_mac, guest_mac, 7, i);
+
+		if (!ASSERT_OK(tx_send(fe, 0, NULL, f, len, 0), "request"))
+			return false;
+		if (wait_tx &&
+		    !ASSERT_OK(tx_wait_idle(fe, 0, WAIT_MS), "request sent"))
+			return false;
+		if (!wait_tx && !ASSERT_GE(pkt_recv(pfd, NULL, got, sizeof(got),
+						    WAIT_MS),
+					   0, "the request came out of the tap"))
+			return false;
+		if (!ASSERT_OK(pkt_send(pfd, NULL, f, udp_frame(f, guest_mac,
+								 host_mac, sport,
+								 i)),
+			       "answer"))
+			return false;
+		if (!ASSERT_GE(guest_recv(fe, 1, got, sizeof(got), NULL, NULL,
+					  NULL, match_sport, &sport, WAIT_MS),
+			       0, "the answer arrived"))
+			return false;
+		/* as virtio_net's RX poll does: TX cleaned, its call re-armed */
+		if (!wait_tx && !ASSERT_GE(vufe_tx_reap(fe, 0), 0, "TX reaped"))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * UDP request/response: the payload turns direction on every frame:
+ * latency mode in both entries, every answer signalled at once, no hold
+ * and no timer on RX, whatever the gaps were.  (Here the frontend waits
+ * for each request's completion before the host answers, so the answers
+ * come late and TX signals its completions itself: the carried case is
+ * rule_udp_rr_carried.)
  */
 static void rule_udp_rr(void)
 {
-	static __u8 f[256], got[FRAME_MAX];
 	struct vnet_dp_stats r0, r, t0, t;
 	struct vnet_queue_state qt, qr;
 	struct vufe *fe = NULL;
-	__u16 sport = 33000;
-	unsigned int i;
 	int pfd = -1;
 	struct vd vd;
 
@@ -116,30 +156,15 @@ static void rule_udp_rr(void)
 		goto out;
 	dps_read(&vd.port[0], VNET_DIR_RX, 0, &r0);
 	dps_read(&vd.port[0], VNET_DIR_TX, 0, &t0);
-	for (i = 0; i < RR_ROUNDS; i++) {
-		size_t len = udp_frame(f, host_mac, guest_mac, 7, i);
-
-		if (!ASSERT_OK(tx_send(fe, 0, NULL, f, len, 0), "request"))
-			goto out;
-		if (!ASSERT_OK(tx_wait_idle(fe, 0, WAIT_MS), "request sent"))
-			goto out;
-		if (!ASSERT_OK(pkt_send(pfd, NULL, f, udp_frame(f, guest_mac,
-								 host_mac, sport,
-								 i)),
-			       "answer"))
-			goto out;
-		if (!ASSERT_GE(guest_recv(fe, 1, got, sizeof(got), NULL, NULL,
-					  NULL, match_sport, &sport, WAIT_MS),
-			       0, "the answer arrived"))
-			goto out;
-	}
+	if (!udp_exchanges(fe, pfd, true))
+		goto out;
 	if (!ASSERT_TRUE(rx_sent(&vd.port[0], &r0, RR_ROUNDS, &r),
 			 "a signal per answer"))
 		goto out;
 	dps_read(&vd.port[0], VNET_DIR_TX, 0, &t);
 	qs_read(&vd.port[0], VNET_DIR_TX, 0, &qt);
 	qs_read(&vd.port[0], VNET_DIR_RX, 0, &qr);
-	dbg("udp rr: rx sent %llu latency %llu quiet %llu timer %llu holds %llu; tx sent %llu latency %llu timer %llu; mode tx %u rx %u, %u%% turns\n",
+	dbg("udp rr: rx sent %llu latency %llu quiet %llu timer %llu holds %llu; tx sent %llu latency %llu timer %llu holds %llu carried %llu; mode tx %u rx %u, %u%% turns\n",
 	    (unsigned long long)(r.notify_sent - r0.notify_sent),
 	    (unsigned long long)(r.notify_latency - r0.notify_latency),
 	    (unsigned long long)(r.notify_quiet - r0.notify_quiet),
@@ -148,6 +173,8 @@ static void rule_udp_rr(void)
 	    (unsigned long long)(t.notify_sent - t0.notify_sent),
 	    (unsigned long long)(t.notify_latency - t0.notify_latency),
 	    (unsigned long long)(t.notify_timer - t0.notify_timer),
+	    (unsigned long long)(t.holds - t0.holds),
+	    (unsigned long long)(t.notify_paired - t0.notify_paired),
 	    qt.notify_mode, qr.notify_mode, qt.turn_pct);
 	ASSERT_EQ(qt.notify_mode, VNET_NOTIFY_LATENCY, "TX entry: latency mode");
 	ASSERT_EQ(qr.notify_mode, VNET_NOTIFY_LATENCY, "RX entry: latency mode");
@@ -164,8 +191,60 @@ static void rule_udp_rr(void)
 		  "RX: latency mode after the first window");
 	ASSERT_EQ(r.holds - r0.holds, 0, "RX: no hold");
 	ASSERT_EQ(r.notify_timer - r0.notify_timer, 0, "RX: no timer");
-	ASSERT_EQ(t.holds - t0.holds, 0, "TX: no hold");
+out:
+	close_fd(&pfd);
+	if (fe)
+		vufe_destroy(fe);
+	vd_cleanup(&vd);
+}
+
+/*
+ * The same exchanges as a server answers them (as soon as the request
+ * came out of the tap) and as virtio_net receives them (its RX poll
+ * cleans the TX ring), with tx-usecs 1 s so that every answer comes
+ * within the hold and every request follows the last answer within it:
+ * after the first request (a quiet period before it: signalled at once),
+ * each answer's signal carries its request's completion (notify_paired on
+ * the TX entry), TX signals nothing else and has no timer, and `vnetctl
+ * coalesce show` says so.
+ */
+static void rule_udp_rr_carried(void)
+{
+	const struct coal c = { .tx_frames = 32, .tx_usecs = 1000000,
+				.rx_frames = 32, .rx_usecs = 200 };
+	struct vnet_dp_stats r0, r, t0, t;
+	struct vufe *fe = NULL;
+	int pfd = -1;
+	struct vd vd;
+
+	if (!rule_setup(&vd, "rrc", &c, &fe, &pfd))
+		goto out;
+	dps_read(&vd.port[0], VNET_DIR_RX, 0, &r0);
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &t0);
+	if (!udp_exchanges(fe, pfd, false))
+		goto out;
+	if (!ASSERT_TRUE(rx_sent(&vd.port[0], &r0, RR_ROUNDS, &r),
+			 "a signal per answer"))
+		goto out;
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &t);
+	dbg("udp rr carried: rx sent %llu; tx sent %llu latency %llu timer %llu holds %llu carried %llu\n",
+	    (unsigned long long)(r.notify_sent - r0.notify_sent),
+	    (unsigned long long)(t.notify_sent - t0.notify_sent),
+	    (unsigned long long)(t.notify_latency - t0.notify_latency),
+	    (unsigned long long)(t.notify_timer - t0.notify_timer),
+	    (unsigned long long)(t.holds - t0.holds),
+	    (unsigned long long)(t.notify_paired - t0.notify_paired));
+	ASSERT_EQ(t.notify_paired - t0.notify_paired, RR_ROUNDS - 1,
+		  "TX: every completion but the first carried by its answer's signal");
+	ASSERT_EQ(t.notify_quiet - t0.notify_quiet, 1,
+		  "TX: the first after a quiet period, at once");
+	ASSERT_LE(t.notify_sent - t0.notify_sent, 1, "TX: no other signal");
 	ASSERT_EQ(t.notify_timer - t0.notify_timer, 0, "TX: no timer");
+	/* and the operator reads it so */
+	ASSERT_EQ(sh("${OUT:-build}/vnetctl -n %s coalesce show %s | grep -q "
+		     "'queue 0 tx: latency mode.*holds completions for the answer.*; %u carried by answers'",
+		     vd.ns, vd.port[0].tap, RR_ROUNDS - 1),
+		  0, "vnetctl coalesce show: TX holds for the answer, every completion carried");
 out:
 	close_fd(&pfd);
 	if (fe)
@@ -234,6 +313,7 @@ out:
 
 VNET_TEST("vnetd/rule_lone_frame", rule_lone_frame);
 VNET_TEST("vnetd/rule_udp_rr", rule_udp_rr);
+VNET_TEST("vnetd/rule_udp_rr_carried", rule_udp_rr_carried);
 VNET_TEST("vnetd/rule_rx_stream", rule_rx_stream);
 
 int main(int argc, char **argv)

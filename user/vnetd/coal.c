@@ -74,6 +74,16 @@ static bool paired_signals(void)
 	return paired;
 }
 
+/* each signal of its own: a test build's VNETD_HOLD_FOR_ANSWER=0 */
+static bool hold_for_answer(void)
+{
+	static int on = -1;
+
+	if (on < 0)
+		on = (int)vnetd_switch(VNETD_SW_HOLD_FOR_ANSWER, 1);
+	return on;
+}
+
 static __u64 *why_counter(struct vnet_dp_stats *st, enum vnetd_why why)
 {
 	switch (why) {
@@ -130,6 +140,18 @@ static void flush_at(struct vnetd_ring *r, enum vnetd_why why, uint64_t now)
 	if (pr && pr->coal.rule.pending && pr->vq && paired_signals() &&
 	    ring_signal(pr, now))
 		pr->st->notify_paired++;
+	pr = r->carries;
+	if (pr && pr->vq) {
+		uint32_t frames, usecs;
+		uint32_t n = pr->coal.rule.pending;
+
+		vnetd_coal_params(pr, &frames, &usecs);
+		if (vnetd_rule_carried(&pr->coal.rule, now, usecs)) {
+			pr->st->held += n;
+			pr->st->notify_paired++;
+			timer_set(pr, pr->coal.rule.deadline);
+		}
+	}
 	/* an armed timer is left to expire: it finds nothing pending */
 }
 
@@ -157,14 +179,22 @@ void vnetd_coal_pushed(struct vnetd_ring *r, unsigned int n,
 			  !(flags & r->flag_no_bypass),
 		.stream = classes & r->stream_classes,
 		.always = flags & r->flag_hold_always,
+		.for_answer = r->dir == VNET_DIR_TX && hold_for_answer(),
 		.mode = VNETD_LOAD(r->qs->notify_mode),
 		.want = want_notify,
 		.ctx = r->vq,
 	};
 	enum vnetd_why why;
-	bool held = c->rule.deadline;
+	bool held = c->rule.deadline && c->rule.pending;
 
 	vnetd_coal_params(r, &in.frames, &in.usecs);
+	/* RX entries answer what TX sent: how long answers take */
+	if (r->carries) {
+		uint32_t frames, usecs;
+
+		vnetd_coal_params(r->carries, &frames, &usecs);
+		vnetd_rule_answered(&r->carries->coal.rule, in.now, usecs);
+	}
 	switch (vnetd_rule_pushed(&c->rule, &in, &why)) {
 	case VNETD_ACT_SIGNAL:
 		flush_at(r, why, in.now);

@@ -36,6 +36,8 @@ struct vnetd_ring {
 	int dir;			/* VNET_DIR_TX or VNET_DIR_RX */
 	uint32_t ev_kick, ev_timer;	/* its epoll tags */
 	struct vnetd_ring *paired;	/* TX: the RX ring a signal takes along */
+	struct vnetd_ring *carries;	/* RX: the TX ring whose completions
+					 * held for the answer a signal carries */
 
 	/* the pinned maps' entries of this ring (mmapped, maps.c) */
 	struct vnet_dp_stats *st;

@@ -127,6 +127,7 @@ static void ring_init(struct vnetd_qp *qp, struct vnetd_ring *r, int dir)
 	r->stream_classes = 1u << (tx ? VNET_CLASS_PUSH : VNET_CLASS_ACK);
 	/* a TX signal takes the held RX one along (coal.c) */
 	r->paired = tx ? &qp->rx.r : NULL;
+	r->carries = tx ? NULL : &qp->tx.r;
 	r->coal.timer_fd = -1;
 }
 

@@ -9,7 +9,19 @@
  *   2. the guest wants no call for them (EVENT_IDX): nothing is owed, and
  *      the ring counts as settled now (the guest is looking at it);
  *   3. latency mode (the BPF programs saw the queue pair's payload turn
- *      direction: request/response): signal now;
+ *      direction: request/response, or no window closed yet): signal now;
+ *      but while answers come within 3/4 of `usecs` (a moving average
+ *      of the time from a request's push to the next push the other
+ *      way), a TX completion that follows the last exchange (a signal on
+ *      this ring, or a push the other way) within `usecs` (exchanges back
+ *      to back; after a quiet period it goes at once) is held for the
+ *      answer, up to `usecs` from its frame: the
+ *      answer's RX signal carries it (the guest's
+ *      interrupt handler and virtio_net's RX poll clean the TX ring), so
+ *      an exchange costs the guest one interrupt and the VMM one
+ *      injection, not two.  Carried entries get their EVENT_IDX check
+ *      VNETD_RULE_CARRY_CHECK usecs later, or at the ring's next
+ *      decision if that comes first;
  *   4. nothing signalled or settled for `usecs`: this is the first frame
  *      after a quiet period, signal now; `usecs` is a minimum gap between
  *      signals, as a NIC's interrupt throttle, not a delay from the first
@@ -35,6 +47,61 @@ void vnetd_rule_signalled(struct vnetd_rule *r, uint64_t now)
 	r->quiet_ns = now;
 	r->deadline = 0;
 	r->from_first = false;
+	r->for_answer = false;
+	r->carried = 0;
+}
+
+/* an answer took D ns (at most twice the cap: one lost answer is no trend) */
+static void answer_took(struct vnetd_rule *r, uint64_t d, uint32_t usecs)
+{
+	uint64_t cap = (uint64_t)usecs * 1000 * 2;
+
+	if (d > cap)
+		d = cap;
+	r->answer_ns = r->answer_ns ? r->answer_ns - r->answer_ns / 8 + d / 8 :
+				      d;
+}
+
+void vnetd_rule_answered(struct vnetd_rule *r, uint64_t now, uint32_t usecs)
+{
+	r->answered_ns = now;
+	if (!r->asked_ns)
+		return;
+	answer_took(r, now - r->asked_ns, usecs);
+	r->asked_ns = 0;
+}
+
+/*
+ * A request went out at NOW: is its answer likely within the hold?  Holding
+ * for an answer that comes after `usecs` costs a timer wake-up and the
+ * completion's latency for nothing (two peers streaming at each other turn
+ * direction too): hold only while answers come within 3/4 of it.
+ */
+static bool answer_soon(struct vnetd_rule *r, uint64_t now, uint32_t usecs)
+{
+	uint64_t hold = (uint64_t)usecs * 1000;
+
+	if (r->asked_ns && now - r->asked_ns > hold) {
+		/* the last request's answer did not come within the hold */
+		answer_took(r, now - r->asked_ns, usecs);
+		r->asked_ns = now;
+	} else if (!r->asked_ns) {
+		r->asked_ns = now;
+	}
+	return r->answer_ns * 4 <= hold * 3;
+}
+
+bool vnetd_rule_carried(struct vnetd_rule *r, uint64_t now, uint32_t usecs)
+{
+	if (!r->pending || !r->for_answer)
+		return false;
+	r->carried += r->pending;
+	r->pending = 0;
+	r->quiet_ns = now;
+	r->for_answer = false;
+	r->from_first = false;
+	r->deadline = now + (uint64_t)usecs * 1000 * VNETD_RULE_CARRY_CHECK;
+	return true;
 }
 
 void vnetd_rule_reset(struct vnetd_rule *r)
@@ -54,7 +121,7 @@ enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 				 enum vnetd_why *why)
 {
 	uint64_t deadline;
-	bool from_first, stream;
+	bool from_first, stream, holding;
 
 	*why = VNETD_WHY_NONE;
 	stream = in->stream && r->stream_ns &&
@@ -65,6 +132,8 @@ enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 	if (!r->pending)
 		r->first_ns = in->now;
 	r->pending += in->n;
+	/* a hold in progress (a carried entries' check is not one) */
+	holding = r->pending > in->n && r->deadline;
 	if (in->urgent) {
 		*why = VNETD_WHY_URGENT;
 		return VNETD_ACT_SIGNAL;
@@ -82,12 +151,27 @@ enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 		return VNETD_ACT_NONE;
 	}
 	from_first = in->always || stream;
-	if (!in->always) {
-		if (in->mode != VNET_NOTIFY_BATCH) {
+	if (!in->always && in->mode != VNET_NOTIFY_BATCH) {
+		if (!in->for_answer ||
+		    !answer_soon(r, in->now, in->usecs)) {
 			*why = VNETD_WHY_LATENCY;
 			return VNETD_ACT_SIGNAL;
 		}
-		if (!r->deadline && !stream &&
+		/*
+		 * a request that does not follow an exchange (a signal on
+		 * this ring or an answer) within usecs goes at once, too
+		 */
+		if (!holding &&
+		    in->now - (r->answered_ns > r->quiet_ns ? r->answered_ns :
+							     r->quiet_ns) >=
+			    (uint64_t)in->usecs * 1000) {
+			*why = VNETD_WHY_QUIET;
+			return VNETD_ACT_SIGNAL;
+		}
+		from_first = true;
+		r->for_answer = true;
+	} else if (!in->always) {
+		if (!holding && !stream &&
 		    in->now - r->quiet_ns >= (uint64_t)in->usecs * 1000) {
 			*why = VNETD_WHY_QUIET;
 			return VNETD_ACT_SIGNAL;
@@ -95,7 +179,7 @@ enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 	}
 	deadline = deadline_of(r, from_first, in->usecs);
 	/* a hold in progress keeps its deadline if that comes first */
-	if (r->deadline && r->deadline <= deadline) {
+	if (holding && r->deadline <= deadline) {
 		deadline = r->deadline;
 		from_first = r->from_first;
 	}
@@ -114,6 +198,9 @@ enum vnetd_act vnetd_rule_expired(struct vnetd_rule *r, uint64_t now,
 	uint64_t deadline;
 
 	if (!r->pending) {
+		/* carried entries: EVENT_IDX says whether they are owed */
+		if (r->carried)
+			return VNETD_ACT_SIGNAL;
 		r->deadline = 0;
 		return VNETD_ACT_NONE;
 	}

@@ -41,6 +41,9 @@ struct vnetd_rule_in {
 	bool (*want)(void *ctx);
 	void *ctx;
 	bool always;		/* tx-hold/rx-hold always */
+	/* latency mode holds this ring's signal for the answer, which
+	 * carries it (TX completions: vnetd_rule_carried()) */
+	bool for_answer;
 	uint32_t mode;		/* VNET_NOTIFY_* of the queue pair (BPF) */
 	uint32_t frames, usecs;	/* the caps: tx-/rx-frames, -usecs */
 };
@@ -52,8 +55,23 @@ struct vnetd_rule {
 	uint64_t quiet_ns;	/* the ring was last settled with the guest */
 	uint64_t deadline;	/* of the hold in progress; 0: none */
 	bool from_first;	/* the hold counts usecs from first_ns */
+	bool for_answer;	/* the hold waits for the answer's signal */
+	uint32_t carried;	/* entries an answer's signal carried, not yet
+				 * checked with EVENT_IDX */
+	uint64_t asked_ns;	/* TX: the oldest request not answered; 0: none */
+	uint64_t answered_ns;	/* TX: the other direction's last push */
+	uint64_t answer_ns;	/* TX: how long answers take (a moving average
+				 * of 8); 0: none seen yet */
 	uint64_t stream_ns;	/* the last burst with stream frames */
 };
+
+/*
+ * Carried entries are checked with EVENT_IDX (signalled if the guest still
+ * wants a call for them) this many usecs after the answer carried them,
+ * unless a decision comes first: a guest whose RX interrupt does not clean
+ * its TX ring still gets its completions
+ */
+#define VNETD_RULE_CARRY_CHECK 4
 
 /*
  * Stream frames are held from their first frame while they come within
@@ -66,6 +84,14 @@ enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 				 enum vnetd_why *why);
 enum vnetd_act vnetd_rule_expired(struct vnetd_rule *r, uint64_t now,
 				  uint32_t frames, uint32_t usecs);
+/*
+ * The other direction's signal went out at NOW: a hold for the answer
+ * ends (its entries carried, checked after VNETD_RULE_CARRY_CHECK usecs:
+ * rule->deadline).  True when it held one.
+ */
+bool vnetd_rule_carried(struct vnetd_rule *r, uint64_t now, uint32_t usecs);
+/* TX's rule R: the other direction pushed entries at NOW (an answer) */
+void vnetd_rule_answered(struct vnetd_rule *r, uint64_t now, uint32_t usecs);
 /* a signal was decided at NOW (sent, or suppressed by EVENT_IDX) */
 void vnetd_rule_signalled(struct vnetd_rule *r, uint64_t now);
 void vnetd_rule_reset(struct vnetd_rule *r);

@@ -14,6 +14,9 @@
  *   VNETD_RX_DIRECT_MIN=BYTES        the in-place read threshold
  *   VNETD_RX_BIG_BURSTS=N            bursts of big reads after an overflow
  *   VNETD_NO_PAIRED_SIGNALS=1        TX signals take no RX signal along
+ *   VNETD_HOLD_FOR_ANSWER=0          latency-mode TX completions are
+ *                                    signalled at once, not carried by
+ *                                    the answer's RX signal
  *
  * An empty value is the same as none.
  */
@@ -36,6 +39,7 @@ static const struct {
 	[VNETD_SW_RX_DIRECT_MIN] = { "VNETD_RX_DIRECT_MIN", UINT32_MAX },
 	[VNETD_SW_RX_BIG_BURSTS] = { "VNETD_RX_BIG_BURSTS", UINT32_MAX },
 	[VNETD_SW_NO_PAIRED_SIGNALS] = { "VNETD_NO_PAIRED_SIGNALS", 1 },
+	[VNETD_SW_HOLD_FOR_ANSWER] = { "VNETD_HOLD_FOR_ANSWER", 1 },
 	[VNETD_SW_SANDBOX_LOG] = { "VNETD_SANDBOX_LOG", 1 },
 	[VNETD_SW_TAKEOVER_FAIL] = { "VNETD_TEST_TAKEOVER_FAIL", 3 },
 };
