@@ -120,7 +120,7 @@ $(OUT)/bench_empty.bpf.o: $(OUT)/bpf/bench_empty.bpf.o
 
 $(EVSTAT): bench/evstat.c bench/stats.c bench/stats.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(filter %.c,$^) -o $@ -lm
+	$(CC) $(CFLAGS) $(filter %.c,$^) -o $@ -lm -lpthread
 
 # the shared net_dev_start_xmit dispatcher: one per host, not per tap
 $(OUT)/xmit_dispatch.bpf.o: $(OUT)/bpf/xmit_dispatch.bpf.o

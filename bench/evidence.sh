@@ -339,6 +339,16 @@ PIDS+=("$!")
 _vm_poll 60000 grep -q VNET-SERVE-READY "$VM_LOGS/ctl.log" ||
 	die "the guest did not come up: $(tr -d '\r' <"$SERIAL" | tail -n 3 | tr '\n' ' ') $(tail -n 2 "$VM_LOGS/qemu.err")"
 
+# wait_line FILE OFFSET PATTERN SECS: block until a line matching PATTERN
+# appears in FILE after OFFSET bytes, at most SECS; 1 when it did not.
+# tail -f sleeps on inotify: nothing of the harness runs while a workload
+# does (a poll every 50 ms forked grep, date and sleep: about 10% of a CPU
+# in slices of up to 6 ms, the p99 of every arm's round trips)
+wait_line()
+{
+	timeout "$4" tail -c +$(($2 + 1)) -f "$1" 2>/dev/null | grep -m 1 -q -- "$3"
+}
+
 # guest CMD...: run CMD in the guest, print its output; 1 when it failed
 # or took longer than 60 s + SECS
 guest()
@@ -349,7 +359,7 @@ guest()
 	tag=c$(date +%s%N)
 	start=$(wc -c <"$VM_LOGS/ctl.log")
 	printf '%s %s\n' "$tag" "$*" >"$CTL.in"
-	_vm_poll $(((60 + SECS) * 1000)) grep -q "^VNET-OUT-END $tag rc=" "$VM_LOGS/ctl.log" || {
+	wait_line "$VM_LOGS/ctl.log" "$start" "^VNET-OUT-END $tag rc=" $((60 + SECS)) || {
 		echo "evidence: guest command '$*' timed out" >&2
 		return 1
 	}
@@ -594,6 +604,19 @@ run_table()
 
 # --- the run ---------------------------------------------------------------------
 
+# wake_fact WHEN: a line of machine.tsv, what a thread waking another costs
+# (evstat --wake-us); every hop of a backend's path is one such wake-up,
+# and on a VM its cost moves with the host's load: measured before the
+# tables and after them
+wake_fact()
+{
+	local same other
+
+	read -r same other < <("$EVSTAT" --wake-us) || return 0
+	printf 'machine\twake-up (%s)\t%s us on the same CPU, %s us on the other\n' \
+		"$1" "$same" "$other"
+}
+
 {
 	echo "machine	cpus	$(nproc)"
 	echo "machine	cpu	$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
@@ -601,6 +624,7 @@ run_table()
 	echo "machine	qemu	$(qemu_version)"
 	echo "machine	guest_kernel	$(cat "$E2E_DIR/kernel.version" 2>/dev/null)"
 	echo "machine	syscall_ns	$("$EVSTAT" --syscall-ns)"
+	wake_fact start
 	echo "machine	secs	$SECS"
 	echo "machine	date	$(date -u +%Y-%m-%dT%H:%MZ)"
 	for a in ${ARMS//,/ }; do
@@ -630,6 +654,7 @@ if [ "$HOG_REPS" -gt 0 ]; then
 	HOG_PID=""
 fi
 echo "# measured in $(($(date +%s) - start)) s" >&2
+wake_fact end >>"$DIR/machine.tsv"
 
 printf 'quit\n' >"$CTL.in"
 "$EVSTAT" --dir "$DIR" >"$DIR/summary.md" || die "evstat failed"
