@@ -63,7 +63,10 @@ static __always_inline void vnet_account(__u32 dir, __u32 queue, __u32 class,
 			q->last_push_ns = bpf_ktime_get_ns();
 		}
 	} else if (class == VNET_CLASS_ACK) {
-		/* the notification rule's stream tell on guest RX */
+		/*
+		 * the notification rule: a stream's feedback on guest RX,
+		 * completions nobody waits for on guest TX
+		 */
 		q->ack++;
 	}
 	if (!q->first_seen_ns)

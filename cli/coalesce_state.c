@@ -138,7 +138,9 @@ void coalesce_print_rule(const char *dev, bool served,
 					 st->turn_pct <= VNET_TURN_BATCH_PCT ? "one way: a stream" :
 									      "neither: the mode stays",
 					 st->notify_mode != VNET_NOTIFY_LATENCY ?
-						 "holds after a signal" :
+						 (dir == VNET_DIR_TX ?
+							  "holds after a signal; pure ACKs' completions go with the next RX signal" :
+							  "holds after a signal") :
 					 dir == VNET_DIR_TX ?
 						 "exchanges back to back: holds completions for the answer, whose signal carries them" :
 						 "signals at once");
@@ -159,10 +161,10 @@ void coalesce_print_rule(const char *dev, bool served,
 				out_u64("urgent", ", %llu bypass", d->notify_urgent);
 				out_u64("frames", "; %llu on frames", d->notify_frames);
 				out_u64("timer", ", %llu on usecs)", d->notify_timer);
-				/* TX: holds an answer's signal carried; RX: signals
+				/* TX: holds an RX signal carried; RX: signals
 				 * sent along with a TX signal */
 				out_u64("paired", dir == VNET_DIR_TX ?
-						  "; %llu carried by answers" : NULL,
+						  "; %llu carried by RX signals" : NULL,
 					d->notify_paired);
 				out_u64("sent", NULL, d->notify_sent);
 				out_obj_close();

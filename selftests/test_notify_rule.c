@@ -67,7 +67,7 @@ struct want {
 	int timers;			/* timer wake-ups, both directions, at most */
 	int min_holds;			/* holds, both directions, at least */
 	int rx_signals, tx_signals;	/* at most */
-	int min_carried;		/* TX holds carried by answers, at least */
+	int min_carried;		/* TX holds carried by RX signals, at least */
 };
 
 struct trace_case {
@@ -202,6 +202,19 @@ static void gen_rx_bulk(struct trace *t)
 	}
 }
 
+/*
+ * A bulk stream to a slow guest: a 64 KiB frame every 300 us, PSH on every
+ * other one, the guest's pure ACK 100 us after each PSH frame
+ */
+static void gen_rx_bulk_slow(struct trace *t)
+{
+	for (unsigned int i = 0; i < 40; i++) {
+		add(t, i * 300, VNET_DIR_RX, i % 2 ? PSH : URG, false);
+		if (i % 2)
+			add(t, i * 300 + 100, VNET_DIR_TX, ACK, false);
+	}
+}
+
 /* a UDP flood from the guest: a frame every 5 us */
 static void gen_tx_flood(struct trace *t)
 {
@@ -306,6 +319,17 @@ static const struct trace_case cases[] = {
 	  { .rx_delay_us = 200, .tx_delay_us = -1, .timers = -1,
 	    .min_holds = 5, .rx_signals = 400 / 8, .tx_signals = -1 },
 	  .static_fails = false },
+	/*
+	 * The guest's pure ACKs are completions nobody waits for: the next
+	 * RX signal carries each (no TX signal but the last ACK's, checked
+	 * VNETD_RULE_CARRY_CHECK tx-usecs after it), where a quiet period
+	 * would signal every one at once
+	 */
+	{ "notify_rule/rx_bulk_slow", gen_rx_bulk_slow,
+	  { .rx_delay_us = 0, .tx_delay_us = 200 * VNETD_RULE_CARRY_CHECK,
+	    .timers = 1, .min_holds = 0, .rx_signals = -1, .tx_signals = 1,
+	    .min_carried = 19 },
+	  .static_fails = true },
 	{ "notify_rule/tx_flood", gen_tx_flood,
 	  { .rx_delay_us = -1, .tx_delay_us = 200, .timers = -1,
 	    .min_holds = 5, .rx_signals = -1, .tx_signals = 400 / 16 },
@@ -480,6 +504,7 @@ static bool play(const struct trace *t, bool always, struct outcome *o)
 		in.stream = e->dir == VNET_DIR_TX ? push : ack;
 		in.always = always;
 		in.for_answer = e->dir == VNET_DIR_TX;
+		in.no_waiter = e->dir == VNET_DIR_TX && ack;
 		in.mode = q1.notify_mode;
 		in.frames = e->dir == VNET_DIR_TX ? VNET_DEFAULT_TX_FRAMES :
 						    VNET_DEFAULT_RX_FRAMES;

@@ -7,7 +7,9 @@
  *  - UDP request/response: the classifier puts the queue pair in latency
  *    mode and every answer is signalled at once, carrying its request's
  *    completion (held for it);
- *  - a one-way stream to the guest is held and batched.
+ *  - a one-way stream to the guest is held and batched;
+ *  - the guest's pure ACKs of such a stream: each completion goes with
+ *    the next RX signal, no TX signal of its own.
  * None depends on how fast the machine is: the first needs only that
  * nothing happened on the ring before, the second counts frames, the
  * third holds for 100 ms per batch.
@@ -242,7 +244,7 @@ static void rule_udp_rr_carried(void)
 	ASSERT_EQ(t.notify_timer - t0.notify_timer, 0, "TX: no timer");
 	/* and the operator reads it so */
 	ASSERT_EQ(sh("${OUT:-build}/vnetctl -n %s coalesce show %s | grep -q "
-		     "'queue 0 tx: latency mode.*holds completions for the answer.*; %u carried by answers'",
+		     "'queue 0 tx: latency mode.*holds completions for the answer.*; %u carried by RX signals'",
 		     vd.ns, vd.port[0].tap, RR_ROUNDS - 1),
 		  0, "vnetctl coalesce show: TX holds for the answer, every completion carried");
 out:
@@ -311,10 +313,104 @@ out:
 	vd_cleanup(&vd);
 }
 
+/*
+ * A TCP stream to the guest, each data segment (PSH: signalled at once)
+ * answered by the guest's pure ACK, as a receiving virtio_net does (its RX
+ * poll cleans the TX ring).  With tx-usecs 1 s, so that no hold ends by
+ * its timer: every ACK's completion but the last is carried by the next
+ * data segment's RX signal (TX's notify_paired), none is signalled on its
+ * own, in batch mode too (a quiet period of the TX ring does not signal
+ * them), and `vnetctl coalesce show` says so.
+ */
+static void rule_tx_acks_carried(void)
+{
+	const struct coal c = { .tx_frames = 32, .tx_usecs = 1000000,
+				.rx_frames = 32, .rx_usecs = 200 };
+	static __u8 f[256], got[FRAME_MAX];
+	struct vnet_dp_stats r0, r, t0, t;
+	struct vnet_queue_state q;
+	struct vufe *fe = NULL;
+	__u16 sport = 5201;
+	unsigned int i;
+	int pfd = -1;
+	struct vd vd;
+
+	if (!rule_setup(&vd, "racks", &c, &fe, &pfd))
+		goto out;
+	dps_read(&vd.port[0], VNET_DIR_RX, 0, &r0);
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &t0);
+	for (i = 0; i < RR_ROUNDS; i++) {
+		struct l4 data = { .dst = guest_mac, .src = host_mac,
+				   .saddr = HOST_IP, .daddr = GUEST_IP,
+				   .sport = 5201, .dport = 40000,
+				   .proto = IPPROTO_TCP,
+				   .tcp_flags = TH_ACK | TH_PSH,
+				   .seq = 1000 + i * 100, .plen = 100,
+				   .seed = 7, .off = (size_t)i * 100 };
+		struct l4 ack = { .dst = host_mac, .src = guest_mac,
+				  .saddr = GUEST_IP, .daddr = HOST_IP,
+				  .sport = 40000, .dport = 5201,
+				  .proto = IPPROTO_TCP, .tcp_flags = TH_ACK,
+				  .seq = 1 };
+
+		if (!ASSERT_OK(pkt_send(pfd, NULL, f, ip_frame(f, &data)),
+			       "data"))
+			goto out;
+		if (!ASSERT_GE(guest_recv(fe, 1, got, sizeof(got), NULL, NULL,
+					  NULL, match_sport, &sport, WAIT_MS),
+			       0, "the data arrived"))
+			goto out;
+		/* virtio_net's RX poll: TX cleaned, its call re-armed */
+		if (!ASSERT_GE(vufe_tx_reap(fe, 0), 0, "TX reaped"))
+			goto out;
+		if (!ASSERT_OK(tx_send(fe, 0, NULL, f, ip_frame(f, &ack), 0),
+			       "the ACK"))
+			goto out;
+		if (!ASSERT_GE(pkt_recv(pfd, NULL, got, sizeof(got), WAIT_MS),
+			       0, "the ACK came out of the tap"))
+			goto out;
+	}
+	if (!ASSERT_TRUE(rx_sent(&vd.port[0], &r0, RR_ROUNDS, &r),
+			 "a signal per data segment"))
+		goto out;
+	/* the last ACK left the tap before vnetd counted it (bounded) */
+	for (long long end = now_ms() + WAIT_MS;
+	     dps_read(&vd.port[0], VNET_DIR_TX, 0, &t) &&
+	     t.holds - t0.holds < RR_ROUNDS && now_ms() < end;)
+		nap_ms(1);
+	qs_read(&vd.port[0], VNET_DIR_TX, 0, &q);
+	dbg("tx acks: rx sent %llu urgent %llu; tx sent %llu quiet %llu latency %llu timer %llu holds %llu carried %llu; mode %u\n",
+	    (unsigned long long)(r.notify_sent - r0.notify_sent),
+	    (unsigned long long)(r.notify_urgent - r0.notify_urgent),
+	    (unsigned long long)(t.notify_sent - t0.notify_sent),
+	    (unsigned long long)(t.notify_quiet - t0.notify_quiet),
+	    (unsigned long long)(t.notify_latency - t0.notify_latency),
+	    (unsigned long long)(t.notify_timer - t0.notify_timer),
+	    (unsigned long long)(t.holds - t0.holds),
+	    (unsigned long long)(t.notify_paired - t0.notify_paired),
+	    q.notify_mode);
+	ASSERT_EQ(q.notify_mode, VNET_NOTIFY_BATCH, "one way: batch mode");
+	ASSERT_EQ(t.frames - t0.frames, RR_ROUNDS, "every ACK written");
+	ASSERT_EQ(t.holds - t0.holds, RR_ROUNDS, "every ACK's completion held");
+	ASSERT_EQ(t.notify_paired - t0.notify_paired, RR_ROUNDS - 1,
+		  "TX: every ACK's completion but the last carried by an RX signal");
+	ASSERT_EQ(t.notify_sent - t0.notify_sent, 0, "TX: no signal of its own");
+	ASSERT_EQ(sh("${OUT:-build}/vnetctl -n %s coalesce show %s | grep -q "
+		     "\"queue 0 tx: batch mode.*pure ACKs' completions go with the next RX signal.*; %u carried by RX signals\"",
+		     vd.ns, vd.port[0].tap, RR_ROUNDS - 1),
+		  0, "vnetctl coalesce show: the ACKs' completions carried");
+out:
+	close_fd(&pfd);
+	if (fe)
+		vufe_destroy(fe);
+	vd_cleanup(&vd);
+}
+
 VNET_TEST("vnetd/rule_lone_frame", rule_lone_frame);
 VNET_TEST("vnetd/rule_udp_rr", rule_udp_rr);
 VNET_TEST("vnetd/rule_udp_rr_carried", rule_udp_rr_carried);
 VNET_TEST("vnetd/rule_rx_stream", rule_rx_stream);
+VNET_TEST("vnetd/rule_tx_acks_carried", rule_tx_acks_carried);
 
 int main(int argc, char **argv)
 {

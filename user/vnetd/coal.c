@@ -167,7 +167,7 @@ static bool want_notify(void *vq)
 }
 
 void vnetd_coal_pushed(struct vnetd_ring *r, unsigned int n,
-		       unsigned int classes)
+		       unsigned int classes, unsigned int acks)
 {
 	struct vnetd_coal *c = &r->coal;
 	struct vnet_dp_stats *st = r->st;
@@ -180,6 +180,10 @@ void vnetd_coal_pushed(struct vnetd_ring *r, unsigned int n,
 		.stream = classes & r->stream_classes,
 		.always = flags & r->flag_hold_always,
 		.for_answer = r->dir == VNET_DIR_TX && hold_for_answer(),
+		/* a guest-TX pure ACK's completion frees nothing a sender
+		 * waits for (TCP charges it to no small queue) */
+		.no_waiter = r->dir == VNET_DIR_TX && acks >= n &&
+			     hold_for_answer(),
 		.mode = VNETD_LOAD(r->qs->notify_mode),
 		.want = want_notify,
 		.ctx = r->vq,

@@ -36,8 +36,9 @@ struct vnetd_ring {
 	int dir;			/* VNET_DIR_TX or VNET_DIR_RX */
 	uint32_t ev_kick, ev_timer;	/* its epoll tags */
 	struct vnetd_ring *paired;	/* TX: the RX ring a signal takes along */
-	struct vnetd_ring *carries;	/* RX: the TX ring whose completions
-					 * held for the answer a signal carries */
+	struct vnetd_ring *carries;	/* RX: the TX ring whose held
+					 * completions a signal carries (an
+					 * answer's request, pure ACKs) */
 
 	/* the pinned maps' entries of this ring (mmapped, maps.c) */
 	struct vnet_dp_stats *st;
@@ -62,9 +63,12 @@ struct vnetd_ring {
 
 void vnetd_coal_params(const struct vnetd_ring *r, uint32_t *frames,
 		       uint32_t *usecs);
-/* N used entries pushed; CLASSES: 1 << VNET_CLASS_* the burst carried */
+/*
+ * N used entries pushed; CLASSES: 1 << VNET_CLASS_* the burst carried;
+ * ACKS: how many of the N were pure ACKs
+ */
 void vnetd_coal_pushed(struct vnetd_ring *r, unsigned int n,
-		       unsigned int classes);
+		       unsigned int classes, unsigned int acks);
 void vnetd_coal_timer(struct vnetd_ring *r);
 void vnetd_coal_flush(struct vnetd_ring *r);
 void vnetd_coal_reset(struct vnetd_ring *r);

@@ -22,6 +22,13 @@
  *      injection, not two.  Carried entries get their EVENT_IDX check
  *      VNETD_RULE_CARRY_CHECK usecs later, or at the ring's next
  *      decision if that comes first;
+ *   3a. a burst whose completions nobody waits for (guest-TX pure ACKs:
+ *      TCP charges them to no sender's small queue, and a receiver's ACKs
+ *      come back to back with the data it receives): held, and the other
+ *      direction's next signal carries it as it carries an answer's; the
+ *      hold ends there or VNETD_RULE_CARRY_CHECK usecs after its first
+ *      entry, with the EVENT_IDX check (a hold in progress for other
+ *      frames keeps its own rule);
  *   4. nothing signalled or settled for `usecs`: this is the first frame
  *      after a quiet period, signal now; `usecs` is a minimum gap between
  *      signals, as a NIC's interrupt throttle, not a delay from the first
@@ -110,7 +117,7 @@ void vnetd_rule_reset(struct vnetd_rule *r)
 }
 
 static uint64_t deadline_of(const struct vnetd_rule *r, bool from_first,
-			    uint32_t usecs)
+			    uint64_t usecs)
 {
 	return (from_first ? r->first_ns : r->quiet_ns) +
 	       (uint64_t)usecs * 1000;
@@ -120,7 +127,7 @@ enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 				 const struct vnetd_rule_in *in,
 				 enum vnetd_why *why)
 {
-	uint64_t deadline;
+	uint64_t deadline, hold_us;
 	bool from_first, stream, holding;
 
 	*why = VNETD_WHY_NONE;
@@ -151,7 +158,13 @@ enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 		return VNETD_ACT_NONE;
 	}
 	from_first = in->always || stream;
-	if (!in->always && in->mode != VNET_NOTIFY_BATCH) {
+	hold_us = in->usecs;
+	if (!in->always && in->no_waiter && (!holding || r->for_answer)) {
+		/* 3a: the other direction's next signal carries them */
+		from_first = true;
+		hold_us = (uint64_t)in->usecs * VNETD_RULE_CARRY_CHECK;
+		r->for_answer = true;
+	} else if (!in->always && in->mode != VNET_NOTIFY_BATCH) {
 		if (!in->for_answer ||
 		    !answer_soon(r, in->now, in->usecs)) {
 			*why = VNETD_WHY_LATENCY;
@@ -170,14 +183,16 @@ enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 		}
 		from_first = true;
 		r->for_answer = true;
-	} else if (!in->always) {
-		if (!holding && !stream &&
+	} else {
+		/* frames someone waits for: this hold ends by its own rule */
+		r->for_answer = false;
+		if (!in->always && !holding && !stream &&
 		    in->now - r->quiet_ns >= (uint64_t)in->usecs * 1000) {
 			*why = VNETD_WHY_QUIET;
 			return VNETD_ACT_SIGNAL;
 		}
 	}
-	deadline = deadline_of(r, from_first, in->usecs);
+	deadline = deadline_of(r, from_first, hold_us);
 	/* a hold in progress keeps its deadline if that comes first */
 	if (holding && r->deadline <= deadline) {
 		deadline = r->deadline;
@@ -200,10 +215,14 @@ enum vnetd_act vnetd_rule_expired(struct vnetd_rule *r, uint64_t now,
 	if (!r->pending) {
 		/* carried entries: EVENT_IDX says whether they are owed */
 		if (r->carried)
-			return VNETD_ACT_SIGNAL;
+			return now < r->deadline ? VNETD_ACT_HOLD :
+						   VNETD_ACT_SIGNAL;
 		r->deadline = 0;
 		return VNETD_ACT_NONE;
 	}
+	/* a timer armed for an earlier hold */
+	if (now < r->deadline)
+		return VNETD_ACT_HOLD;
 	/* usecs may have grown since the hold began */
 	if (frames && usecs) {
 		deadline = deadline_of(r, r->from_first, usecs);

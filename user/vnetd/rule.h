@@ -44,6 +44,9 @@ struct vnetd_rule_in {
 	/* latency mode holds this ring's signal for the answer, which
 	 * carries it (TX completions: vnetd_rule_carried()) */
 	bool for_answer;
+	/* nobody waits for these completions (guest-TX pure ACKs): held,
+	 * the other direction's next signal carries them */
+	bool no_waiter;
 	uint32_t mode;		/* VNET_NOTIFY_* of the queue pair (BPF) */
 	uint32_t frames, usecs;	/* the caps: tx-/rx-frames, -usecs */
 };
@@ -55,7 +58,9 @@ struct vnetd_rule {
 	uint64_t quiet_ns;	/* the ring was last settled with the guest */
 	uint64_t deadline;	/* of the hold in progress; 0: none */
 	bool from_first;	/* the hold counts usecs from first_ns */
-	bool for_answer;	/* the hold waits for the answer's signal */
+	bool for_answer;	/* the other direction's signal ends the hold
+				 * (an answer's; or any, for entries no one
+				 * waits for) */
 	uint32_t carried;	/* entries an answer's signal carried, not yet
 				 * checked with EVENT_IDX */
 	uint64_t asked_ns;	/* TX: the oldest request not answered; 0: none */
@@ -85,9 +90,10 @@ enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 enum vnetd_act vnetd_rule_expired(struct vnetd_rule *r, uint64_t now,
 				  uint32_t frames, uint32_t usecs);
 /*
- * The other direction's signal went out at NOW: a hold for the answer
- * ends (its entries carried, checked after VNETD_RULE_CARRY_CHECK usecs:
- * rule->deadline).  True when it held one.
+ * The other direction's signal went out at NOW: a hold it ends (for an
+ * answer, or of completions nobody waits for) is over, its entries carried
+ * and checked after VNETD_RULE_CARRY_CHECK usecs (rule->deadline).  True
+ * when it ended one.
  */
 bool vnetd_rule_carried(struct vnetd_rule *r, uint64_t now, uint32_t usecs);
 /* TX's rule R: the other direction pushed entries at NOW (an answer) */

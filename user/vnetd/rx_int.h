@@ -119,7 +119,8 @@ static inline int rx_push(struct vnetd_rx *rx, unsigned int nused,
 	a = VNETD_LOAD(rx->r.qs->ack);
 	vnetd_coal_pushed(&rx->r, *frames ? *frames : nused,
 			  (p != rx->push_mark) << VNET_CLASS_PUSH |
-				  (a != rx->ack_mark) << VNET_CLASS_ACK);
+				  (a != rx->ack_mark) << VNET_CLASS_ACK,
+			  (unsigned int)(a - rx->ack_mark));
 	rx->push_mark = p;
 	rx->ack_mark = a;
 	return 0;

@@ -14,9 +14,9 @@
  *   VNETD_RX_DIRECT_MIN=BYTES        the in-place read threshold
  *   VNETD_RX_BIG_BURSTS=N            bursts of big reads after an overflow
  *   VNETD_NO_PAIRED_SIGNALS=1        TX signals take no RX signal along
- *   VNETD_HOLD_FOR_ANSWER=0          latency-mode TX completions are
- *                                    signalled at once, not carried by
- *                                    the answer's RX signal
+ *   VNETD_HOLD_FOR_ANSWER=0          TX completions are not held for
+ *                                    an RX signal to carry (latency
+ *                                    mode's requests, pure ACKs)
  *
  * An empty value is the same as none.
  */

@@ -88,7 +88,7 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_tx *tx)
 	struct vhost_vq *vq = tx->r.vq;
 	struct vnet_dp_stats *st = tx->r.st;
 	unsigned int done = 0, i, ok, fault, classes;
-	uint64_t u0, p0, bytes;
+	uint64_t u0, p0, a0, bytes;
 	int n;
 
 	vhost_vq_notify_disable(vq);
@@ -111,6 +111,7 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_tx *tx)
 		tx_prefetch(tx->r.elems, (unsigned int)n);
 		u0 = VNETD_LOAD(tx->r.qs->urgent);
 		p0 = VNETD_LOAD(tx->r.qs->push);
+		a0 = VNETD_LOAD(tx->r.qs->ack);
 		vnetd_tapio_write_burst(tx->io, tx->r.elems, (unsigned int)n,
 					tx->res);
 		classes = (VNETD_LOAD(tx->r.qs->urgent) != u0) << VNET_CLASS_URGENT |
@@ -150,7 +151,8 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_tx *tx)
 					    fault, fault == 1 ? "" : "s");
 			return VNETD_BURST_BROKEN;
 		}
-		vnetd_coal_pushed(&tx->r, (unsigned int)n, classes);
+		vnetd_coal_pushed(&tx->r, (unsigned int)n, classes,
+				  (unsigned int)(VNETD_LOAD(tx->r.qs->ack) - a0));
 
 		done += (unsigned int)n;
 		if (done >= VNETD_BUDGET)
