@@ -153,19 +153,6 @@ static void gen_pipelined(struct trace *t)
 	}
 }
 
-/*
- * TCP request/response on a slow guest: each answer 100 us after its
- * request, the next request 350 us after the answer (more than tx-usecs:
- * the client's own time), still back to back
- */
-static void gen_tcp_rr_slow_client(struct trace *t)
-{
-	for (unsigned int i = 0; i < 40; i++) {
-		add(t, i * 450, VNET_DIR_TX, PSH, false);
-		add(t, i * 450 + 100, VNET_DIR_RX, PSH, false);
-	}
-}
-
 /* UDP ping-pong whose answers come after tx-usecs (a slow server) */
 static void gen_udp_rr_slow(struct trace *t)
 {
@@ -272,14 +259,6 @@ static const struct trace_case cases[] = {
 	    .rx_signals = -1, .tx_signals = 1, .min_carried = 39 },
 	  .static_fails = true },
 	{ "notify_rule/tcp_rr", gen_tcp_rr,
-	  { .rx_delay_us = 0, .tx_delay_us = 100, .timers = 1, .min_holds = 0,
-	    .rx_signals = -1, .tx_signals = 1, .min_carried = 39 },
-	  .static_fails = true },
-	/*
-	 * A request more than tx-usecs after the last answer still follows
-	 * it: carried, no check between exchanges
-	 */
-	{ "notify_rule/tcp_rr_slow_client", gen_tcp_rr_slow_client,
 	  { .rx_delay_us = 0, .tx_delay_us = 100, .timers = 1, .min_holds = 0,
 	    .rx_signals = -1, .tx_signals = 1, .min_carried = 39 },
 	  .static_fails = true },

@@ -8,40 +8,40 @@
  *      entries pending: signal now;
  *   2. the guest wants no call for them (EVENT_IDX): nothing is owed, and
  *      the ring counts as settled now (the guest is looking at it);
- *   3. a burst whose completions nobody waits for (guest-TX pure ACKs:
- *      TCP charges them to no sender's small queue, and a receiver's ACKs
- *      come back to back with the data it receives): held, and the other
- *      direction's next signal carries it as it carries an answer's (4);
- *      the hold ends there or VNETD_RULE_CARRY_CHECK usecs after its
- *      first entry, with the EVENT_IDX check (a hold in progress for
- *      other frames keeps its own rule);
- *   4. latency mode (the BPF programs saw the queue pair's payload turn
+ *   3. latency mode (the BPF programs saw the queue pair's payload turn
  *      direction: request/response, or no window closed yet): signal now;
  *      but while answers come within 3/4 of `usecs` (a moving average
  *      of the time from a request's push to the next push the other
  *      way), a TX completion that follows the last exchange (a signal on
- *      this ring, or a push the other way) within VNETD_RULE_CARRY_CHECK
- *      usecs (exchanges back to back; after a quiet period it goes at
- *      once) is held for the answer, up to `usecs` from its frame: the
+ *      this ring, or a push the other way) within `usecs` (exchanges back
+ *      to back; after a quiet period it goes at once) is held for the
+ *      answer, up to `usecs` from its frame: the
  *      answer's RX signal carries it (the guest's
  *      interrupt handler and virtio_net's RX poll clean the TX ring), so
  *      an exchange costs the guest one interrupt and the VMM one
  *      injection, not two.  Carried entries get their EVENT_IDX check
  *      VNETD_RULE_CARRY_CHECK usecs later, or at the ring's next
- *      decision if that comes first: the next exchange comes before it;
- *   5. nothing signalled or settled for `usecs`: this is the first frame
+ *      decision if that comes first;
+ *   3a. a burst whose completions nobody waits for (guest-TX pure ACKs:
+ *      TCP charges them to no sender's small queue, and a receiver's ACKs
+ *      come back to back with the data it receives): held, and the other
+ *      direction's next signal carries it as it carries an answer's; the
+ *      hold ends there or VNETD_RULE_CARRY_CHECK usecs after its first
+ *      entry, with the EVENT_IDX check (a hold in progress for other
+ *      frames keeps its own rule);
+ *   4. nothing signalled or settled for `usecs`: this is the first frame
  *      after a quiet period, signal now; `usecs` is a minimum gap between
  *      signals, as a NIC's interrupt throttle, not a delay from the first
  *      frame;
- *   6. otherwise hold until `usecs` after the ring was last settled: what
+ *   5. otherwise hold until `usecs` after the ring was last settled: what
  *      arrives meanwhile goes with it.  A stream's feedback (guest-TX push
  *      frames: a sender of small writes, whose TCP grows the next segment
  *      while the completion is outstanding; guest-RX pure ACKs: the ACKs
  *      Nagle's algorithm waits for to send the next small segment) is held
- *      `usecs` from its first frame, skipping 5, while such bursts come
+ *      `usecs` from its first frame, skipping 4, while such bursts come
  *      within VNETD_RULE_STREAM_GAP usecs of each other.
  *
- * With tx-hold/rx-hold always, 3, 4 and 5 are skipped and every hold counts
+ * With tx-hold/rx-hold always, 3 and 4 are skipped and every hold counts
  * `usecs` from its first frame: virtio NOTF_COAL's and ethtool's meaning.
  */
 #include <vnet/abi.h>
@@ -160,7 +160,7 @@ enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 	from_first = in->always || stream;
 	hold_us = in->usecs;
 	if (!in->always && in->no_waiter && (!holding || r->for_answer)) {
-		/* 3: the other direction's next signal carries them */
+		/* 3a: the other direction's next signal carries them */
 		from_first = true;
 		hold_us = (uint64_t)in->usecs * VNETD_RULE_CARRY_CHECK;
 		r->for_answer = true;
@@ -172,14 +172,12 @@ enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 		}
 		/*
 		 * a request that does not follow an exchange (a signal on
-		 * this ring or an answer) within the carried entries' check
-		 * goes at once, too: a sparse one would wake vnetd for the
-		 * check after each exchange
+		 * this ring or an answer) within usecs goes at once, too
 		 */
 		if (!holding &&
 		    in->now - (r->answered_ns > r->quiet_ns ? r->answered_ns :
 							     r->quiet_ns) >=
-			    (uint64_t)in->usecs * 1000 * VNETD_RULE_CARRY_CHECK) {
+			    (uint64_t)in->usecs * 1000) {
 			*why = VNETD_WHY_QUIET;
 			return VNETD_ACT_SIGNAL;
 		}
