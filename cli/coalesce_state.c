@@ -131,24 +131,23 @@ void coalesce_print_rule(const char *dev, bool served,
 			if (always)
 				out_text("hold always (usecs from the first pending frame)");
 			else if (st->notify_mode != VNET_NOTIFY_NONE)
-				out_text("%s mode, %u%% of the last %u payload frames turned direction (%s): %s",
+				out_text("%s mode, %u%% of the last %u payload frames turned direction (%s): %s%s",
 					 mode_name(st->notify_mode), st->turn_pct,
 					 VNET_TURN_WIN_FRAMES,
 					 st->turn_pct >= VNET_TURN_LATENCY_PCT ? "request/response" :
 					 st->turn_pct <= VNET_TURN_BATCH_PCT ? "one way: a stream" :
 									      "neither: the mode stays",
 					 st->notify_mode != VNET_NOTIFY_LATENCY ?
-						 (dir == VNET_DIR_TX ?
-							  "holds after a signal; pure ACKs' completions go with the next RX signal" :
-							  "holds after a signal") :
+						 "holds after a signal" :
+						 "signals at once",
 					 dir == VNET_DIR_TX ?
-						 "exchanges back to back: holds completions for the answer, whose signal carries them" :
-						 "signals at once");
+						 "; pure ACKs' completions go with the next RX signal" :
+						 "");
 			else
-				out_text("no payload window closed yet: %s",
+				out_text("no payload window closed yet: signals at once%s",
 					 dir == VNET_DIR_TX ?
-						 "holds completions for the answer" :
-						 "signals at once");
+						 "; pure ACKs' completions go with the next RX signal" :
+						 "");
 			if (d) {
 				out_double("frames_per_signal", "; %.1f frames per signal",
 					   per(d->frames, d->notify_sent));

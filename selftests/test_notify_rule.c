@@ -215,6 +215,16 @@ static void gen_rx_bulk_slow(struct trace *t)
 	}
 }
 
+/* the same, the guest's ACKs stopping halfway (its TX ring full, say) */
+static void gen_rx_bulk_acks_stop(struct trace *t)
+{
+	for (unsigned int i = 0; i < 40; i++) {
+		add(t, i * 300, VNET_DIR_RX, i % 2 ? PSH : URG, false);
+		if (i % 2 && i < 20)
+			add(t, i * 300 + 100, VNET_DIR_TX, ACK, false);
+	}
+}
+
 /* a UDP flood from the guest: a frame every 5 us */
 static void gen_tx_flood(struct trace *t)
 {
@@ -247,20 +257,17 @@ static void gen_rr_under_bulk(struct trace *t)
  */
 static const struct trace_case cases[] = {
 	/*
-	 * Request/response back to back: each answer signalled at once, and
-	 * carrying the request's TX completion (no TX signal of its own but
-	 * the first request's, after a quiet period; held at most until the
-	 * answer came).  A carried completion is checked with EVENT_IDX (a
-	 * timer wake-up) when no exchange follows within
-	 * VNETD_RULE_CARRY_CHECK tx-usecs: after the last one.
+	 * Request/response: both ends of every exchange signalled at once,
+	 * the request's completion too (held for the answer, it would be
+	 * cleaned on the round trip), no timer
 	 */
 	{ "notify_rule/udp_rr", gen_udp_rr,
-	  { .rx_delay_us = 0, .tx_delay_us = 60, .timers = 1, .min_holds = 0,
-	    .rx_signals = -1, .tx_signals = 1, .min_carried = 39 },
+	  { .rx_delay_us = 0, .tx_delay_us = 0, .timers = 0, .min_holds = 0,
+	    .rx_signals = -1, .tx_signals = 40 },
 	  .static_fails = true },
 	{ "notify_rule/tcp_rr", gen_tcp_rr,
-	  { .rx_delay_us = 0, .tx_delay_us = 100, .timers = 1, .min_holds = 0,
-	    .rx_signals = -1, .tx_signals = 1, .min_carried = 39 },
+	  { .rx_delay_us = 0, .tx_delay_us = 0, .timers = 0, .min_holds = 0,
+	    .rx_signals = -1, .tx_signals = 40 },
 	  .static_fails = true },
 	/* sparse: every request after a quiet period, signalled at once */
 	{ "notify_rule/udp_sparse", gen_udp_sparse,
@@ -271,10 +278,7 @@ static const struct trace_case cases[] = {
 	  { .rx_delay_us = 0, .tx_delay_us = 0, .timers = 0, .min_holds = 0,
 	    .rx_signals = -1, .tx_signals = -1 },
 	  .static_fails = true },
-	/*
-	 * Answers later than tx-usecs (a slow server), or later than 3/4 of
-	 * it (peers streaming at each other): at once, no timer
-	 */
+	/* a slow server, peers streaming at each other: at once, no timer */
 	{ "notify_rule/udp_rr_slow", gen_udp_rr_slow,
 	  { .rx_delay_us = 0, .tx_delay_us = 0, .timers = 0, .min_holds = 0,
 	    .rx_signals = -1, .tx_signals = 40 },
@@ -283,25 +287,11 @@ static const struct trace_case cases[] = {
 	  { .rx_delay_us = 0, .tx_delay_us = 0, .timers = 0, .min_holds = 0,
 	    .rx_signals = -1, .tx_signals = 40 },
 	  .static_fails = true },
-	/*
-	 * Requests 50 us apart, each answered 160 us later (pipelined): once
-	 * answers flow, each carries what was sent since the one before
-	 */
+	/* requests 50 us apart, each answered 160 us later (pipelined) */
 	{ "notify_rule/pipelined", gen_pipelined,
-	  { .rx_delay_us = 0, .tx_delay_us = 160, .timers = 1, .min_holds = 0,
-	    .rx_signals = -1, .tx_signals = 2, .min_carried = 30 },
+	  { .rx_delay_us = 0, .tx_delay_us = 0, .timers = 0, .min_holds = 0,
+	    .rx_signals = -1, .tx_signals = -1 },
 	  .static_fails = true },
-	/*
-	 * A guest whose RX interrupt leaves TX alone gets the carried
-	 * completions when the exchanges pause (a guest whose ring fills
-	 * stops sending): VNETD_RULE_CARRY_CHECK tx-usecs after the last
-	 */
-	{ "notify_rule/tcp_rr_no_cleantx", gen_tcp_rr,
-	  { .rx_delay_us = 0,
-	    .tx_delay_us = 100 + 200 * VNETD_RULE_CARRY_CHECK, .timers = 1,
-	    .min_holds = 0, .rx_signals = -1, .tx_signals = 2,
-	    .min_carried = 39 },
-	  .static_fails = true, .no_cleantx = true },
 	{ "notify_rule/udp_oneway_sparse", gen_udp_oneway_sparse,
 	  { .rx_delay_us = 0, .tx_delay_us = -1, .timers = 0, .min_holds = 0,
 	    .rx_signals = -1, .tx_signals = -1 },
@@ -330,6 +320,22 @@ static const struct trace_case cases[] = {
 	    .timers = 1, .min_holds = 0, .rx_signals = -1, .tx_signals = 1,
 	    .min_carried = 19 },
 	  .static_fails = true },
+	/*
+	 * When the ACKs stop, the carried ones are checked with EVENT_IDX
+	 * VNETD_RULE_CARRY_CHECK tx-usecs after the last carry: a guest that
+	 * cleaned them wants no call; one whose RX interrupt leaves TX alone
+	 * gets a signal then, however long the RX stream goes on
+	 */
+	{ "notify_rule/rx_bulk_acks_stop", gen_rx_bulk_acks_stop,
+	  { .rx_delay_us = 0, .tx_delay_us = 200, .timers = 1,
+	    .min_holds = 0, .rx_signals = -1, .tx_signals = 0,
+	    .min_carried = 10 },
+	  .static_fails = true },
+	{ "notify_rule/rx_bulk_acks_stop_no_cleantx", gen_rx_bulk_acks_stop,
+	  { .rx_delay_us = 0, .tx_delay_us = 200 + 200 * VNETD_RULE_CARRY_CHECK,
+	    .timers = 1, .min_holds = 0, .rx_signals = -1, .tx_signals = 1,
+	    .min_carried = 10 },
+	  .static_fails = true, .no_cleantx = true },
 	{ "notify_rule/tx_flood", gen_tx_flood,
 	  { .rx_delay_us = -1, .tx_delay_us = 200, .timers = -1,
 	    .min_holds = 5, .rx_signals = -1, .tx_signals = 400 / 16 },
@@ -503,7 +509,6 @@ static bool play(const struct trace *t, bool always, struct outcome *o)
 		in.urgent = e->dir == VNET_DIR_TX ? urgent : push;
 		in.stream = e->dir == VNET_DIR_TX ? push : ack;
 		in.always = always;
-		in.for_answer = e->dir == VNET_DIR_TX;
 		in.no_waiter = e->dir == VNET_DIR_TX && ack;
 		in.mode = q1.notify_mode;
 		in.frames = e->dir == VNET_DIR_TX ? VNET_DEFAULT_TX_FRAMES :
@@ -512,9 +517,6 @@ static bool play(const struct trace *t, bool always, struct outcome *o)
 						   VNET_DEFAULT_RX_USECS;
 		in.want = want_cb;
 		in.ctx = &rg[e->dir];
-		if (e->dir == VNET_DIR_RX)
-			vnetd_rule_answered(&rg[VNET_DIR_TX].rule, at,
-					    VNET_DEFAULT_TX_USECS);
 		had_hold = rg[e->dir].rule.deadline && rg[e->dir].rule.pending;
 		if (e->dir == VNET_DIR_TX)
 			rg[e->dir].cleaned = false;

@@ -16,8 +16,8 @@
  * _latency, _quiet, _timer), hold until a deadline (a timerfd; the burst
  * counts notify_deferred, a new hold `holds`), or nothing owed.
  *
- * A TX signal takes along what the RX ring holds (notify_paired, see
- * vnetd_coal_flush()), and in every case EVENT_IDX has the last word:
+ * A TX signal takes along what the RX ring holds, an RX signal carries a
+ * TX hold of pure ACKs (notify_paired, see flush_at()), and in every case EVENT_IDX has the last word:
  * vhost_vq_notify() asks vhost_vq_need_notify() over everything pushed
  * since the last decision (the library counts the calls it makes and the
  * ones the guest did not want; the queue thread adds them to notify_sent
@@ -74,13 +74,13 @@ static bool paired_signals(void)
 	return paired;
 }
 
-/* each signal of its own: a test build's VNETD_HOLD_FOR_ANSWER=0 */
-static bool hold_for_answer(void)
+/* pure ACKs signalled as other frames: a test build's VNETD_CARRY_ACKS=0 */
+static bool carry_acks(void)
 {
 	static int on = -1;
 
 	if (on < 0)
-		on = (int)vnetd_switch(VNETD_SW_HOLD_FOR_ANSWER, 1);
+		on = (int)vnetd_switch(VNETD_SW_CARRY_ACKS, 1);
 	return on;
 }
 
@@ -126,7 +126,9 @@ static bool ring_signal(struct vnetd_ring *r, uint64_t now)
  * the TX ring itself, so a TX completion held while an RX signal goes out
  * needs no interrupt at all (EVENT_IDX then suppresses it), and sending it
  * along cost request/response an extra interrupt per transaction
- * (measured: docs/evidence.md).
+ * (measured: docs/evidence.md).  A TX hold of pure ACKs (rule.c, 3) ends
+ * with the RX signal without a TX signal (TX's notify_paired): carried,
+ * with an EVENT_IDX check VNETD_RULE_CARRY_CHECK usecs later.
  */
 static void flush_at(struct vnetd_ring *r, enum vnetd_why why, uint64_t now)
 {
@@ -179,11 +181,10 @@ void vnetd_coal_pushed(struct vnetd_ring *r, unsigned int n,
 			  !(flags & r->flag_no_bypass),
 		.stream = classes & r->stream_classes,
 		.always = flags & r->flag_hold_always,
-		.for_answer = r->dir == VNET_DIR_TX && hold_for_answer(),
 		/* a guest-TX pure ACK's completion frees nothing a sender
 		 * waits for (TCP charges it to no small queue) */
 		.no_waiter = r->dir == VNET_DIR_TX && acks >= n &&
-			     hold_for_answer(),
+			     carry_acks(),
 		.mode = VNETD_LOAD(r->qs->notify_mode),
 		.want = want_notify,
 		.ctx = r->vq,
@@ -192,13 +193,6 @@ void vnetd_coal_pushed(struct vnetd_ring *r, unsigned int n,
 	bool held = c->rule.deadline && c->rule.pending;
 
 	vnetd_coal_params(r, &in.frames, &in.usecs);
-	/* RX entries answer what TX sent: how long answers take */
-	if (r->carries) {
-		uint32_t frames, usecs;
-
-		vnetd_coal_params(r->carries, &frames, &usecs);
-		vnetd_rule_answered(&r->carries->coal.rule, in.now, usecs);
-	}
 	switch (vnetd_rule_pushed(&c->rule, &in, &why)) {
 	case VNETD_ACT_SIGNAL:
 		flush_at(r, why, in.now);

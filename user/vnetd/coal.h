@@ -37,8 +37,7 @@ struct vnetd_ring {
 	uint32_t ev_kick, ev_timer;	/* its epoll tags */
 	struct vnetd_ring *paired;	/* TX: the RX ring a signal takes along */
 	struct vnetd_ring *carries;	/* RX: the TX ring whose held
-					 * completions a signal carries (an
-					 * answer's request, pure ACKs) */
+					 * pure ACKs a signal carries */
 
 	/* the pinned maps' entries of this ring (mmapped, maps.c) */
 	struct vnet_dp_stats *st;

@@ -139,7 +139,7 @@ static void ring_stop(struct vnetd_qp *qp, struct vhost_vq *vq)
 	 * call fd about to be replaced, when that is why the ring stops);
 	 * the library refuses on a broken ring.  The decision reads guest
 	 * memory: a fault there breaks the pair, and the stop goes on.
-	 * Entries an answer carried get their EVENT_IDX check too.
+	 * Entries an RX signal carried get their EVENT_IDX check too.
 	 */
 	if (r->coal.rule.pending || r->coal.rule.carried)
 		qp_guarded(qp, coal_flush, r);

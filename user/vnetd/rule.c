@@ -8,40 +8,33 @@
  *      entries pending: signal now;
  *   2. the guest wants no call for them (EVENT_IDX): nothing is owed, and
  *      the ring counts as settled now (the guest is looking at it);
- *   3. latency mode (the BPF programs saw the queue pair's payload turn
- *      direction: request/response, or no window closed yet): signal now;
- *      but while answers come within 3/4 of `usecs` (a moving average
- *      of the time from a request's push to the next push the other
- *      way), a TX completion that follows the last exchange (a signal on
- *      this ring, or a push the other way) within `usecs` (exchanges back
- *      to back; after a quiet period it goes at once) is held for the
- *      answer, up to `usecs` from its frame: the
- *      answer's RX signal carries it (the guest's
- *      interrupt handler and virtio_net's RX poll clean the TX ring), so
- *      an exchange costs the guest one interrupt and the VMM one
- *      injection, not two.  Carried entries get their EVENT_IDX check
- *      VNETD_RULE_CARRY_CHECK usecs later, or at the ring's next
- *      decision if that comes first;
- *   3a. a burst whose completions nobody waits for (guest-TX pure ACKs:
+ *   3. a burst whose completions nobody waits for (guest-TX pure ACKs:
  *      TCP charges them to no sender's small queue, and a receiver's ACKs
  *      come back to back with the data it receives): held, and the other
- *      direction's next signal carries it as it carries an answer's; the
- *      hold ends there or VNETD_RULE_CARRY_CHECK usecs after its first
- *      entry, with the EVENT_IDX check (a hold in progress for other
+ *      direction's next signal carries it (the guest's interrupt handler
+ *      and virtio_net's RX poll clean the TX ring); the hold ends there or
+ *      VNETD_RULE_CARRY_CHECK usecs after its first entry, and carried
+ *      entries get their EVENT_IDX check VNETD_RULE_CARRY_CHECK usecs
+ *      later or at the ring's next decision (a hold in progress for other
  *      frames keeps its own rule);
- *   4. nothing signalled or settled for `usecs`: this is the first frame
+ *   4. latency mode (the BPF programs saw the queue pair's payload turn
+ *      direction: request/response, or no window closed yet): signal now.
+ *      Not even a request's completion waits for the answer to carry it:
+ *      the guest would clean its TX ring on the round trip, after the
+ *      answer came, instead of while it waited (docs/policy.md);
+ *   5. nothing signalled or settled for `usecs`: this is the first frame
  *      after a quiet period, signal now; `usecs` is a minimum gap between
  *      signals, as a NIC's interrupt throttle, not a delay from the first
  *      frame;
- *   5. otherwise hold until `usecs` after the ring was last settled: what
+ *   6. otherwise hold until `usecs` after the ring was last settled: what
  *      arrives meanwhile goes with it.  A stream's feedback (guest-TX push
  *      frames: a sender of small writes, whose TCP grows the next segment
  *      while the completion is outstanding; guest-RX pure ACKs: the ACKs
  *      Nagle's algorithm waits for to send the next small segment) is held
- *      `usecs` from its first frame, skipping 4, while such bursts come
+ *      `usecs` from its first frame, skipping 5, while such bursts come
  *      within VNETD_RULE_STREAM_GAP usecs of each other.
  *
- * With tx-hold/rx-hold always, 3 and 4 are skipped and every hold counts
+ * With tx-hold/rx-hold always, 3, 4 and 5 are skipped and every hold counts
  * `usecs` from its first frame: virtio NOTF_COAL's and ethtool's meaning.
  */
 #include <vnet/abi.h>
@@ -54,58 +47,18 @@ void vnetd_rule_signalled(struct vnetd_rule *r, uint64_t now)
 	r->quiet_ns = now;
 	r->deadline = 0;
 	r->from_first = false;
-	r->for_answer = false;
+	r->carry = false;
 	r->carried = 0;
-}
-
-/* an answer took D ns (at most twice the cap: one lost answer is no trend) */
-static void answer_took(struct vnetd_rule *r, uint64_t d, uint32_t usecs)
-{
-	uint64_t cap = (uint64_t)usecs * 1000 * 2;
-
-	if (d > cap)
-		d = cap;
-	r->answer_ns = r->answer_ns ? r->answer_ns - r->answer_ns / 8 + d / 8 :
-				      d;
-}
-
-void vnetd_rule_answered(struct vnetd_rule *r, uint64_t now, uint32_t usecs)
-{
-	r->answered_ns = now;
-	if (!r->asked_ns)
-		return;
-	answer_took(r, now - r->asked_ns, usecs);
-	r->asked_ns = 0;
-}
-
-/*
- * A request went out at NOW: is its answer likely within the hold?  Holding
- * for an answer that comes after `usecs` costs a timer wake-up and the
- * completion's latency for nothing (two peers streaming at each other turn
- * direction too): hold only while answers come within 3/4 of it.
- */
-static bool answer_soon(struct vnetd_rule *r, uint64_t now, uint32_t usecs)
-{
-	uint64_t hold = (uint64_t)usecs * 1000;
-
-	if (r->asked_ns && now - r->asked_ns > hold) {
-		/* the last request's answer did not come within the hold */
-		answer_took(r, now - r->asked_ns, usecs);
-		r->asked_ns = now;
-	} else if (!r->asked_ns) {
-		r->asked_ns = now;
-	}
-	return r->answer_ns * 4 <= hold * 3;
 }
 
 bool vnetd_rule_carried(struct vnetd_rule *r, uint64_t now, uint32_t usecs)
 {
-	if (!r->pending || !r->for_answer)
+	if (!r->pending || !r->carry)
 		return false;
 	r->carried += r->pending;
 	r->pending = 0;
 	r->quiet_ns = now;
-	r->for_answer = false;
+	r->carry = false;
 	r->from_first = false;
 	r->deadline = now + (uint64_t)usecs * 1000 * VNETD_RULE_CARRY_CHECK;
 	return true;
@@ -159,33 +112,18 @@ enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 	}
 	from_first = in->always || stream;
 	hold_us = in->usecs;
-	if (!in->always && in->no_waiter && (!holding || r->for_answer)) {
-		/* 3a: the other direction's next signal carries them */
+	if (!in->always && in->no_waiter && (!holding || r->carry)) {
+		/* 3: the other direction's next signal carries them */
 		from_first = true;
 		hold_us = (uint64_t)in->usecs * VNETD_RULE_CARRY_CHECK;
-		r->for_answer = true;
-	} else if (!in->always && in->mode != VNET_NOTIFY_BATCH) {
-		if (!in->for_answer ||
-		    !answer_soon(r, in->now, in->usecs)) {
+		r->carry = true;
+	} else {
+		/* frames someone waits for: this hold ends by its own rule */
+		r->carry = false;
+		if (!in->always && in->mode != VNET_NOTIFY_BATCH) {
 			*why = VNETD_WHY_LATENCY;
 			return VNETD_ACT_SIGNAL;
 		}
-		/*
-		 * a request that does not follow an exchange (a signal on
-		 * this ring or an answer) within usecs goes at once, too
-		 */
-		if (!holding &&
-		    in->now - (r->answered_ns > r->quiet_ns ? r->answered_ns :
-							     r->quiet_ns) >=
-			    (uint64_t)in->usecs * 1000) {
-			*why = VNETD_WHY_QUIET;
-			return VNETD_ACT_SIGNAL;
-		}
-		from_first = true;
-		r->for_answer = true;
-	} else {
-		/* frames someone waits for: this hold ends by its own rule */
-		r->for_answer = false;
 		if (!in->always && !holding && !stream &&
 		    in->now - r->quiet_ns >= (uint64_t)in->usecs * 1000) {
 			*why = VNETD_WHY_QUIET;

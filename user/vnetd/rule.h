@@ -41,9 +41,6 @@ struct vnetd_rule_in {
 	bool (*want)(void *ctx);
 	void *ctx;
 	bool always;		/* tx-hold/rx-hold always */
-	/* latency mode holds this ring's signal for the answer, which
-	 * carries it (TX completions: vnetd_rule_carried()) */
-	bool for_answer;
 	/* nobody waits for these completions (guest-TX pure ACKs): held,
 	 * the other direction's next signal carries them */
 	bool no_waiter;
@@ -58,21 +55,16 @@ struct vnetd_rule {
 	uint64_t quiet_ns;	/* the ring was last settled with the guest */
 	uint64_t deadline;	/* of the hold in progress; 0: none */
 	bool from_first;	/* the hold counts usecs from first_ns */
-	bool for_answer;	/* the other direction's signal ends the hold
-				 * (an answer's; or any, for entries no one
-				 * waits for) */
-	uint32_t carried;	/* entries an answer's signal carried, not yet
-				 * checked with EVENT_IDX */
-	uint64_t asked_ns;	/* TX: the oldest request not answered; 0: none */
-	uint64_t answered_ns;	/* TX: the other direction's last push */
-	uint64_t answer_ns;	/* TX: how long answers take (a moving average
-				 * of 8); 0: none seen yet */
+	bool carry;		/* the other direction's next signal ends the
+				 * hold (entries nobody waits for) */
+	uint32_t carried;	/* entries the other direction's signal
+				 * carried, not yet checked with EVENT_IDX */
 	uint64_t stream_ns;	/* the last burst with stream frames */
 };
 
 /*
  * Carried entries are checked with EVENT_IDX (signalled if the guest still
- * wants a call for them) this many usecs after the answer carried them,
+ * wants a call for them) this many usecs after a signal carried them,
  * unless a decision comes first: a guest whose RX interrupt does not clean
  * its TX ring still gets its completions
  */
@@ -90,14 +82,11 @@ enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
 enum vnetd_act vnetd_rule_expired(struct vnetd_rule *r, uint64_t now,
 				  uint32_t frames, uint32_t usecs);
 /*
- * The other direction's signal went out at NOW: a hold it ends (for an
- * answer, or of completions nobody waits for) is over, its entries carried
- * and checked after VNETD_RULE_CARRY_CHECK usecs (rule->deadline).  True
- * when it ended one.
+ * The other direction's signal went out at NOW: a hold of completions
+ * nobody waits for is over, its entries carried and checked after
+ * VNETD_RULE_CARRY_CHECK usecs (rule->deadline).  True when it ended one.
  */
 bool vnetd_rule_carried(struct vnetd_rule *r, uint64_t now, uint32_t usecs);
-/* TX's rule R: the other direction pushed entries at NOW (an answer) */
-void vnetd_rule_answered(struct vnetd_rule *r, uint64_t now, uint32_t usecs);
 /* a signal was decided at NOW (sent, or suppressed by EVENT_IDX) */
 void vnetd_rule_signalled(struct vnetd_rule *r, uint64_t now);
 void vnetd_rule_reset(struct vnetd_rule *r);

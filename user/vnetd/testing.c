@@ -14,9 +14,8 @@
  *   VNETD_RX_DIRECT_MIN=BYTES        the in-place read threshold
  *   VNETD_RX_BIG_BURSTS=N            bursts of big reads after an overflow
  *   VNETD_NO_PAIRED_SIGNALS=1        TX signals take no RX signal along
- *   VNETD_HOLD_FOR_ANSWER=0          TX completions are not held for
- *                                    an RX signal to carry (latency
- *                                    mode's requests, pure ACKs)
+ *   VNETD_CARRY_ACKS=0               guest-TX pure ACKs are not held
+ *                                    for an RX signal to carry
  *
  * An empty value is the same as none.
  */
@@ -39,7 +38,7 @@ static const struct {
 	[VNETD_SW_RX_DIRECT_MIN] = { "VNETD_RX_DIRECT_MIN", UINT32_MAX },
 	[VNETD_SW_RX_BIG_BURSTS] = { "VNETD_RX_BIG_BURSTS", UINT32_MAX },
 	[VNETD_SW_NO_PAIRED_SIGNALS] = { "VNETD_NO_PAIRED_SIGNALS", 1 },
-	[VNETD_SW_HOLD_FOR_ANSWER] = { "VNETD_HOLD_FOR_ANSWER", 1 },
+	[VNETD_SW_CARRY_ACKS] = { "VNETD_CARRY_ACKS", 1 },
 	[VNETD_SW_SANDBOX_LOG] = { "VNETD_SANDBOX_LOG", 1 },
 	[VNETD_SW_TAKEOVER_FAIL] = { "VNETD_TEST_TAKEOVER_FAIL", 3 },
 };

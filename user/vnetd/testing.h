@@ -20,8 +20,8 @@ enum vnetd_switch {
 	VNETD_SW_RX_DIRECT_MIN,		/* RX in place from this mean (bytes) */
 	VNETD_SW_RX_BIG_BURSTS,		/* bursts of big reads after overflow */
 	VNETD_SW_NO_PAIRED_SIGNALS,	/* 1: TX signals take no RX one along */
-	VNETD_SW_HOLD_FOR_ANSWER,	/* 0: no TX completion held for an
-					 * RX signal to carry */
+	VNETD_SW_CARRY_ACKS,		/* 0: guest-TX pure ACKs are not
+					 * held for an RX signal to carry */
 	VNETD_SW_SANDBOX_LOG,		/* 1: seccomp logs and allows */
 	VNETD_SW_TAKEOVER_FAIL,		/* a hand-over fails: 1 the new one gives
 					 * up before PREPARED, 2 it dies there,
