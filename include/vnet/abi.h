@@ -347,7 +347,8 @@ struct vnet_dp_stats {
 	__u64 notify_frames;     /* sent because *-frames were pending */
 	__u64 busy_polls;        /* busy-poll windows that found work (tx) */
 	__u64 drops[VNET_DROP_MAX];
-	__u64 notify_paired;     /* sent along with the other direction's signal */
+	__u64 notify_paired;     /* RX: sent along with a TX signal; TX: held
+				  * pure ACKs an RX signal carried */
 	__u64 bounced;           /* rx: delivered from a bounce slot (two copies) */
 	__u64 notify_latency;    /* sent at once: the queue pair is in latency mode */
 	__u64 notify_quiet;      /* sent at once: the first after a quiet period */
