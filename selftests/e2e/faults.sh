@@ -47,10 +47,10 @@
 #   takeover-rollback  the new vnetd fails after the freeze (the test
 #                      build's VNETD_TEST_TAKEOVER_FAIL=2): it exits 1,
 #                      the old one thaws and serves on, no ping lost
-#   reboot             the guest reboots (reboot -f: a device reset) during
-#                      iperf3 at 100 Mbit/s: the rings stop and start
-#                      again on the same connection, iperf3 after the
-#                      reboot moves 1 MB
+#   reboot             the guest resets the machine (sysrq b) during an
+#                      iperf3 stream: the rings stop and start again on
+#                      the same connection, iperf3 after the reboot
+#                      moves 1 MB
 #
 # By name only (see docs/robustness.md):
 #
@@ -557,15 +557,16 @@ s_reboot()
 	local s1=$H_IPERF_PID
 	g_start r "$sock" reboot
 	g_ready r 90 || { _bad+="the guest did not come up ($(g_console r | tail -n 3 | tr '\n' '|')); "; return; }
-	# 100 Mbit/s, not the most the guest can: a guest whose one TCG vCPU
-	# is saturated by TX hung in reboot -f on a loaded host, and at 300
-	# Mbit/s (half its most there) once, in a full run on a fresh clone
-	G_IPERF_ARGS="-b 100M" g_iperf r 5201 30 bg ||
+	G_IPERF_ARGS="" g_iperf r 5201 30 bg ||
 		_bad+="guest: iperf3 did not start; "
 	bytes_grow "$t" tx 2000000 || _bad+="no traffic before the reboot; "
 	g0=$(grep -c 'GET_VRING_BASE' "$L/vnetd.log")
 	c0=$(grep -c 'frontend connected' "$L/vnetd.log")
-	g_send r "x reboot -f"
+	# sysrq b, not reboot -f: QEMU resets the device with both rings in
+	# flight.  reboot -f first runs the guest's device shutdown, and the
+	# Debian 6.1 guest's can hang there under a TX stream, whatever the
+	# backend (docs/robustness.md)
+	g_send r "x echo b >/proc/sysrq-trigger"
 	if g_ready r 120 2; then
 		note "the guest booted again ($(g_console r | grep -c '^VNET: boot') boots on the console)"
 	else
@@ -586,7 +587,7 @@ s_reboot()
 	got=$(iperf_rcvd "$L/iperf2.json")
 	need "iperf3 after the reboot: ${got:-0} bytes (floor $FLOOR)" ge "${got:-0}" "$FLOOR"
 	note "after the reboot: iperf3 moved $got bytes; $((g1 - g0)) GET_VRING_BASE for the reset"
-	e=$(g_console r | grep -E '^\[ *[0-9]+\.[0-9]+\] ' | grep -v 'reboot: \(Power down\|Restarting\)' | head -n 2 | tr '\n' '|')
+	e=$(g_console r | grep -E '^\[ *[0-9]+\.[0-9]+\] ' | grep -v 'reboot: \(Power down\|Restarting\)\|sysrq: Resetting' | head -n 2 | tr '\n' '|')
 	need "guest kernel: $e" [ -z "$e" ]
 	guest_quit r
 	d_stop "$dp"

@@ -65,8 +65,9 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t tmpfs tmpfs /tmp
 mount -t tmpfs tmpfs /run
 # the console is for our lines and the kernel's errors (level 3 and
-# worse): the host reads them as failures
-echo 4 >/proc/sys/kernel/printk
+# worse): the host reads them as failures.  Messages without a level go
+# out at 3 too: a soft lockup prints its registers and frames so
+echo "4 3 1 7" >/proc/sys/kernel/printk
 
 HOST=192.0.2.1
 IP=192.0.2.2/24
