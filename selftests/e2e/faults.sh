@@ -557,7 +557,7 @@ s_reboot()
 	local s1=$H_IPERF_PID
 	g_start r "$sock" reboot
 	g_ready r 90 || { _bad+="the guest did not come up ($(g_console r | tail -n 3 | tr '\n' '|')); "; return; }
-	G_IPERF_ARGS="" g_iperf r 5201 30 bg ||
+	g_iperf r 5201 30 bg ||
 		_bad+="guest: iperf3 did not start; "
 	bytes_grow "$t" tx 2000000 || _bad+="no traffic before the reboot; "
 	g0=$(grep -c 'GET_VRING_BASE' "$L/vnetd.log")

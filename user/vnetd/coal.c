@@ -17,11 +17,11 @@
  * counts notify_deferred, a new hold `holds`), or nothing owed.
  *
  * A TX signal takes along what the RX ring holds, an RX signal carries a
- * TX hold of pure ACKs (notify_paired, see flush_at()), and in every case EVENT_IDX has the last word:
- * vhost_vq_notify() asks vhost_vq_need_notify() over everything pushed
- * since the last decision (the library counts the calls it makes and the
- * ones the guest did not want; the queue thread adds them to notify_sent
- * and notify_suppressed).
+ * TX hold of pure ACKs (notify_paired, see flush_at()), and in every case
+ * EVENT_IDX has the last word: vhost_vq_notify() asks
+ * vhost_vq_need_notify() over everything pushed since the last decision
+ * (the library counts the calls it makes and the ones the guest did not
+ * want; the queue thread adds them to notify_sent and notify_suppressed).
  */
 #include <errno.h>
 #include <stdlib.h>

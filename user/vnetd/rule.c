@@ -72,8 +72,7 @@ void vnetd_rule_reset(struct vnetd_rule *r)
 static uint64_t deadline_of(const struct vnetd_rule *r, bool from_first,
 			    uint64_t usecs)
 {
-	return (from_first ? r->first_ns : r->quiet_ns) +
-	       (uint64_t)usecs * 1000;
+	return (from_first ? r->first_ns : r->quiet_ns) + usecs * 1000;
 }
 
 enum vnetd_act vnetd_rule_pushed(struct vnetd_rule *r,
