@@ -14,7 +14,7 @@ ARCH_INC   := /usr/include/$(shell $(CC) -dumpmachine)
 
 WARN       := -Wall -Wextra -Werror
 CFLAGS     ?= -O2 -g
-CFLAGS     += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser/lib -Iuser/vhost -I$(OUT)
+CFLAGS     += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser/lib -Iuser/vhost -Iuser/vnetd -I$(OUT)
 LDLIBS     += -lbpf -lelf -lz -lmnl
 BPF_CFLAGS := -g -O2 $(WARN) -Wno-unused-parameter -target bpf -D__BPF__ -I$(ARCH_INC) -Iinclude -Ibpf
 
@@ -57,10 +57,11 @@ SANITIZE   := -fsanitize=address,undefined -fno-omit-frame-pointer
 # skeleton of its own.  vnetd-asan is the same daemon with ASan/UBSan for
 # the datapath tests.  Test builds (-DVNET_TESTING: vnetd-asan, and
 # vnetd-testing, vnetctl-testing with the production flags otherwise) have
-# the test switches (user/vnetd/testing.c, docs/vnetd.md "Test builds");
+# the test switches (user/vnetd/base/testing.c, docs/vnetd.md "Test builds");
 # vnetd and vnetctl have none.
-VNETD_ALL_SRCS := $(wildcard user/vnetd/*.c)
-VNETD_SRCS := $(filter-out user/vnetd/testing.c,$(VNETD_ALL_SRCS))
+VNETD_ALL_SRCS := $(wildcard user/vnetd/*.c user/vnetd/*/*.c)
+VNETD_HDRS := $(wildcard user/vnetd/*/*.h)
+VNETD_SRCS := $(filter-out user/vnetd/base/testing.c,$(VNETD_ALL_SRCS))
 VNETD_OBJS := $(VNETD_SRCS:%.c=$(OUT)/%.o)
 VNETD      := $(OUT)/vnetd
 VNETD_ASAN := $(OUT)/vnetd-asan
@@ -147,11 +148,11 @@ $(OUT)/selftests/%: $(OUT)/selftests/%.o $(LIBVNET)
 $(OUT)/selftests/tapwrite: $(OUT)/selftests/tapwrite_lib.o $(OUT)/selftests/tapwrite_tcp.o
 
 # test_notify_rule: traces through the classifier and vnetd's rule.c
-$(OUT)/selftests/test_notify_rule: $(OUT)/user/vnetd/rule.o
+$(OUT)/selftests/test_notify_rule: $(OUT)/user/vnetd/datapath/rule.o
 # test_handover_record: the hand-over's messages (vnetd's record.c)
-$(OUT)/selftests/test_handover_record: $(OUT)/user/vnetd/record.o $(LIBVHOST)
+$(OUT)/selftests/test_handover_record: $(OUT)/user/vnetd/handover/record.o $(LIBVHOST)
 # test_vnetd_takeover plays a hostile old vnetd with the same record code
-$(OUT)/selftests/test_vnetd_takeover: $(OUT)/user/vnetd/record.o $(LIBVHOST)
+$(OUT)/selftests/test_vnetd_takeover: $(OUT)/user/vnetd/handover/record.o $(LIBVHOST)
 
 # test_classify: one program from several files (selftests/classify.h)
 $(OUT)/selftests/test_classify: $(patsubst selftests/%.c,$(OUT)/selftests/%.o,$(wildcard selftests/classify_*.c))
@@ -207,16 +208,16 @@ $(SOAK): selftests/soak.c $(BENCH_VUFE) $(VUFE_HDRS)
 $(OUT)/steer_flow.bpf.o: $(OUT)/bpf/steer_flow.bpf.o
 	cp $< $@
 
-$(VNETD_OBJS): $(STEER_SKEL) $(wildcard user/vnetd/*.h)
+$(VNETD_OBJS): $(STEER_SKEL) $(VNETD_HDRS)
 
 $(VNETD): $(VNETD_OBJS) $(LIBVNET) $(LIBVHOST)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(VNETD_LIBS)
 
-$(VNETD_ASAN): $(VNETD_ALL_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(wildcard user/vnetd/*.h user/vhost/*.h user/lib/*.h include/vnet/*.h)
+$(VNETD_ASAN): $(VNETD_ALL_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(VNETD_HDRS) $(wildcard user/vhost/*.h user/lib/*.h include/vnet/*.h)
 	@mkdir -p $(@D)
-	$(CC) -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(TESTING_CFLAGS) $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -I$(OUT) $(filter %.c,$^) -o $@ $(VNETD_LIBS)
+	$(CC) -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(TESTING_CFLAGS) $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -Iuser/vnetd -I$(OUT) $(filter %.c,$^) -o $@ $(VNETD_LIBS)
 
-$(OUT)/testing/%.o: %.c $(SKELS) $(STEER_SKEL) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h user/vnetd/*.h)
+$(OUT)/testing/%.o: %.c $(SKELS) $(STEER_SKEL) $(VNETD_HDRS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(TESTING_CFLAGS) -c $< -o $@
 
@@ -235,7 +236,7 @@ $(OUT)/bench/bench_xmit_send: bench/bench_xmit_send.c
 	$(CC) $(CFLAGS) $< -o $@
 
 # --- fuzzing ------------------------------------------------------------
-FUZZ_HDRS := fuzz/fuzz.h $(wildcard user/vhost/*.h user/vnetd/*.h user/lib/*.h include/vnet/*.h)
+FUZZ_HDRS := fuzz/fuzz.h $(VNETD_HDRS) $(wildcard user/vhost/*.h user/lib/*.h include/vnet/*.h)
 
 $(OUT)/fuzz/fuzz_vhost_user: fuzz/fuzz_vhost_user.c $(VHOST_SRCS) $(FUZZ_HDRS)
 	@mkdir -p $(@D)

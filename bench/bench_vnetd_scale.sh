@@ -195,7 +195,7 @@ wakeups()
 }
 
 # smaps PID: "KIND MAPPINGS RSS_KB" per kind of mapping
-SLOTS_KB=2112	# VNETD_RX_BURST (32) x VNETD_RX_SLOT (66 KiB), user/vnetd/vnetd.h
+SLOTS_KB=2112	# VNETD_RX_BURST (32) x VNETD_RX_SLOT (66 KiB), user/vnetd/datapath/tapio.h
 smaps()
 {
 	awk -v slots="$SLOTS_KB" '
@@ -383,7 +383,7 @@ fi
 # directory of their own (the taps need not exist: vnetd refuses before it
 # touches one; one that accepts is stopped after 10 s)
 LIMIT_PROBE=${LIMIT_PROBE:-$(($(sed -n 's/^#define VNETD_MAX_PORTS \([0-9]*\)$/\1/p' \
-	"$(dirname "$0")/../user/vnetd/opts.h") + 1))}
+	"$(dirname "$0")/../user/vnetd/config/opts.h") + 1))}
 mkdir -p "$LOGS/limit"
 mapfile -t args < <(for ((i = 0; i < LIMIT_PROBE; i++)); do
 	printf -- '--port\nsocket=%s,tap=%s,queues=1,netns=%s\n' \

@@ -27,7 +27,7 @@ CFLAGS=(-O1 -g -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer
 	-Iinclude -Iuser/lib -Iuser/vhost -Iuser/vnetd -Ifuzz -I"$OUT")
 VHOST=(user/vhost/*.c)
 # vnetd's objects but main.c (the targets have their own entry point)
-VNETD=($(ls user/vnetd/*.c | grep -v '/main\.c$') "${VHOST[@]}" user/lib/*.c)
+VNETD=($(ls user/vnetd/*.c user/vnetd/*/*.c | grep -v '/main\.c$') "${VHOST[@]}" user/lib/*.c)
 LIBS=(-lbpf -lelf -lz -lmnl -luring -lpthread -lseccomp)
 
 mkdir -p "$COV"
@@ -46,9 +46,9 @@ for t in "${targets[@]}"; do
 	case $t in
 	fuzz_vhost_user) files=(user/vhost/vhost_user.c user/vhost/mem.c user/vhost/virtq.c user/vhost/split.c) ;;
 	fuzz_virtq) files=(user/vhost/split.c user/vhost/packed.c user/vhost/mem.c) ;;
-	fuzz_rx) files=(user/vnetd/rx.c user/vnetd/rx_inplace.c user/vnetd/coal.c user/vnetd/qthread.c user/vhost/split.c user/vhost/mem.c) ;;
+	fuzz_rx) files=(user/vnetd/datapath/rx.c user/vnetd/datapath/rx_inplace.c user/vnetd/datapath/coal.c user/vnetd/datapath/qthread.c user/vhost/split.c user/vhost/mem.c) ;;
 	fuzz_classify) files=(fuzz/classify_ref.h) ;;
-	fuzz_config) files=(user/vnetd/portcfg.c) ;;
+	fuzz_config) files=(user/vnetd/config/portcfg.c) ;;
 	esac
 	nice -n 19 chrt -i 0 "$CLANG" "${CFLAGS[@]}" "${srcs[@]}" -o "$COV/$t" "${libs[@]}"
 	corpus=$FUZZ_CORPUS/$t
@@ -69,7 +69,7 @@ for t in "${targets[@]}"; do
 		awk '{ sub(/^.*\//, "", $1) } $1 ~ /\.[ch]$/ { printf "  %-18s lines %5d of %5d  %s\n", $1, $8 - $9, $8, $10 }'
 	if [ "$t" = fuzz_config ]; then
 		llvm-cov report "$COV/$t" -instr-profile="$COV/$t.profdata" \
-			-show-functions user/vnetd/portcfg.c |
+			-show-functions user/vnetd/config/portcfg.c |
 			awk '{ sub(/^.*:/, "", $1) } $1 ~ /^(vnetd_parse_config|vnetd_parse_port_spec|vnetd_port_kv|port_finish|vnetd_port_add|vnetd_parse_cpus|vnetd_parse_uint|vnetd_tap_name_ok|key_[a-z]+)$/ { printf "    %-16s lines %5d of %5d  %s\n", $1, $5 - $6, $5, $7 }'
 	fi
 done

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * fuzz_config: vnetd's --config FILE parser and --port SPEC parser
- * (user/vnetd/portcfg.c), on the daemon's own code: the target links
+ * (user/vnetd/config/portcfg.c), on the daemon's own code: the target links
  * vnetd's objects, so vnetd_parse_config() and vnetd_parse_port_spec()
  * are the functions vnetd runs.
  *
@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "opts.h"
+#include "config/opts.h"
 
 #include "fuzz.h"
 

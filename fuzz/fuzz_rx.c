@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * fuzz_rx: guest RX delivery (user/vnetd/rx.c, rx_inplace.c) with a
+ * fuzz_rx: guest RX delivery (user/vnetd/datapath/rx.c, rx_inplace.c) with a
  * byte-accounting oracle.
  *
  * vnetd's own code runs: the queue pair as qp.c sets it up, the queue
@@ -44,7 +44,7 @@
 #include <linux/virtio_ring.h>
 
 #include "fuzz.h"
-#include "qp.h"
+#include "datapath/qp.h"
 
 #define MEM_SIZE (2u << 20)
 #define GPA_BASE 0x100000ULL

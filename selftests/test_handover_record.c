@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * test_handover_record: the hand-over's messages (user/vnetd/record.c,
+ * test_handover_record: the hand-over's messages (user/vnetd/handover/record.c,
  * linked in) built and checked: every type goes through, and what a
  * damaged, truncated, other-version or hostile message carries is refused
  * with a reason that says what was wrong; nothing of it is used.  Pure: no
@@ -12,7 +12,7 @@
 #include <linux/vhost_types.h>
 
 #include "test.h"
-#include "../user/vnetd/record.h"
+#include "../user/vnetd/handover/record.h"
 #include "../user/vhost/vhost_user.h"
 
 static uint8_t buf[sizeof(struct vnetd_rec_hdr) + VNETD_REC_MAX];

@@ -11,16 +11,21 @@
 #     user/vnetd, cli): tsort finds none;
 #   - the directories depend downwards only: cli and vnetd on libvnet and
 #     libvhost, libvnet and libvhost on neither vnetd nor each other;
-#   - inside vnetd and the vhost library, every file calls only files below
-#     it in VNETD_LAYERS, VHOST_LAYERS.
+#   - inside vnetd, every file calls only files of its own part or of the
+#     parts below it; the parts are vnetd's folders, top to bottom in
+#     VNETD_PARTS (main.c, at the top of user/vnetd/, is the part "main");
+#   - inside the vhost library, every file calls only files below it in
+#     VHOST_LAYERS.
 #
 # From the #include lines of the sources (user/vnetd, user/vhost):
-#   - a file includes only headers of its own layer and below (a layer is
-#     a word of the list; the names of one layer are joined by commas);
+#   - a file includes only headers of its own layer and below (vnetd: a
+#     layer is a part, a folder; vhost: a word of the list, the names of
+#     one layer joined by commas);
 #   - no include circle: between the modules (a module is a .c and its .h,
 #     X_int.h being X's private header), the include edges have no loop;
 #   - a file includes headers of its own directory, and of the
-#     directories below it only (vnetd: libvnet, libvhost);
+#     directories below it only (vnetd: libvnet, libvhost, and another
+#     part's header by its folder, "datapath/qp.h");
 #   - the private headers of user/vhost are included inside it only.
 #
 # No production file (user/, cli/, bpf/, include/vnet) has more than 600
@@ -41,14 +46,15 @@ case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
 
 # layers top to bottom, per directory: a file may call the ones after it
 # and include the headers of its own layer and of the ones after it
-VNETD_LAYERS="main handover_take,handover,handover_int opts,portcfg agent port monitor device mailbox qp qthread tx,rx,rx_inplace,burst coal rule tapio sandbox,seccomp maps tap testing record notify,util"
+# vnetd's parts (the folders of user/vnetd/), top to bottom
+VNETD_PARTS="main handover config agent port datapath sandbox tap base"
 VHOST_LAYERS="server dev_state vhost_user,handlers,vring_fds,vu_dev virtq split packed journal vq fault mem log"
 # headers of user/vhost that only its own files include
 VHOST_PRIVATE="vhost_user_int.h vq_int.h split.h packed.h journal.h"
 # the environment production code may read: systemd's
 ENV_ALLOWED="JOURNAL_STREAM NOTIFY_SOCKET"
 # sources that only the test builds compile (the Makefile leaves them out)
-TEST_ONLY="user/vnetd/testing.c"
+TEST_ONLY="user/vnetd/base/testing.c"
 
 failed=0
 check() { # name, condition-result, reason
@@ -60,7 +66,7 @@ check() { # name, condition-result, reason
 	fi
 }
 
-objs=$(ls "$OUT"/user/lib/*.o "$OUT"/user/vhost/*.o "$OUT"/user/vnetd/*.o \
+objs=$(ls "$OUT"/user/lib/*.o "$OUT"/user/vhost/*.o "$OUT"/user/vnetd/*.o "$OUT"/user/vnetd/*/*.o \
 	"$OUT"/cli/*.o 2>/dev/null)
 if [ -z "$objs" ]; then
 	echo "FAIL: layers/objects: no objects under $OUT (run make first)"
@@ -121,7 +127,19 @@ order_check()
 	[ -z "$bad" ]
 	check "layers/$1" $? "calls upwards: $bad"
 }
-order_check vnetd_order user/vnetd "$VNETD_LAYERS"
+# 3b. vnetd's parts in order: a file calls its own part or the parts below
+# (a file's part is its folder under user/vnetd/; main.c's is "main")
+bad=$(awk -v parts="$VNETD_PARTS" '
+	function part(f) { sub(/^user\/vnetd\//, "", f); if (f !~ /\//) return f; sub(/\/.*/, "", f); return f }
+	BEGIN { n = split(parts, l, " "); for (i = 1; i <= n; i++) rank[l[i]] = i }
+	index($1, "user/vnetd/") == 1 && index($2, "user/vnetd/") == 1 {
+		a = part($1); b = part($2)
+		if (!(a in rank)) { print $1 " is in no part of the list"; next }
+		if (!(b in rank)) { print $2 " is in no part of the list"; next }
+		if (rank[a] > rank[b]) print $1 " -> " $2 " (" $3 ": " b " is above " a ")"
+	}' "$tmp/edges" | sort -u | head -5 | tr '\n' ';')
+[ -z "$bad" ]
+check "layers/vnetd_order" $? "calls upwards: $bad"
 order_check vhost_order user/vhost "$VHOST_LAYERS"
 
 # --- includes, from the sources ------------------------------------------
@@ -164,8 +182,46 @@ include_check()
 	[ ! -s "$tmp/itsort.$1" ]
 	check "layers/$1_include_circle" $? "modules that include each other's headers: $loop"
 }
-include_check vnetd user/vnetd "$VNETD_LAYERS"
 include_check vhost user/vhost "$VHOST_LAYERS"
+
+# vnetd: "file header" with both as paths under user/vnetd/ (a header of
+# the file's own folder, or another part's by its folder: "datapath/qp.h");
+# headers of libvnet, libvhost and the build are left out
+vnetd_includes()
+{
+	local f rel dir h
+
+	for f in "$top"/user/vnetd/*.[ch] "$top"/user/vnetd/*/*.[ch]; do
+		rel=${f#"$top"/user/vnetd/}
+		dir=$(dirname "$rel")
+		for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+			if [ -e "$top/user/vnetd/$dir/$h" ]; then
+				[ "$dir" = . ] && echo "$rel $h" || echo "$rel $dir/$h"
+			elif [ -e "$top/user/vnetd/$h" ]; then
+				echo "$rel $h"
+			fi
+		done
+	done
+}
+vnetd_includes >"$tmp/inc.vnetd"
+[ -s "$tmp/inc.vnetd" ]
+check "layers/vnetd_includes_found" $? "no #include of a vnetd header found"
+bad=$(awk -v parts="$VNETD_PARTS" '
+	function part(f) { if (f !~ /\//) { sub(/\.[ch]$/, "", f); return f } sub(/\/.*/, "", f); return f }
+	function module(f) { sub(/\.[ch]$/, "", f); sub(/_int$/, "", f); return f }
+	BEGIN { n = split(parts, l, " "); for (i = 1; i <= n; i++) rank[l[i]] = i }
+	{ a = part($1); b = part($2)
+	  if (!(a in rank)) { print $1 " is in no part of the list"; next }
+	  if (!(b in rank)) { print $2 " is in no part of the list"; next }
+	  if (rank[a] > rank[b]) print $1 " includes " $2 " (" b " is above " a ")"
+	  if (module($1) != module($2)) print module($1), module($2) > "/dev/stderr" }' \
+	"$tmp/inc.vnetd" 2>"$tmp/medges.vnetd" | sort -u | head -5 | tr '\n' ';')
+[ -z "$bad" ]
+check "layers/vnetd_includes" $? "includes upwards: $bad"
+sort -u "$tmp/medges.vnetd" | tsort >/dev/null 2>"$tmp/itsort.vnetd"
+loop=$(grep -v '^tsort: -: input contains a loop:$' "$tmp/itsort.vnetd" | sed 's/^tsort: //' | tr '\n' ' ')
+[ ! -s "$tmp/itsort.vnetd" ]
+check "layers/vnetd_include_circle" $? "modules that include each other's headers: $loop"
 
 # where a quoted include of a file in DIR is found: its own directory, or
 # one of ALLOWED (in the compiler's -I order), or the build's skeletons
@@ -173,9 +229,10 @@ dir_check()
 {
 	local dir=$1 allowed=$2 f h d found bad=""
 
-	for f in "$top/$dir"/*.c "$top/$dir"/*.h; do
+	for f in "$top/$dir"/*.[ch] "$top/$dir"/*/*.[ch]; do
+		[ -e "$f" ] || continue
 		for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
-			[ -e "$top/$dir/$h" ] && continue
+			[ -e "$(dirname "$f")/$h" ] && continue
 			case $h in *.skel.h) continue ;; esac
 			found=""
 			for d in user/lib user/vhost user/vnetd; do
@@ -188,7 +245,7 @@ dir_check()
 	[ -z "$bad" ]
 	check "layers/${dir//\//_}_include_dirs" $? "$bad"
 }
-dir_check user/vnetd "user/lib user/vhost"
+dir_check user/vnetd "user/vnetd user/lib user/vhost"
 dir_check user/vhost ""
 dir_check user/lib ""
 dir_check cli "user/lib"
@@ -196,7 +253,7 @@ dir_check cli "user/lib"
 bad=""
 for h in $VHOST_PRIVATE; do
 	for f in $(grep -lE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"$h\"" \
-		"$top"/user/vnetd/*.[ch] "$top"/user/lib/*.[ch] "$top"/cli/*.[ch] \
+		"$top"/user/vnetd/*.[ch] "$top"/user/vnetd/*/*.[ch] "$top"/user/lib/*.[ch] "$top"/cli/*.[ch] \
 		"$top"/selftests/*.[ch] "$top"/selftests/frontend/*.[ch] \
 		"$top"/fuzz/*.[ch] "$top"/bench/*.[ch] 2>/dev/null); do
 		bad+="${f#"$top"/} includes $h;"
@@ -208,7 +265,7 @@ check "layers/vhost_private_headers" $? "private to user/vhost: $bad"
 # --- size: concerns split into files, not grown into one ------------------
 
 MAX_LINES=600
-bad=$(wc -l "$top"/user/*/*.[ch] "$top"/cli/*.[ch] "$top"/bpf/*.[ch] \
+bad=$(wc -l "$top"/user/*/*.[ch] "$top"/user/vnetd/*/*.[ch] "$top"/cli/*.[ch] "$top"/bpf/*.[ch] \
 	"$top"/include/vnet/*.h 2>/dev/null | awk -v max=$MAX_LINES -v top="$top/" \
 	'$2 != "total" && $1 > max { sub(top, "", $2); print $2 " " $1 }' | tr '\n' ';')
 [ -z "$bad" ]
@@ -220,15 +277,15 @@ check "layers/file_size" $? "production files over $MAX_LINES lines: $bad"
 # preprocesses them (name "?" when it is not a literal).  Preprocessed are
 # the files that mention getenv themselves or through a header of user/.
 bad=""
-hdrs=$(grep -l getenv "$top"/user/*/*.h 2>/dev/null | xargs -r -n1 basename | tr '\n' '|')
-for f in "$top"/user/*/*.c; do
+hdrs=$(grep -l getenv "$top"/user/*/*.h "$top"/user/vnetd/*/*.h 2>/dev/null | xargs -r -n1 basename | tr '\n' '|')
+for f in "$top"/user/*/*.c "$top"/user/vnetd/*/*.c; do
 	rel=${f#"$top"/}
 	case " $TEST_ONLY " in *" $rel "*) continue ;; esac
 	grep -q getenv "$f" ||
 		{ [ -n "$hdrs" ] && grep -qE "#[[:space:]]*include[[:space:]]*\"(${hdrs%|})\"" "$f"; } ||
 		continue
 	if ! cc -E -P -std=gnu11 -D_GNU_SOURCE -I"$top/include" -I"$top/user/lib" \
-		-I"$top/user/vhost" -I"$OUT" "$f" -o "$tmp/pp.c" 2>"$tmp/pp.err"; then
+		-I"$top/user/vhost" -I"$top/user/vnetd" -I"$OUT" "$f" -o "$tmp/pp.c" 2>"$tmp/pp.err"; then
 		bad+="$rel does not preprocess: $(head -c 200 "$tmp/pp.err");"
 		continue
 	fi

@@ -8,7 +8,7 @@
  * vnetd meets it: each frame goes through the real classifier programs
  * (BPF_PROG_TEST_RUN of the XDP program for guest TX, of tc egress for
  * guest RX, on queue 0), which count its class and decide the queue pair's
- * notify_mode; then the ring's rule (user/vnetd/rule.c, linked in) decides
+ * notify_mode; then the ring's rule (user/vnetd/datapath/rule.c, linked in) decides
  * from what vnetd reads: the class counts before and after, the mode, the
  * caps (tx/rx-frames 32, usecs 200, vnet's defaults), the hold flag.  A
  * hold's deadline is a simulated timer that fires before the next frame
@@ -32,7 +32,7 @@
 
 #include <vnet/abi.h>
 #include "vnet.skel.h"
-#include "../user/vnetd/rule.h"
+#include "../user/vnetd/datapath/rule.h"
 
 #include "test.h"
 #include "frames.h"

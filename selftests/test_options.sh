@@ -3,7 +3,7 @@
 #
 # vnet-test: parallel (reads the tree and the built binaries, changes nothing)
 #
-# One source for every option: vnetd's option table (user/vnetd/opts.c)
+# One source for every option: vnetd's option table (user/vnetd/config/opts.c)
 # and vnetctl's (cli/main.c's global options, each command's in its own
 # file) carry each option's help, and --help / `help COMMAND` print it from
 # them.  Here that printed table is held against bash completion

@@ -684,7 +684,7 @@ out:
 }
 
 /*
- * The RX bounce slots (32 x 66 KiB per queue pair, user/vnetd/tapio.h)
+ * The RX bounce slots (32 x 66 KiB per queue pair, user/vnetd/datapath/tapio.h)
  * that io_uring holds as fixed buffers are pinned: VmPin of vnetd (the
  * pages io_uring pinned), KiB, or -1.
  */

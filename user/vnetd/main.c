@@ -7,7 +7,7 @@
  * This file: logging, signals (SIGBUS: user/vhost/fault.h), and the control loop: one epoll over the vhost-user server (all protocol work and
  * every vhost_dev_ops callback), a signalfd (SIGINT/SIGTERM: clean exit;
  * SIGHUP: a warning that names the reload (vnetd --takeover), and vnetd goes on;
- * systemd hears READY=1 and STOPPING=1 through notify.c)
+ * systemd hears READY=1 and STOPPING=1 through base/sd_notify.c)
  * and each port's ethtool monitor (a direct `ethtool -C TAP rx-frames N`
  * is mirrored into the config map's tap_rx_frames, vnetd's TX batch).
  * With --agent TAP, vnetd serves no port: agent.c drives attached taps'
@@ -33,14 +33,14 @@
 #include <bpf/libbpf.h>
 
 #include "fault.h"
-#include "handover.h"
-#include "record.h"
-#include "opts.h"
-#include "port.h"
-#include "qthread.h"
-#include "sandbox.h"
-#include "testing.h"
-#include "util.h"
+#include "handover/handover.h"
+#include "handover/record.h"
+#include "config/opts.h"
+#include "port/port.h"
+#include "datapath/qthread.h"
+#include "sandbox/sandbox.h"
+#include "base/testing.h"
+#include "base/util.h"
 
 /* --- logging ---------------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * vnet's BPF side of a port (maps.c): the classifier and policy programs
+ * vnet's BPF side of a port (tap_bpf.c): the classifier and policy programs
  * attached to the tap (or the pins of an earlier attach), the pinned maps
  * the datapath reads and writes (mmapped; each ring keeps pointers to its
  * entries, qp.c), and vnetd's steering program.  Set up and torn down by
@@ -14,7 +14,7 @@
 
 #include <vnet/abi.h>
 #include "libvnet.h"
-#include "util.h"
+#include "base/util.h"
 
 struct steer_flow;
 

@@ -6,8 +6,8 @@
 #ifndef VNETD_OPTS_H
 #define VNETD_OPTS_H
 
-#include "agent.h"
-#include "port.h"
+#include "agent/agent.h"
+#include "port/port.h"
 
 #define VNETD_VERSION "0.1.0"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * vnet's BPF side of a port (maps.h): the classifier and policy programs
+ * vnet's BPF side of a port (tap_bpf.h): the classifier and policy programs
  * attached to the tap (or the pins of an earlier attach), the pinned maps
  * the datapath reads and writes (mmapped), and vnetd's steering program.
  */
@@ -14,7 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "maps.h"
+#include "tap_bpf.h"
 #include "steer_flow.skel.h"
 
 void vnetd_maps_init(struct vnetd_maps *m, const char *name, const char *tap,

@@ -2,7 +2,7 @@
 /*
  * What every layer of vnetd may use (docs/design.md, "Layers"; this is
  * the bottom one): the monotonic clock and systemd's readiness
- * notification (notify.c), the port's log lines, loads from memory BPF
+ * notification (sd_notify.c), the port's log lines, loads from memory BPF
  * or vnetctl write concurrently, a spin's pause, the queue-pair limit.
  * The agent (agent.c) needs nothing else of vnetd.
  */
@@ -21,10 +21,10 @@
  */
 #define VNETD_RUN_DIR "/run/vnet"
 
-/* CLOCK_MONOTONIC in nanoseconds (notify.c) */
+/* CLOCK_MONOTONIC in nanoseconds (sd_notify.c) */
 uint64_t vnetd_now_ns(void);
 
-/* sd_notify(3)'s datagram to $NOTIFY_SOCKET (notify.c); 0 without one */
+/* sd_notify(3)'s datagram to $NOTIFY_SOCKET (sd_notify.c); 0 without one */
 int vnetd_notify(const char *state);
 
 /*

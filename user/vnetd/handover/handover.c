@@ -41,7 +41,7 @@
 
 #include "dev_state.h"
 #include "handover_int.h"
-#include "testing.h"
+#include "base/testing.h"
 
 /* how long each side waits for the other's next message */
 #define HELLO_MS 5000

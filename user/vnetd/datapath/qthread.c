@@ -31,7 +31,7 @@
 
 #include "fault.h"
 #include "qthread.h"
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 /* --- the epoll set ---------------------------------------------------- */
 

@@ -18,7 +18,7 @@
 #include <linux/virtio_net.h>
 
 #include "qp.h"
-#include "testing.h"
+#include "base/testing.h"
 
 static int epoll_add(struct vnetd_qp *qp, int fd, uint32_t tag)
 {

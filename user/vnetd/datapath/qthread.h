@@ -17,7 +17,7 @@
 #include <stdbool.h>
 
 #include "burst.h"
-#include "maps.h"
+#include "tap/tap_bpf.h"
 #include "tapio.h"
 
 struct vhost_dev;

@@ -14,7 +14,7 @@
 #include <sys/uio.h>
 
 #include "libvnet.h"
-#include "util.h"
+#include "base/util.h"
 
 /* how long an existing tap's queues that no process holds may take to go */
 #define VNETD_TAP_UNHELD_MS 3000

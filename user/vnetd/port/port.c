@@ -19,8 +19,8 @@
 
 #include "mailbox.h"
 #include "port.h"
-#include "qp.h"
-#include "sandbox.h"
+#include "datapath/qp.h"
+#include "sandbox/sandbox.h"
 
 /*
  * The inode of a unix socket listening at PATH (/proc/net/unix: this

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 
 #include "opts.h"
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 #define MAX_PORTS VNETD_MAX_PORTS
 

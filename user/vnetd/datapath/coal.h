@@ -16,7 +16,7 @@
 #include <vnet/abi.h>
 #include "virtq.h"
 #include "rule.h"
-#include "util.h"
+#include "base/util.h"
 
 /* What has not been signalled yet on a ring (the rule's state, rule.h). */
 struct vnetd_coal {
@@ -39,7 +39,7 @@ struct vnetd_ring {
 	struct vnetd_ring *carries;	/* RX: the TX ring whose held
 					 * pure ACKs a signal carries */
 
-	/* the pinned maps' entries of this ring (mmapped, maps.c) */
+	/* the pinned maps' entries of this ring (mmapped, tap/tap_bpf.c) */
 	struct vnet_dp_stats *st;
 	const struct vnet_queue_state *qs;
 	const struct vnet_config *cfg;	/* the queue pair's entry */

@@ -11,7 +11,7 @@
 #include <sys/uio.h>
 #include <liburing.h>
 
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 #include "tapio.h"
 
 #define URING_ENTRIES (VNETD_TX_BURST_MAX + VNETD_RX_BURST)

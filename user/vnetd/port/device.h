@@ -11,8 +11,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "qthread.h"
-#include "tap.h"
+#include "datapath/qthread.h"
+#include "tap/tap.h"
 #include "vhost_user.h"
 
 struct vnetd_device {

@@ -41,7 +41,7 @@
 #include "libvnet.h"
 #include "log.h"
 #include "agent.h"
-#include "util.h"
+#include "base/util.h"
 
 #define NSEC_PER_SEC 1000000000ull
 #define NSEC_PER_MSEC 1000000ull

@@ -7,7 +7,7 @@
 #ifndef VNETD_MAILBOX_H
 #define VNETD_MAILBOX_H
 
-#include "qthread.h"
+#include "datapath/qthread.h"
 
 /* A thread for each of QP[0 .. N); 0 or -errno (logged, none left). */
 int vnetd_qps_start(struct vnetd_qp *qp, unsigned int n);

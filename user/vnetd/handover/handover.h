@@ -13,7 +13,7 @@
 #ifndef VNETD_HANDOVER_H
 #define VNETD_HANDOVER_H
 
-#include "port.h"
+#include "port/port.h"
 #include "server.h"
 
 /*

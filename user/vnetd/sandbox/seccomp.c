@@ -31,7 +31,7 @@
 
 #include "log.h"
 #include "sandbox.h"
-#include "testing.h"
+#include "base/testing.h"
 
 /* --no-sandbox, --user (opts.c); read here and by sandbox.c */
 struct vnetd_sandbox_cfg vnetd_sandbox;

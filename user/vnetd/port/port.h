@@ -16,11 +16,11 @@
 #include <sys/un.h>
 
 #include "device.h"
-#include "maps.h"
+#include "tap/tap_bpf.h"
 #include "monitor.h"
-#include "qthread.h"
+#include "datapath/qthread.h"
 #include "server.h"
-#include "tap.h"
+#include "tap/tap.h"
 
 #define VNETD_BUSY_POLL_MAX_US 1000 /* --busy-poll's upper bound */
 
@@ -51,7 +51,7 @@ struct vnetd_port {
 	bool gone;			/* its tap or netns went: port closed */
 
 	struct vnetd_tap tap;		/* tap.c: the tap and its netns */
-	struct vnetd_maps maps;		/* maps.c: programs, maps, steering */
+	struct vnetd_maps maps;		/* tap_bpf.c: programs, maps, steering */
 	struct vnetd_monitor mon;	/* monitor.c: ethtool's notifications */
 	struct vnetd_device device;	/* device.c: the vhost-user device */
 	unsigned int nr_qp;		/* qp.c, qthread.c: the queue pairs */

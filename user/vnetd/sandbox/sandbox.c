@@ -53,7 +53,7 @@
 
 #include "log.h"
 #include "sandbox.h"
-#include "testing.h"
+#include "base/testing.h"
 
 /* how long the control thread waits for the queue threads to be in */
 #define QP_WAIT_MS 10000

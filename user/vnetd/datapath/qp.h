@@ -7,7 +7,7 @@
 #ifndef VNETD_QP_H
 #define VNETD_QP_H
 
-#include "maps.h"
+#include "tap/tap_bpf.h"
 #include "qthread.h"
 
 /* What a port's pairs are made with (its configuration and its parts). */

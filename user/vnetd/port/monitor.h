@@ -7,8 +7,8 @@
 #ifndef VNETD_MONITOR_H
 #define VNETD_MONITOR_H
 
-#include "maps.h"
-#include "tap.h"
+#include "tap/tap_bpf.h"
+#include "tap/tap.h"
 
 struct vnetd_monitor {
 	struct vnet_ethtool_monitor *mon;	/* NULL: none */

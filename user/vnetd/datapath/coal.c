@@ -31,7 +31,7 @@
 #include <sys/timerfd.h>
 
 #include "coal.h"
-#include "testing.h"
+#include "base/testing.h"
 
 void vnetd_coal_params(const struct vnetd_ring *r, uint32_t *frames,
 		       uint32_t *usecs)

@@ -17,7 +17,7 @@
 
 #include "dev_state.h"
 #include "handover_int.h"
-#include "testing.h"
+#include "base/testing.h"
 
 #define PORT_MS 10000
 #define STATE_MS 30000
