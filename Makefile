@@ -319,7 +319,7 @@ HOOKDIR    ?= /etc/libvirt/hooks/qemu.d
 HOOKCONF   ?= /etc/default/vnet-hook
 UNITS      := vnetd@.service vnetd.service vnet-exporter.service
 # every doc the man pages name (they refer to $(DOCDIR)/NAME.md)
-OPS_DOCS   := systemd.md metrics.md libvirt.md cli-contract.md vnetd.md coalesce.md \
+OPS_DOCS   := systemd.md metrics.md libvirt.md cli-contract.md vnetd.md coalesce.md limits.md \
 	      policy.md design.md benchmarks.md evidence.md vhost-user.md vnetd-contract.md \
 	      vnetd-datapath.md sandbox.md handover.md
 INSTALLED  := $(PREFIX)/sbin/vnetctl $(PREFIX)/sbin/vnetd \

@@ -56,4 +56,12 @@ VNET_MAP struct {
 	__type(value, struct vnet_dp_stats);
 } dp_stats SEC(".maps");
 
+VNET_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, VNET_DIR_MAX);
+	__type(key, __u32);
+	__type(value, struct vnet_limit);
+} limits SEC(".maps");
+
 #endif

@@ -76,6 +76,21 @@ static const struct cmd cmds[] = {
 	  "direction and why, the policy's recommendations and where\n"
 	  "each parameter takes effect on DEV: vnetd, tun, or nowhere, and whether\n"
 	  "a 'vnetd --agent DEV' drives the tap's rx-frames (pid, changes, rate).\n", NULL },
+	{ "limit", do_limit,
+	  "show DEV | set DEV tx|rx [rate R] [burst B] [initial B] [pkts-rate N] [pkts-burst N] [pkts-initial N] | clear DEV [tx|rx]",
+	  "a vnetd port's rate limits, in tc's words",
+	  "Rate limits of the vnetd port on DEV, per direction (tx = from the\n"
+	  "guest, rx = to the guest), each two token buckets (docs/limits.md):\n"
+	  "  rate R          bytes: tc's rates, '100mbit', '12mbps', bits by default\n"
+	  "  burst B         the byte bucket: tc's sizes, '256k' (default: 10 ms of\n"
+	  "                  the rate, at least 64k; at least one 1514-byte frame)\n"
+	  "  initial B       once, on top of the burst (a boot's downloads)\n"
+	  "  pkts-rate N     frames per second ('10k'); pkts-burst N, pkts-initial N\n"
+	  "Guest TX is held in the guest's ring while a bucket is empty (its\n"
+	  "queue stops; nothing is dropped); guest RX waits in the tap's queue.\n"
+	  "'set' replaces the direction's limit whole and applies live; 'clear'\n"
+	  "removes it (both directions without tx|rx).  'show' prints the limits\n"
+	  "and how often and how long vnetd held each direction.\n", NULL },
 	{ "exporter", do_exporter, "--listen ADDR:PORT",
 	  "serve every attached device's counters to Prometheus over HTTP",
 	  "A Prometheus exporter: an HTTP server on ADDR:PORT (:PORT: every\n"

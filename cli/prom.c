@@ -103,6 +103,7 @@ static void print_families(const struct prom_dev *devs, int n, int only_queue)
 		DPF(notify_paired, "RX notifications sent along with a TX completion signal."),
 		DPF(notify_latency, "Notifications sent at once: the queue pair is in latency mode (request/response)."),
 		DPF(notify_quiet, "Notifications sent at once: the first after a quiet period of the direction's usecs."),
+		DPF(limited, "Bursts the port's rate limit stopped (vnetctl limit): the queue waited for tokens."),
 		DPF(holds, "Notifications held (a hold started)."),
 		DPF(held, "Used entries signalled at the end of a hold."),
 #undef DPF
@@ -152,6 +153,13 @@ static void print_families(const struct prom_dev *devs, int n, int only_queue)
 				       ((const char *)&d->dp[k] + dpf[f].off));
 		})
 	}
+	head("vnet_datapath_limited_seconds_total", "Time the port's rate limit held the queue (vnetctl limit), seconds.");
+	FOR_ROWS(devs, n, only_queue, {
+		if (!d->dp)
+			continue;
+		sample_start("vnet_datapath_limited_seconds_total", d, q, dir);
+		fprintf(po, "} %.9f\n", (double)d->dp[k].limited_ns / 1e9);
+	})
 	head("vnet_datapath_drops_total", "Frames vnetd dropped, by reason.");
 	FOR_ROWS(devs, n, only_queue, {
 		if (!d->dp)

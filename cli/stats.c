@@ -70,6 +70,8 @@ static void print_dp(__u32 q, int dir, const struct vnet_dp_stats *d)
 	out_u64("notify_paired", " paired %llu", d->notify_paired);
 	out_u64("notify_latency", " latency %llu", d->notify_latency);
 	out_u64("notify_quiet", " quiet %llu", d->notify_quiet);
+	out_u64("limited", d->limited ? " limited %llu" : NULL, d->limited);
+	out_u64("limited_ns", d->limited ? " (%llu ns)" : NULL, d->limited_ns);
 	out_u64("holds", " holds %llu", d->holds);
 	out_u64("held", " held %llu", d->held);
 	out_text("\n");

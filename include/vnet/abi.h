@@ -16,6 +16,7 @@
  *   info    ARRAY, 1 entry                              value = vnet_info
  *   dp_stats ARRAY, BPF_F_MMAPABLE, key = vnet_key(dir, queue)
  *                                                      value = vnet_dp_stats
+ *   limits  ARRAY, BPF_F_MMAPABLE, key = dir            value = vnet_limit
  *
  * Directions are named from the guest's point of view, the same words as the
  * guest's `ethtool -C eth0`: VNET_DIR_TX is what the guest transmits (frames
@@ -35,7 +36,7 @@
  * size, entries or BPF_F_MMAPABLE differ from this header's, with the fix
  * (detach and attach again).
  */
-#define VNET_ABI_VERSION 3
+#define VNET_ABI_VERSION 4
 
 /* tun supports at most 256 queues (MAX_TAP_QUEUES). */
 #define VNET_MAX_QUEUES 256
@@ -354,10 +355,34 @@ struct vnet_dp_stats {
 	__u64 notify_quiet;      /* sent at once: the first after a quiet period */
 	__u64 holds;             /* signals held (a hold started) */
 	__u64 held;              /* used entries those holds signalled together */
+	__u64 limited;           /* bursts the rate limit stopped (struct vnet_limit) */
+	__u64 limited_ns;        /* time the rate limit held this queue, ns */
+};
+
+/*
+ * A port's rate limit in one direction (the "limits" map, key VNET_DIR_TX
+ * or VNET_DIR_RX; written by vnetctl limit and vnetd's --port keys, read
+ * by vnetd with plain loads, mmapable).  Two token buckets, bytes and
+ * frames, each refilled at its rate up to its burst, plus a one-time
+ * extra the first time the bucket is used (Firecracker's
+ * one_time_burst).  A rate of 0 is no limit on that unit.  Guest TX is
+ * held in the guest's ring while a bucket is empty (backpressure, nothing
+ * dropped); guest RX is left in the tap's queue (docs/limits.md).
+ */
+struct vnet_limit {
+	__u64 bytes_per_sec;   /* 0: no byte limit */
+	__u64 bytes_burst;     /* the byte bucket's size */
+	__u64 bytes_one_time;  /* once, on top of the burst */
+	__u64 frames_per_sec;  /* 0: no frame limit */
+	__u64 frames_burst;
+	__u64 frames_one_time;
+	__u32 gen;             /* bumped by every writer: vnetd starts over */
+	__u32 __pad;
 };
 
 #ifndef __BPF__
-_Static_assert(sizeof(struct vnet_dp_stats) == 200, "vnet_dp_stats");
+_Static_assert(sizeof(struct vnet_limit) == 56, "vnet_limit");
+_Static_assert(sizeof(struct vnet_dp_stats) == 216, "vnet_dp_stats");
 _Static_assert(sizeof(struct vnet_counter) == 16, "vnet_counter");
 _Static_assert(sizeof(struct vnet_class_stats) ==
 		       VNET_CLASS_MAX * sizeof(struct vnet_counter),

@@ -41,6 +41,7 @@ enum vnet_map_id {
 	VNET_MAP_INFO,     /* "info"     ARRAY of one vnet_info */
 	VNET_MAP_DP_STATS, /* "dp_stats" mmapable ARRAY of vnet_dp_stats */
 	VNET_MAP_POLICY,   /* "policy"   the replacement policy's record */
+	VNET_MAP_LIMITS,   /* "limits"   mmapable ARRAY of vnet_limit, by direction */
 	VNET_MAP_MAX,
 };
 
@@ -50,6 +51,7 @@ enum vnet_map_id {
 		[VNET_MAP_CONFIG] = "config", [VNET_MAP_INFO] = "info",    \
 		[VNET_MAP_DP_STATS] = "dp_stats",                          \
 		[VNET_MAP_POLICY] = VNET_PIN_POLICY,                       \
+		[VNET_MAP_LIMITS] = "limits",                              \
 	}
 
 /* the pin name of map ID ("stats", ...), NULL for an unknown ID */
@@ -306,6 +308,43 @@ vnet_class_counter(const struct vnet_class_stats *s, int cls)
 const char *vnet_xdp_mode_name(__u32 mode);
 const char *vnet_class_name(int cls);
 const char *vnet_dir_name(int dir);
+
+/* --- rate limits (limit.c; the limits map, docs/limits.md) ------------- */
+
+/* the smallest byte burst: one full-sized Ethernet frame */
+#define VNET_LIMIT_BURST_MIN 1514
+/* a byte burst not given: 10 ms of the rate, at least this (a GSO frame) */
+#define VNET_LIMIT_BURST_DEFAULT 65536
+
+/*
+ * tc(8)'s words: a rate ("100mbit", "12mbps", bits by default) in bytes
+ * per second; a size ("256k", "1514", "1m": 1024s) in bytes; a count
+ * ("10000", "10k").  0 and negative values, values past 2^64 and unknown
+ * units are refused (err names the units).  WHAT names the value in err.
+ */
+int vnet_rate_parse(const char *s, __u64 *bytes_per_sec, struct vnet_err *err);
+int vnet_size_parse(const char *what, const char *s, __u64 *bytes,
+		    struct vnet_err *err);
+int vnet_count_parse(const char *what, const char *s, __u64 *n,
+		     struct vnet_err *err);
+/*
+ * Check L (DIR names it in err: "tx", "rx") and fill in the bursts not
+ * given; 0 or -EINVAL (a burst without its rate, a byte burst below one
+ * frame).
+ */
+int vnet_limit_check(struct vnet_limit *l, const char *dir,
+		     struct vnet_err *err);
+/* Both directions' limits of IFNAME; 0 or -errno. */
+int vnet_limit_get(const char *ifname, struct vnet_limit out[VNET_DIR_MAX],
+		   struct vnet_err *err);
+/* Check L and write it as DIR's limit of IFNAME (live: vnetd follows). */
+int vnet_limit_set(const char *ifname, int dir, const struct vnet_limit *l,
+		   struct vnet_err *err);
+/* The entries at MEM (a mapping of the map), read whole; -EAGAIN: torn. */
+int vnet_limit_read(const struct vnet_limit *mem,
+		    struct vnet_limit out[VNET_DIR_MAX]);
+/* Write L into the entry E of a mapping, readers never seeing half. */
+void vnet_limit_write(struct vnet_limit *e, const struct vnet_limit *l);
 
 /* --- coalescing, ethtool netlink, batching policy ------------------------ */
 /* (coalesce.c, ethtool.c, policy.c; docs/coalesce.md, docs/policy.md)       */

@@ -44,6 +44,8 @@ static const struct map_def map_defs[VNET_MAP_MAX] = {
 	[VNET_MAP_POLICY] = { BPF_MAP_TYPE_ARRAY,
 			      sizeof(((struct vnet_policy_info *)0)->path), 1,
 			      0 },
+	[VNET_MAP_LIMITS] = { BPF_MAP_TYPE_ARRAY, sizeof(struct vnet_limit),
+			      VNET_DIR_MAX, BPF_F_MMAPABLE },
 };
 
 const char *vnet_map_name(enum vnet_map_id id)

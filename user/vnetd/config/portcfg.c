@@ -180,6 +180,83 @@ static int key_cpus(struct vnetd_port_cfg *c, const char *val,
 	return 0;
 }
 
+/*
+ * The rate limit keys: DIR-rate, DIR-burst, DIR-initial (bytes, tc's
+ * words) and DIR-pkts-rate, DIR-pkts-burst, DIR-pkts-initial (frames)
+ */
+static int key_limit(struct vnetd_port_cfg *c, const char *key,
+		     const char *val, const char *where)
+{
+	struct vnet_err err = {};
+	int dir = key[0] == 't' ? VNET_DIR_TX : VNET_DIR_RX;
+	struct vnet_limit *l = &c->limit[dir];
+	const char *w = key + 3;
+	int ret;
+
+	if (!strcmp(w, "rate"))
+		ret = vnet_rate_parse(val, &l->bytes_per_sec, &err);
+	else if (!strcmp(w, "burst"))
+		ret = vnet_size_parse("burst", val, &l->bytes_burst, &err);
+	else if (!strcmp(w, "initial"))
+		ret = vnet_size_parse("initial", val, &l->bytes_one_time, &err);
+	else if (!strcmp(w, "pkts-rate"))
+		ret = vnet_count_parse("pkts-rate", val, &l->frames_per_sec, &err);
+	else if (!strcmp(w, "pkts-burst"))
+		ret = vnet_count_parse("pkts-burst", val, &l->frames_burst, &err);
+	else
+		ret = vnet_count_parse("pkts-initial", val, &l->frames_one_time,
+				       &err);
+	if (ret)
+		return vnetd_usage_error("%s: %s: %s", where, key, err.msg);
+	c->limit_set[dir] = true;
+	return 0;
+}
+
+#define LIMIT_KEY(dir, word)                                                 \
+	static int key_##dir##_##word(struct vnetd_port_cfg *c,              \
+				      const char *val, const char *where)    \
+	{                                                                    \
+		return key_limit(c, #dir "-" #word, val, where);             \
+	}
+LIMIT_KEY(tx, rate)
+LIMIT_KEY(tx, burst)
+LIMIT_KEY(tx, initial)
+LIMIT_KEY(rx, rate)
+LIMIT_KEY(rx, burst)
+LIMIT_KEY(rx, initial)
+
+static int key_tx_pkts(struct vnetd_port_cfg *c, const char *word,
+		       const char *val, const char *where)
+{
+	char k[32];
+
+	snprintf(k, sizeof(k), "tx-pkts-%s", word);
+	return key_limit(c, k, val, where);
+}
+
+static int key_rx_pkts(struct vnetd_port_cfg *c, const char *word,
+		       const char *val, const char *where)
+{
+	char k[32];
+
+	snprintf(k, sizeof(k), "rx-pkts-%s", word);
+	return key_limit(c, k, val, where);
+}
+
+#define PKTS_KEY(dir, word)                                                  \
+	static int key_##dir##_pkts_##word(struct vnetd_port_cfg *c,         \
+					   const char *val,                  \
+					   const char *where)                \
+	{                                                                    \
+		return key_##dir##_pkts(c, #word, val, where);               \
+	}
+PKTS_KEY(tx, rate)
+PKTS_KEY(tx, burst)
+PKTS_KEY(tx, initial)
+PKTS_KEY(rx, rate)
+PKTS_KEY(rx, burst)
+PKTS_KEY(rx, initial)
+
 static const struct {
 	const char *name;
 	int (*set)(struct vnetd_port_cfg *c, const char *val,
@@ -191,6 +268,18 @@ static const struct {
 	{ "queues", key_queues, 0 },
 	{ "netns", key_netns, KEY_NETNS },
 	{ "cpus", key_cpus, KEY_CPUS },
+	{ "tx-rate", key_tx_rate, 0 },
+	{ "tx-burst", key_tx_burst, 0 },
+	{ "tx-initial", key_tx_initial, 0 },
+	{ "tx-pkts-rate", key_tx_pkts_rate, 0 },
+	{ "tx-pkts-burst", key_tx_pkts_burst, 0 },
+	{ "tx-pkts-initial", key_tx_pkts_initial, 0 },
+	{ "rx-rate", key_rx_rate, 0 },
+	{ "rx-burst", key_rx_burst, 0 },
+	{ "rx-initial", key_rx_initial, 0 },
+	{ "rx-pkts-rate", key_rx_pkts_rate, 0 },
+	{ "rx-pkts-burst", key_rx_pkts_burst, 0 },
+	{ "rx-pkts-initial", key_rx_pkts_initial, 0 },
 };
 
 /*
@@ -228,7 +317,7 @@ int vnetd_port_kv(struct vnetd_port_cfg *c, char *tok, const char *where,
 			*got |= port_keys[i].key;
 		return ret;
 	}
-	return vnetd_usage_error("%s: unknown key '%s' (socket, tap, queues, client, netns, cpus)",
+	return vnetd_usage_error("%s: unknown key '%s' (socket, tap, queues, client, netns, cpus; rate limits: tx-rate, tx-burst, tx-initial, tx-pkts-rate, tx-pkts-burst, tx-pkts-initial and the same with rx-)",
 			   where, tok);
 }
 
@@ -274,6 +363,14 @@ static int port_finish(struct vnetd_opts *o, struct vnetd_port_cfg *c,
 		return vnetd_usage_error("%s: tap=NAME missing", where);
 	if (!c->queues)
 		c->queues = 1;
+	for (int d = 0; d < VNET_DIR_MAX; d++) {
+		struct vnet_err err = {};
+
+		if (c->limit_set[d] &&
+		    vnet_limit_check(&c->limit[d], d == VNET_DIR_TX ? "tx" : "rx",
+				     &err))
+			return vnetd_usage_error("%s: %s", where, err.msg);
+	}
 	if (!(got & KEY_NETNS) && o->have_netns)
 		snprintf(c->netns, sizeof(c->netns), "%s", o->main.netns);
 	if (!(got & KEY_CPUS) && o->have_cpus) {

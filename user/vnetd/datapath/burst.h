@@ -44,6 +44,7 @@ enum vnetd_burst {
 	VNETD_BURST_STARVED,	/* RX: no guest buffer: kick asked for */
 	VNETD_BURST_BROKEN,	/* the ring broke (the library logged why) */
 	VNETD_BURST_TAP_ERROR,	/* RX: the tap queue fails (rx.tap_err) */
+	VNETD_BURST_LIMITED,	/* the rate limit: come back in r.limit_wait ns */
 };
 
 /*

@@ -17,6 +17,7 @@
 #include "virtq.h"
 #include "rule.h"
 #include "base/util.h"
+#include "limit.h"
 
 /* What has not been signalled yet on a ring (the rule's state, rule.h). */
 struct vnetd_coal {
@@ -35,6 +36,7 @@ struct vnetd_ring {
 	unsigned int qp;		/* its queue pair's index */
 	int dir;			/* VNET_DIR_TX or VNET_DIR_RX */
 	uint32_t ev_kick, ev_timer;	/* its epoll tags */
+	uint32_t ev_limit;
 	struct vnetd_ring *paired;	/* TX: the RX ring a signal takes along */
 	struct vnetd_ring *carries;	/* RX: the TX ring whose held
 					 * pure ACKs a signal carries */
@@ -58,6 +60,17 @@ struct vnetd_ring {
 	struct vhost_vq_stats seen;	/* the library's counters, in st */
 	struct vnetd_coal coal;
 	struct vhost_vq_elem *elems;	/* one burst of popped chains */
+	/*
+	 * the port's rate limit of this direction (NULL: none), the timer
+	 * a throttled ring waits on, and what the last burst asked to wait
+	 * (VNETD_BURST_LIMITED); RX: the counters charged up to
+	 */
+	struct vnetd_limit *limit;
+	int limit_fd;
+	bool limit_armed;
+	uint64_t limit_wait;
+	bool lim_marked;
+	uint64_t lim_frames, lim_bytes;
 };
 
 void vnetd_coal_params(const struct vnetd_ring *r, uint32_t *frames,

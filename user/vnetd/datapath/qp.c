@@ -75,6 +75,10 @@ static void qp_free(struct vnetd_qp *qp)
 		close(qp->rx.r.coal.timer_fd);
 	if (qp->tx.r.coal.timer_fd >= 0)
 		close(qp->tx.r.coal.timer_fd);
+	if (qp->rx.r.limit_fd >= 0)
+		close(qp->rx.r.limit_fd);
+	if (qp->tx.r.limit_fd >= 0)
+		close(qp->tx.r.limit_fd);
 	if (qp->wake_fd >= 0)
 		close(qp->wake_fd);
 	if (qp->epfd >= 0)
@@ -86,6 +90,7 @@ static void qp_free(struct vnetd_qp *qp)
 	qp->rx.r.elems = qp->tx.r.elems = NULL;
 	qp->rx.iov = NULL;
 	qp->rx.r.coal.timer_fd = qp->tx.r.coal.timer_fd = -1;
+	qp->rx.r.limit_fd = qp->tx.r.limit_fd = -1;
 	qp->wake_fd = qp->epfd = -1;
 }
 
@@ -111,6 +116,8 @@ static void ring_init(struct vnetd_qp *qp, struct vnetd_ring *r, int dir)
 	r->dir = dir;
 	r->ev_kick = tx ? VNETD_EV_TX_KICK : VNETD_EV_RX_KICK;
 	r->ev_timer = tx ? VNETD_EV_TX_TIMER : VNETD_EV_RX_TIMER;
+	r->ev_limit = tx ? VNETD_EV_TX_LIMIT : VNETD_EV_RX_LIMIT;
+	r->limit_fd = -1;
 	r->flag_adaptive = tx ? VNET_CFG_ADAPTIVE_TX : VNET_CFG_ADAPTIVE_RX;
 	r->flag_no_bypass = tx ? VNET_CFG_NO_TX_BYPASS : VNET_CFG_NO_RX_BYPASS;
 	r->flag_hold_always = tx ? VNET_CFG_TX_HOLD_ALWAYS :
@@ -168,6 +175,10 @@ static int qp_init(struct vnetd_qp *qp, unsigned int q,
 		ring_maps(c->maps, &qp->rx.r, VNET_DIR_RX, q, cfg,
 			  &cfg->rx_frames, &cfg->rx_usecs);
 	}
+	if (c->limit) {
+		qp->tx.r.limit = &c->limit[VNET_DIR_TX];
+		qp->rx.r.limit = &c->limit[VNET_DIR_RX];
+	}
 	pthread_mutex_init(&qp->lock, NULL);
 	/* vnetd_qp_cmd()'s deadlines are CLOCK_MONOTONIC */
 	pthread_condattr_init(&ca);
@@ -192,8 +203,13 @@ static int qp_init(struct vnetd_qp *qp, unsigned int q,
 						TFD_NONBLOCK | TFD_CLOEXEC);
 	qp->rx.r.coal.timer_fd = timerfd_create(CLOCK_MONOTONIC,
 						TFD_NONBLOCK | TFD_CLOEXEC);
+	qp->tx.r.limit_fd = timerfd_create(CLOCK_MONOTONIC,
+					   TFD_NONBLOCK | TFD_CLOEXEC);
+	qp->rx.r.limit_fd = timerfd_create(CLOCK_MONOTONIC,
+					   TFD_NONBLOCK | TFD_CLOEXEC);
 	if (qp->epfd < 0 || qp->wake_fd < 0 || qp->tx.r.coal.timer_fd < 0 ||
-	    qp->rx.r.coal.timer_fd < 0) {
+	    qp->rx.r.coal.timer_fd < 0 || qp->tx.r.limit_fd < 0 ||
+	    qp->rx.r.limit_fd < 0) {
 		ret = -errno;
 		goto err;
 	}
@@ -202,6 +218,10 @@ static int qp_init(struct vnetd_qp *qp, unsigned int q,
 		ret = epoll_add(qp, qp->tx.r.coal.timer_fd, qp->tx.r.ev_timer);
 	if (!ret)
 		ret = epoll_add(qp, qp->rx.r.coal.timer_fd, qp->rx.r.ev_timer);
+	if (!ret)
+		ret = epoll_add(qp, qp->tx.r.limit_fd, qp->tx.r.ev_limit);
+	if (!ret)
+		ret = epoll_add(qp, qp->rx.r.limit_fd, qp->rx.r.ev_limit);
 	if (ret)
 		goto err;
 	return 0;

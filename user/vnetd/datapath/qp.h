@@ -20,6 +20,7 @@ struct vnetd_qps_cfg {
 	unsigned int busy_poll_us;	/* --busy-poll */
 	const int *tap_fd;		/* tap queue q's fd (tap.c), or NULL */
 	struct vnetd_maps *maps;	/* the rings' entries; NULL: none */
+	struct vnetd_limit *limit;	/* the port's, by direction; NULL: none */
 };
 
 /* Pairs QP[0 .. N) from C; 0 or -errno (logged, nothing left). */

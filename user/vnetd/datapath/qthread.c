@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 
 #include "fault.h"
 #include "qthread.h"
@@ -275,6 +276,46 @@ static void coal_flush(struct vnetd_qp *qp, struct vnetd_ring *r)
 	vnetd_coal_flush(r);
 }
 
+/* --- the rate limit ------------------------------------------------------ */
+
+/*
+ * The burst stopped at R's rate limit: come back when it allows (the
+ * ring's timer).  TX keeps its kicks off meanwhile, so the guest's ring
+ * fills and its queue stops; RX stops polling the tap, whose queue holds
+ * the frames.
+ */
+static void limit_wait(struct vnetd_qp *qp, struct vnetd_ring *r)
+{
+	uint64_t at = vnetd_now_ns() + r->limit_wait;
+	struct itimerspec its = {
+		.it_value.tv_sec = (time_t)(at / 1000000000ULL),
+		.it_value.tv_nsec = (long)(at % 1000000000ULL),
+	};
+
+	if (r->dir == VNET_DIR_RX)
+		vnetd_qp_tap_arm(qp, false);
+	r->st->limited++;
+	r->st->limited_ns += r->limit_wait;
+	if (timerfd_settime(r->limit_fd, TFD_TIMER_ABSTIME, &its, NULL)) {
+		pr_err(qp, "queue pair %u: rate limit timer: %s", qp->index,
+		       strerror(errno));
+		r->more = true; /* never stuck: poll instead */
+		return;
+	}
+	r->limit_armed = true;
+}
+
+static void limit_timer(struct vnetd_qp *qp, struct vnetd_ring *r)
+{
+	uint64_t v;
+
+	(void)qp;
+	if (read(r->limit_fd, &v, sizeof(v)) < 0 && errno == EAGAIN)
+		return;
+	r->limit_armed = false;
+	r->more = true;
+}
+
 /* --- running the engines -------------------------------------------------- */
 
 /* Run the bursts that have work and act on what they report. */
@@ -290,6 +331,9 @@ static void qp_bursts(struct vnetd_qp *qp, struct vnetd_ring *unused)
 			switch (vnetd_tx_burst(&qp->tx)) {
 			case VNETD_BURST_MORE:
 				t->more = true;
+				break;
+			case VNETD_BURST_LIMITED:
+				limit_wait(qp, t);
 				break;
 			case VNETD_BURST_BROKEN:
 				ring_broken(qp, t);
@@ -319,6 +363,9 @@ static void qp_bursts(struct vnetd_qp *qp, struct vnetd_ring *unused)
 				break;
 			case VNETD_BURST_TAP_ERROR:
 				tap_gone(qp, qp->rx.tap_err);
+				break;
+			case VNETD_BURST_LIMITED:
+				limit_wait(qp, r);
 				break;
 			case VNETD_BURST_IDLE:
 				break;
@@ -408,7 +455,7 @@ static bool qp_event(struct vnetd_qp *qp, const struct epoll_event *ev)
 		if (qp->rx.r.vq) {
 			/* buffers: read the tap again */
 			vhost_vq_kick_drain(qp->rx.r.vq);
-			if (!qp->rx.r.dead)
+			if (!qp->rx.r.dead && !qp->rx.r.limit_armed)
 				vnetd_qp_tap_arm(qp, true);
 			qp->rx.r.more = true;
 		}
@@ -424,6 +471,12 @@ static bool qp_event(struct vnetd_qp *qp, const struct epoll_event *ev)
 		break;
 	case VNETD_EV_RX_TIMER:
 		qp_guarded(qp, coal_timer, &qp->rx.r);
+		break;
+	case VNETD_EV_TX_LIMIT:
+		limit_timer(qp, &qp->tx.r);
+		break;
+	case VNETD_EV_RX_LIMIT:
+		limit_timer(qp, &qp->rx.r);
 		break;
 	}
 	return false;

@@ -36,6 +36,8 @@ enum vnetd_qp_ev {
 	VNETD_EV_TAP,
 	VNETD_EV_TX_TIMER,
 	VNETD_EV_RX_TIMER,
+	VNETD_EV_TX_LIMIT,
+	VNETD_EV_RX_LIMIT,
 };
 
 enum vnetd_cmd {

@@ -209,6 +209,26 @@ static void rx_mean(struct vnetd_rx *rx, const uint32_t *len,
 }
 
 /* Move frames from the tap to the guest, up to the budget. */
+/*
+ * The rate limit before K reads: what was delivered since the last look
+ * is charged, then how many reads may start (0: the ring waits
+ * r.limit_wait; tun keeps the frames meanwhile).
+ */
+static unsigned int rx_limit(struct vnetd_rx *rx, unsigned int k)
+{
+	struct vnetd_ring *r = &rx->r;
+	uint64_t f = r->st->frames, b = r->st->bytes;
+
+	if (r->lim_marked)
+		vnetd_limit_charge(r->limit, f - r->lim_frames,
+				   b - r->lim_bytes);
+	r->lim_marked = true;
+	r->lim_frames = f;
+	r->lim_bytes = b;
+	return vnetd_limit_allow(r->limit, rx->mean ? rx->mean : 1514, k,
+				 &r->limit_wait);
+}
+
 enum vnetd_burst vnetd_rx_burst(struct vnetd_rx *rx)
 {
 	struct vhost_vq *vq = rx->r.vq;
@@ -231,6 +251,13 @@ enum vnetd_burst vnetd_rx_burst(struct vnetd_rx *rx)
 			 * costs little, 31 of them per frame would not.
 			 */
 			k = avail < rx->want ? avail : rx->want;
+			if (vnetd_limit_on(rx->r.limit)) {
+				k = rx_limit(rx, k);
+				if (!k)
+					return VNETD_BURST_LIMITED;
+			} else {
+				rx->r.lim_marked = false;
+			}
 			if ((rx->big && rx->mrg) ||
 			    (!rx->bounce && rx->mean >= rx->direct_min)) {
 				/* into the guest's buffers: big or one chain each */

@@ -82,6 +82,27 @@ static void tx_prefetch(const struct vhost_vq_elem *elems, unsigned int n)
 	}
 }
 
+/*
+ * The rate limit on N popped chains: how many go now; the others are
+ * given back to the ring, where the guest's own queue sees them waiting
+ * (backpressure: nothing is dropped).  0: the ring waits r.limit_wait.
+ */
+static unsigned int tx_limit(struct vnetd_tx *tx, unsigned int n)
+{
+	uint32_t len[VNETD_TX_BURST_MAX];
+	unsigned int i, k;
+
+	for (i = 0; i < n; i++) {
+		uint64_t l = tx->r.elems[i].out_len;
+
+		len[i] = l > tx->hdr_len ? (uint32_t)(l - tx->hdr_len) : 0;
+	}
+	k = vnetd_limit_take(tx->r.limit, len, n, &tx->r.limit_wait);
+	if (k < n)
+		vhost_vq_rewind(tx->r.vq, n - k);
+	return k;
+}
+
 /* Drain the TX ring, up to the budget: what happened. */
 enum vnetd_burst vnetd_tx_burst(struct vnetd_tx *tx)
 {
@@ -108,6 +129,11 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_tx *tx)
 						     VNETD_BURST_IDLE;
 		}
 
+		if (vnetd_limit_on(tx->r.limit)) {
+			n = (int)tx_limit(tx, (unsigned int)n);
+			if (!n)
+				return VNETD_BURST_LIMITED; /* kicks stay off */
+		}
 		tx_prefetch(tx->r.elems, (unsigned int)n);
 		u0 = VNETD_LOAD(tx->r.qs->urgent);
 		p0 = VNETD_LOAD(tx->r.qs->push);

@@ -208,6 +208,23 @@ void vnetd_port_init(struct vnetd_port *p, const struct vnetd_port_cfg *c,
 }
 
 /*
+ * The rate limits: the port's keys written into the limits map (without
+ * them the map is left as it is: a limit set live survives a restart on
+ * the same pins and a hand-over), the buckets on its entries.
+ */
+static void port_limits(struct vnetd_port *p)
+{
+	struct vnet_limit *mem = p->maps.limits.mem;
+	int d;
+
+	for (d = 0; d < VNET_DIR_MAX; d++) {
+		if (mem && p->cfg.limit_set[d])
+			vnet_limit_write(&mem[d], &p->cfg.limit[d]);
+		vnetd_limit_init(&p->limit[d], mem ? &mem[d] : NULL);
+	}
+}
+
+/*
  * The queue pairs, the device and the pairs' threads (the tap and the
  * maps are open).
  */
@@ -222,9 +239,11 @@ static int port_start(struct vnetd_port *p)
 		.busy_poll_us = p->opts.busy_poll_us,
 		.tap_fd = p->tap.fd,
 		.maps = &p->maps,
+		.limit = p->limit,
 	};
 	int ret;
 
+	port_limits(p);
 	ret = vnetd_qps_init(p->qp, p->nr_qp, &qc);
 	if (ret)
 		return ret;

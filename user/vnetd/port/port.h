@@ -18,6 +18,7 @@
 #include "device.h"
 #include "tap/tap_bpf.h"
 #include "monitor.h"
+#include "datapath/limit.h"
 #include "datapath/qthread.h"
 #include "server.h"
 #include "tap/tap.h"
@@ -33,6 +34,9 @@ struct vnetd_port_cfg {
 	bool client;
 	unsigned int ncpus;
 	int cpus[VNETD_MAX_QP * 4];
+	/* tx-rate=, rx-burst=, ...: written to the limits map at start */
+	struct vnet_limit limit[VNET_DIR_MAX];
+	bool limit_set[VNET_DIR_MAX];
 };
 
 /* What every port of one vnetd shares (the command line). */
@@ -56,6 +60,8 @@ struct vnetd_port {
 	struct vnetd_device device;	/* device.c: the vhost-user device */
 	unsigned int nr_qp;		/* qp.c, qthread.c: the queue pairs */
 	struct vnetd_qp qp[VNETD_MAX_QP];
+	/* datapath/limit.c: the rate limits, shared by the queue pairs */
+	struct vnetd_limit limit[VNET_DIR_MAX];
 };
 
 void vnetd_port_init(struct vnetd_port *p, const struct vnetd_port_cfg *c,
