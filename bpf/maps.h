@@ -64,4 +64,18 @@ VNET_MAP struct {
 	__type(value, struct vnet_limit);
 } limits SEC(".maps");
 
+VNET_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vnet_guard);
+} guard SEC(".maps");
+
+VNET_MAP struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, VNET_GUARD_R_MAX);
+	__type(key, __u32);
+	__type(value, struct vnet_counter);
+} guard_stats SEC(".maps");
+
 #endif

@@ -12,8 +12,10 @@
  */
 #include "parse.h"
 #include "account.h"
+#include "guard.h"
 
 #define TC_ACT_UNSPEC (-1)
+#define TC_ACT_SHOT 2
 
 /*
  * tc egress runs before the kernel picks the tap queue (netdev_core_pick_tx
@@ -66,13 +68,23 @@ int vnet_tc_rx(struct __sk_buff *skb)
 	return TC_ACT_UNSPEC;
 }
 
-/* from the guest: the skb's queue mapping holds the recorded rx queue + 1 */
+/*
+ * from the guest: the skb's queue mapping holds the recorded rx queue + 1;
+ * a frame the guard refuses (spoofing protection, guard.h) is dropped and
+ * counted by its reason only
+ */
 SEC("tc")
 int vnet_tc_tx(struct __sk_buff *skb)
 {
 	int class = vnet_tc_classify(skb);
 	__u32 q = skb->queue_mapping;
+	int why;
 
+	why = vnet_guard((void *)(long)skb->data, (void *)(long)skb->data_end);
+	if (why != VNET_GUARD_PASS) {
+		vnet_guard_count(why, skb->len);
+		return TC_ACT_SHOT;
+	}
 	vnet_account(VNET_DIR_TX, q ? q - 1 : 0, class, skb->len);
 	return TC_ACT_UNSPEC;
 }

@@ -8,6 +8,7 @@
  */
 #include "parse.h"
 #include "account.h"
+#include "guard.h"
 
 SEC("xdp")
 int vnet_xdp_tx(struct xdp_md *ctx)
@@ -16,7 +17,12 @@ int vnet_xdp_tx(struct xdp_md *ctx)
 	void *data_end = (void *)(long)ctx->data_end;
 	__u32 len = (__u32)(data_end - data);
 	int class = vnet_classify(data, data_end, len);
+	int why = vnet_guard(data, data_end);
 
+	if (why != VNET_GUARD_PASS) {
+		vnet_guard_count(why, len);
+		return XDP_DROP;
+	}
 	vnet_account(VNET_DIR_TX, ctx->rx_queue_index, class, len);
 	return XDP_PASS;
 }

@@ -91,6 +91,22 @@ static const struct cmd cmds[] = {
 	  "'set' replaces the direction's limit whole and applies live; 'clear'\n"
 	  "removes it (both directions without tx|rx).  'show' prints the limits\n"
 	  "and how often and how long vnetd held each direction.\n", NULL },
+	{ "guard", do_guard,
+	  "show DEV | set DEV [mac M] [ip LIST] [checks LIST] | clear DEV",
+	  "spoofing protection on what the guest sends",
+	  "Spoofing protection on frames the guest sends into DEV, in vnet's\n"
+	  "guest-TX program (docs/limits.md); each refused frame is dropped and\n"
+	  "counted by reason:\n"
+	  "  mac M       the guest NIC's MAC: other source MACs are refused\n"
+	  "  ip LIST     its addresses, ADDR[/PREFIX] separated by ',' (IPv4,\n"
+	  "              IPv6; 'none'): other sources, ARP and neighbour\n"
+	  "              advertisements for other addresses, frames neither\n"
+	  "              IPv4, IPv6 nor ARP are refused\n"
+	  "  checks LIST which checks, instead of what mac and ip turn on:\n"
+	  "              mac, ip, arp, nd, dhcp, ra (DHCP/DHCPv6 server and\n"
+	  "              router advertisement messages: always on by default)\n"
+	  "'set' replaces the whole configuration, live; 'clear' turns every\n"
+	  "check off; 'show' prints it with the drops by reason.\n", NULL },
 	{ "exporter", do_exporter, "--listen ADDR:PORT",
 	  "serve every attached device's counters to Prometheus over HTTP",
 	  "A Prometheus exporter: an HTTP server on ADDR:PORT (:PORT: every\n"

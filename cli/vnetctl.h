@@ -104,5 +104,6 @@ int do_gc(int argc, char **argv);
 int do_coalesce(int argc, char **argv);
 int do_exporter(int argc, char **argv);
 int do_limit(int argc, char **argv);
+int do_guard(int argc, char **argv);
 
 #endif

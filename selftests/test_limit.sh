@@ -22,7 +22,7 @@ source "$(dirname "$0")/lib.sh"
 
 KSFT_PREFIX=limit
 
-ALL_CASES="set_show invalid vnetd_keys"
+ALL_CASES="set_show invalid vnetd_keys guard"
 VNETD=${VNETD:-$OUT/vnetd}
 
 new_case()
@@ -168,6 +168,46 @@ case_vnetd_keys()
 	kill "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	rm -f "$sock" "/tmp/vnet-limit-$$.log"
+	case_cleanup
+}
+
+case_guard()
+{
+	local doc before
+
+	new_case guard || { fail guard_setup "$(run_said)"; return; }
+	doc=$(vnetctl -n "$NS" -j guard show "$DEV")
+	expect "fresh: no checks" 0 "$(json "$doc" '.checks | length')"
+	run vnetctl -n "$NS" guard set "$DEV" mac 52:54:00:12:34:56 ip 192.0.2.2,198.51.100.0/24,2001:db8::2
+	expect "set exit" 0 "$RUN_RC"
+	doc=$(vnetctl -n "$NS" -j guard show "$DEV")
+	expect "checks from mac and ip" "mac,ip,arp,nd,dhcp,ra" "$(json "$doc" '.checks | join(",")')"
+	expect "addresses" "192.0.2.2/32,198.51.100.0/24,2001:db8::2/128" "$(json "$doc" '.ip | join(",")')"
+	expect "mac" 52:54:00:12:34:56 "$(json "$doc" '.mac')"
+	expect "drops by reason" 0 "$(json "$doc" '.dropped.ipv4')"
+	expect "bpftool: flags" 63 "$(bpftool -j map dump pinned "$PIN_ROOT/$DEV/guard" | jq -r '.[0].formatted.value.flags')"
+	report guard_set_show
+
+	before=$doc
+	run vnetctl -n "$NS" guard set "$DEV" ip 192.0.2.2/33
+	expect "prefix > 32 exit" 2 "$RUN_RC"
+	expect "prefix > 32 message" yes "$(grep -qF "the prefix length is 0-32 for IPv4" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+	run vnetctl -n "$NS" guard set "$DEV" ip 2001:db8::/129
+	expect "prefix > 128 message" yes "$(grep -qF "the prefix length is 0-128 for IPv6" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+	run vnetctl -n "$NS" guard set "$DEV" ip 192.0.2.300
+	expect "bad address message" yes "$(grep -qF "address '192.0.2.300': not an IPv4 address" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+	run vnetctl -n "$NS" guard set "$DEV" mac 52:54:00:12:34
+	expect "bad mac message" yes "$(grep -qF "not a MAC address" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+	run vnetctl -n "$NS" guard set "$DEV" ip 192.0.2.2 checks mac
+	expect "mac check without a mac" yes "$(grep -qF "need the guest NIC's MAC: give mac M" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+	doc=$(vnetctl -n "$NS" -j guard show "$DEV")
+	expect "unchanged after refusals" "$(json "$before" '[.checks, .ip, .mac]' -c)" "$(json "$doc" '[.checks, .ip, .mac]' -c)"
+	report guard_invalid_refused
+
+	run vnetctl -n "$NS" guard clear "$DEV"
+	doc=$(vnetctl -n "$NS" -j guard show "$DEV")
+	expect "clear" 0 "$(json "$doc" '.checks | length')"
+	report guard_clear
 	case_cleanup
 }
 

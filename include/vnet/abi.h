@@ -17,6 +17,8 @@
  *   dp_stats ARRAY, BPF_F_MMAPABLE, key = vnet_key(dir, queue)
  *                                                      value = vnet_dp_stats
  *   limits  ARRAY, BPF_F_MMAPABLE, key = dir            value = vnet_limit
+ *   guard   ARRAY, 1 entry                              value = vnet_guard
+ *   guard_stats PERCPU_ARRAY, key = vnet_guard_reason   value = vnet_counter
  *
  * Directions are named from the guest's point of view, the same words as the
  * guest's `ethtool -C eth0`: VNET_DIR_TX is what the guest transmits (frames
@@ -380,7 +382,56 @@ struct vnet_limit {
 	__u32 __pad;
 };
 
+/*
+ * Spoofing protection on guest TX (the "guard" map, one entry; written by
+ * vnetctl guard and vnetd's port keys, read by the tc ingress / XDP
+ * program before it counts a frame).  Each VNET_GUARD_* flag turns one
+ * check on; a refused frame is dropped and counted in guard_stats under
+ * its reason (enum vnet_guard_reason, in the order the headers come).
+ */
+#define VNET_GUARD_MAX_ADDRS 8
+#define VNET_GUARD_MAC (1u << 0)    /* source MAC is the guest NIC's */
+#define VNET_GUARD_IP (1u << 1)     /* IPv4/IPv6 sources in the lists; only
+				     * IPv4, IPv6 and ARP frames at all */
+#define VNET_GUARD_ARP (1u << 2)    /* ARP sender: the NIC's MAC, an own IPv4 */
+#define VNET_GUARD_ND (1u << 3)     /* neighbour advertisements: own targets */
+#define VNET_GUARD_DHCP (1u << 4)   /* no DHCP/DHCPv6 server messages */
+#define VNET_GUARD_RA (1u << 5)     /* no router advertisements */
+
+enum vnet_guard_reason {
+	VNET_GUARD_R_MAC = 0,   /* another source MAC */
+	VNET_GUARD_R_L2 = 1,    /* neither IPv4, IPv6 nor ARP, or too short */
+	VNET_GUARD_R_IPV4 = 2,  /* an IPv4 source not the guest's */
+	VNET_GUARD_R_IPV6 = 3,  /* an IPv6 source not the guest's */
+	VNET_GUARD_R_ARP = 4,   /* ARP for an address not the guest's */
+	VNET_GUARD_R_ND = 5,    /* a neighbour advertisement for one */
+	VNET_GUARD_R_DHCP = 6,  /* a DHCP or DHCPv6 server message */
+	VNET_GUARD_R_RA = 7,    /* a router advertisement */
+	VNET_GUARD_R_MAX = 8,
+};
+
+struct vnet_guard_v4 {
+	__be32 addr;
+	__u32 prefix;          /* 0-32 */
+};
+
+struct vnet_guard_v6 {
+	__be32 addr[4];
+	__u32 prefix;          /* 0-128 */
+};
+
+struct vnet_guard {
+	__u32 flags;           /* VNET_GUARD_*; 0: no check, nothing dropped */
+	__u32 gen;             /* bumped by every writer */
+	__u8 mac[6];           /* the guest NIC's */
+	__u8 nr_v4;            /* entries of v4 used */
+	__u8 nr_v6;
+	struct vnet_guard_v4 v4[VNET_GUARD_MAX_ADDRS];
+	struct vnet_guard_v6 v6[VNET_GUARD_MAX_ADDRS];
+};
+
 #ifndef __BPF__
+_Static_assert(sizeof(struct vnet_guard) == 240, "vnet_guard");
 _Static_assert(sizeof(struct vnet_limit) == 56, "vnet_limit");
 _Static_assert(sizeof(struct vnet_dp_stats) == 216, "vnet_dp_stats");
 _Static_assert(sizeof(struct vnet_counter) == 16, "vnet_counter");

@@ -42,6 +42,8 @@ enum vnet_map_id {
 	VNET_MAP_DP_STATS, /* "dp_stats" mmapable ARRAY of vnet_dp_stats */
 	VNET_MAP_POLICY,   /* "policy"   the replacement policy's record */
 	VNET_MAP_LIMITS,   /* "limits"   mmapable ARRAY of vnet_limit, by direction */
+	VNET_MAP_GUARD,    /* "guard"    ARRAY of one vnet_guard */
+	VNET_MAP_GUARD_STATS, /* "guard_stats" PERCPU_ARRAY of vnet_counter, by reason */
 	VNET_MAP_MAX,
 };
 
@@ -52,6 +54,8 @@ enum vnet_map_id {
 		[VNET_MAP_DP_STATS] = "dp_stats",                          \
 		[VNET_MAP_POLICY] = VNET_PIN_POLICY,                       \
 		[VNET_MAP_LIMITS] = "limits",                              \
+		[VNET_MAP_GUARD] = "guard",                                \
+		[VNET_MAP_GUARD_STATS] = "guard_stats",                    \
 	}
 
 /* the pin name of map ID ("stats", ...), NULL for an unknown ID */
@@ -345,6 +349,27 @@ int vnet_limit_read(const struct vnet_limit *mem,
 		    struct vnet_limit out[VNET_DIR_MAX]);
 /* Write L into the entry E of a mapping, readers never seeing half. */
 void vnet_limit_write(struct vnet_limit *e, const struct vnet_limit *l);
+
+/* --- spoofing protection (guard.c; the guard map, docs/limits.md) ------- */
+
+/* "52:54:00:12:34:56" into MAC; a multicast address is refused */
+int vnet_mac_parse(const char *s, __u8 mac[6], struct vnet_err *err);
+/*
+ * "192.0.2.2,2001:db8::/64" (',' or '+' between them; "none": no address)
+ * appended to G's lists; a bad address or prefix, or more than
+ * VNET_GUARD_MAX_ADDRS of a family, is refused with the fix.
+ */
+int vnet_guard_parse_addrs(const char *list, struct vnet_guard *g,
+			   struct vnet_err *err);
+/* IFNAME's guard entry, and its drops by reason (summed over CPUs) */
+int vnet_guard_get(const char *ifname, struct vnet_guard *g,
+		   struct vnet_counter drops[VNET_GUARD_R_MAX],
+		   struct vnet_err *err);
+/* write G as IFNAME's guard (one map update: live) */
+int vnet_guard_set(const char *ifname, const struct vnet_guard *g,
+		   struct vnet_err *err);
+/* "mac", "l2", "ipv4", ...: enum vnet_guard_reason's names */
+const char *vnet_guard_reason_name(int r);
 
 /* --- coalescing, ethtool netlink, batching policy ------------------------ */
 /* (coalesce.c, ethtool.c, policy.c; docs/coalesce.md, docs/policy.md)       */

@@ -46,6 +46,11 @@ static const struct map_def map_defs[VNET_MAP_MAX] = {
 			      0 },
 	[VNET_MAP_LIMITS] = { BPF_MAP_TYPE_ARRAY, sizeof(struct vnet_limit),
 			      VNET_DIR_MAX, BPF_F_MMAPABLE },
+	[VNET_MAP_GUARD] = { BPF_MAP_TYPE_ARRAY, sizeof(struct vnet_guard), 1,
+			     0 },
+	[VNET_MAP_GUARD_STATS] = { BPF_MAP_TYPE_PERCPU_ARRAY,
+				   sizeof(struct vnet_counter),
+				   VNET_GUARD_R_MAX, 0 },
 };
 
 const char *vnet_map_name(enum vnet_map_id id)
