@@ -147,9 +147,12 @@ case_vnetd_keys()
 	run "$VNETD" --netns "$NS" --port "socket=$sock,tap=$DEV,tx-rates=1mbit"
 	expect "unknown key exit" 2 "$RUN_RC"
 	expect "unknown key lists the limit keys" yes "$(grep -qF "rate limits: tx-rate" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+	run "$VNETD" --netns "$NS" --port "socket=$sock,tap=$DEV,ip=192.0.2.2/40"
+	expect "bad prefix exit" 2 "$RUN_RC"
+	expect "bad prefix message" yes "$(grep -qF "ip=192.0.2.2/40: address '192.0.2.2/40': the prefix length is 0-32 for IPv4" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
 	report vnetd_keys_refused
 
-	"$VNETD" --netns "$NS" --port "socket=$sock,tap=$DEV,tx-rate=50mbit,tx-burst=128k,rx-pkts-rate=2000" \
+	"$VNETD" --netns "$NS" --port "socket=$sock,tap=$DEV,tx-rate=50mbit,tx-burst=128k,rx-pkts-rate=2000,mac=52:54:00:00:00:07,ip=192.0.2.7+2001:db8::7" \
 		>"/tmp/vnet-limit-$$.log" 2>&1 &
 	pid=$!
 	if ! busywait 20000 test -S "$sock"; then
@@ -159,6 +162,9 @@ case_vnetd_keys()
 		expect "tx rate from the key" 6250000 "$(json "$doc" '.tx.bytes_per_sec')"
 		expect "tx burst from the key" 131072 "$(json "$doc" '.tx.burst')"
 		expect "rx pkts-rate from the key" 2000 "$(json "$doc" '.rx.pkts_rate')"
+		doc=$(vnetctl -n "$NS" -j guard show "$DEV")
+		expect "guard from mac= and ip=" "mac,ip,arp,nd,dhcp,ra" "$(json "$doc" '.checks | join(",")')"
+		expect "guard addresses" "192.0.2.7/32,2001:db8::7/128" "$(json "$doc" '.ip | join(",")')"
 		# live: vnetctl changes what vnetd follows
 		run vnetctl -n "$NS" limit set "$DEV" tx rate 1gbit
 		doc=$(show_json)

@@ -132,30 +132,38 @@ out:
 	return ret;
 }
 
-int vnet_guard_set(const char *ifname, const struct vnet_guard *g,
-		   struct vnet_err *err)
+int vnet_guard_write(int fd, const struct vnet_guard *g,
+		     struct vnet_err *err)
 {
-	struct vnet_map m = VNET_MAP_INIT;
 	struct vnet_guard old, c = *g;
 	__u32 k = 0;
-	int ret;
 
 	if ((c.flags & (VNET_GUARD_MAC | VNET_GUARD_ARP)) &&
 	    !(c.mac[0] | c.mac[1] | c.mac[2] | c.mac[3] | c.mac[4] | c.mac[5])) {
 		vnet_err_set(err, "the MAC and ARP checks need the guest NIC's MAC: give mac M");
 		return -EINVAL;
 	}
+	if (!bpf_map_lookup_elem(fd, &k, &old))
+		c.gen = old.gen + 2;
+	/* one update: the programs see the old entry or the new one */
+	if (bpf_map_update_elem(fd, &k, &c, BPF_ANY)) {
+		vnet_err_set(err, "the guard map: %s", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+int vnet_guard_set(const char *ifname, const struct vnet_guard *g,
+		   struct vnet_err *err)
+{
+	struct vnet_map m = VNET_MAP_INIT;
+	int ret;
+
 	ret = vnet_map_get(ifname, VNET_MAP_GUARD, 0, &m, err);
 	if (ret)
 		return ret;
-	if (!bpf_map_lookup_elem(m.fd, &k, &old))
-		c.gen = old.gen + 2;
-	/* one update: the programs see the old entry or the new one */
-	ret = bpf_map_update_elem(m.fd, &k, &c, BPF_ANY) ? -errno : 0;
+	ret = vnet_guard_write(m.fd, g, err);
 	vnet_map_put(&m);
-	if (ret)
-		vnet_err_set(err, "%s: the guard map: %s", ifname,
-			     strerror(-ret));
 	return ret;
 }
 

@@ -365,6 +365,9 @@ int vnet_guard_parse_addrs(const char *list, struct vnet_guard *g,
 int vnet_guard_get(const char *ifname, struct vnet_guard *g,
 		   struct vnet_counter drops[VNET_GUARD_R_MAX],
 		   struct vnet_err *err);
+/* write G into the guard map FD (one update: live); -EINVAL: no MAC */
+int vnet_guard_write(int fd, const struct vnet_guard *g,
+		     struct vnet_err *err);
 /* write G as IFNAME's guard (one map update: live) */
 int vnet_guard_set(const char *ifname, const struct vnet_guard *g,
 		   struct vnet_err *err);

@@ -385,7 +385,7 @@ static const struct opt_def {
 	{ "cpus", 0, "LIST", opt_cpus, SEC_PORT,
 	  "pin queue pair i to the i-th CPU of LIST\n(e.g. 0,1 or 0-3); default for every port" },
 	{ "port", 'p', "SPEC", opt_port, SEC_PORT,
-	  "a port: socket=PATH,tap=NAME[,queues=N]\n[,client][,netns=NAME][,cpus=LIST] (CPUs\nseparated by ':' here)[,tx-rate=R][,tx-burst=B]\n[,rx-rate=R][,rx-pkts-rate=N]... (rate limits,\ntc's words; vnetctl(8) limit); repeatable" },
+	  "a port: socket=PATH,tap=NAME[,queues=N]\n[,client][,netns=NAME][,cpus=LIST] (CPUs\nseparated by ':' here)[,tx-rate=R][,tx-burst=B]\n[,rx-rate=R][,rx-pkts-rate=N]... (rate limits,\ntc's words; vnetctl(8) limit)[,mac=M][,ip=A+B...]\n(spoofing protection); repeatable" },
 	{ "config", 'f', "FILE", opt_config, SEC_PORT,
 	  "ports, one per line: socket=PATH tap=NAME\n[queues=N] [client] [netns=NAME] [cpus=LIST];\n'#' starts a comment" },
 	{ "agent", 'a', "TAP", opt_agent, SEC_AGENT,

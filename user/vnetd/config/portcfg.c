@@ -257,6 +257,37 @@ PKTS_KEY(rx, rate)
 PKTS_KEY(rx, burst)
 PKTS_KEY(rx, initial)
 
+/*
+ * Spoofing protection: mac=M (the MAC check and, with ip=, ARP's), ip=LIST
+ * (addresses separated by '+': commas separate --port's keys); the DHCP
+ * and router advertisement checks with either, as vnetctl guard set
+ */
+static int key_mac(struct vnetd_port_cfg *c, const char *val,
+		   const char *where)
+{
+	struct vnet_err err = {};
+
+	if (vnet_mac_parse(val, c->guard.mac, &err))
+		return vnetd_usage_error("%s: %s", where, err.msg);
+	c->guard.flags |= VNET_GUARD_MAC | VNET_GUARD_DHCP | VNET_GUARD_RA;
+	c->guard_set = true;
+	return 0;
+}
+
+static int key_ip(struct vnetd_port_cfg *c, const char *val,
+		  const char *where)
+{
+	struct vnet_err err = {};
+
+	c->guard.nr_v4 = c->guard.nr_v6 = 0;
+	if (vnet_guard_parse_addrs(val, &c->guard, &err))
+		return vnetd_usage_error("%s: ip=%s: %s", where, val, err.msg);
+	c->guard.flags |= VNET_GUARD_IP | VNET_GUARD_ND | VNET_GUARD_DHCP |
+			  VNET_GUARD_RA;
+	c->guard_set = true;
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*set)(struct vnetd_port_cfg *c, const char *val,
@@ -280,6 +311,8 @@ static const struct {
 	{ "rx-pkts-rate", key_rx_pkts_rate, 0 },
 	{ "rx-pkts-burst", key_rx_pkts_burst, 0 },
 	{ "rx-pkts-initial", key_rx_pkts_initial, 0 },
+	{ "mac", key_mac, 0 },
+	{ "ip", key_ip, 0 },
 };
 
 /*
@@ -317,7 +350,7 @@ int vnetd_port_kv(struct vnetd_port_cfg *c, char *tok, const char *where,
 			*got |= port_keys[i].key;
 		return ret;
 	}
-	return vnetd_usage_error("%s: unknown key '%s' (socket, tap, queues, client, netns, cpus; rate limits: tx-rate, tx-burst, tx-initial, tx-pkts-rate, tx-pkts-burst, tx-pkts-initial and the same with rx-)",
+	return vnetd_usage_error("%s: unknown key '%s' (socket, tap, queues, client, netns, cpus; rate limits: tx-rate, tx-burst, tx-initial, tx-pkts-rate, tx-pkts-burst, tx-pkts-initial and the same with rx-; spoofing protection: mac, ip)",
 			   where, tok);
 }
 
@@ -363,6 +396,9 @@ static int port_finish(struct vnetd_opts *o, struct vnetd_port_cfg *c,
 		return vnetd_usage_error("%s: tap=NAME missing", where);
 	if (!c->queues)
 		c->queues = 1;
+	/* ARP's sender must be the NIC's: with both keys */
+	if ((c->guard.flags & VNET_GUARD_MAC) && (c->guard.flags & VNET_GUARD_IP))
+		c->guard.flags |= VNET_GUARD_ARP;
 	for (int d = 0; d < VNET_DIR_MAX; d++) {
 		struct vnet_err err = {};
 

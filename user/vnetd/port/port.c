@@ -224,6 +224,16 @@ static void port_limits(struct vnetd_port *p)
 	}
 }
 
+/* mac=, ip=: the guard map's entry (kept as it is without them) */
+static void port_guard(struct vnetd_port *p)
+{
+	struct vnet_err err = {};
+
+	if (p->cfg.guard_set && p->maps.guard.fd >= 0 &&
+	    vnet_guard_write(p->maps.guard.fd, &p->cfg.guard, &err))
+		pr_err(p, "spoofing protection not set: %s", err.msg);
+}
+
 /*
  * The queue pairs, the device and the pairs' threads (the tap and the
  * maps are open).
@@ -244,6 +254,7 @@ static int port_start(struct vnetd_port *p)
 	int ret;
 
 	port_limits(p);
+	port_guard(p);
 	ret = vnetd_qps_init(p->qp, p->nr_qp, &qc);
 	if (ret)
 		return ret;

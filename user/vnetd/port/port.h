@@ -37,6 +37,9 @@ struct vnetd_port_cfg {
 	/* tx-rate=, rx-burst=, ...: written to the limits map at start */
 	struct vnet_limit limit[VNET_DIR_MAX];
 	bool limit_set[VNET_DIR_MAX];
+	/* mac=, ip=: spoofing protection, written to the guard map at start */
+	struct vnet_guard guard;
+	bool guard_set;
 };
 
 /* What every port of one vnetd shares (the command line). */

@@ -24,7 +24,7 @@ void vnetd_maps_init(struct vnetd_maps *m, const char *name, const char *tap,
 	m->name = name;
 	m->tap = tap;
 	m->nr_qp = nr_qp;
-	m->qs = m->config = m->dps = m->limits =
+	m->qs = m->config = m->dps = m->limits = m->guard =
 		(struct vnet_map)VNET_MAP_INIT;
 	m->steer_fd = -1;
 	pthread_mutex_init(&m->steer_lock, NULL);
@@ -76,6 +76,8 @@ static int bpf_setup(struct vnetd_maps *m, int tap_fd, bool adopt,
 	if (!ret)
 		ret = vnet_map_get(m->tap, VNET_MAP_LIMITS, VNET_MAP_WRITE,
 				   &m->limits, &err);
+	if (!ret)
+		ret = vnet_map_get(m->tap, VNET_MAP_GUARD, 0, &m->guard, &err);
 	if (ret) {
 		pr_err(m, "%s", err.msg);
 		goto err;
@@ -139,6 +141,7 @@ static void bpf_cleanup(struct vnetd_maps *m, bool release)
 	}
 	vnet_map_put(&m->dps);
 	vnet_map_put(&m->limits);
+	vnet_map_put(&m->guard);
 	vnet_map_put(&m->config);
 	vnet_map_put(&m->qs);
 	if (m->attached) {

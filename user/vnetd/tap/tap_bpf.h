@@ -27,6 +27,7 @@ struct vnetd_maps {
 	struct vnet_map config;		/* struct vnet_config[]; tap_rx_frames */
 	struct vnet_map dps;		/* struct vnet_dp_stats[], written */
 	struct vnet_map limits;		/* struct vnet_limit[dir], read */
+	struct vnet_map guard;		/* struct vnet_guard, its fd */
 	struct steer_flow *steer;	/* the steering skeleton */
 	int steer_fd;			/* the tap queue it is set on; -1 */
 	pthread_mutex_t steer_lock;
