@@ -35,6 +35,7 @@
 #                              twice SECS: sparse traffic, the common case
 #   rr-under-bulk              rr64 while a bulk TCP stream runs host ->
 #                              guest on the same NIC
+#   rr-under-bulk-tx           the same with the stream guest -> host
 #   udp64                      UDP 64 B guest -> host, frames/s into the tap;
 #                              also on the vnetd arm with the tap's
 #                              rx-frames 1 (arm batch1: vnetd's TX batch 1)
@@ -77,9 +78,9 @@ EVSTAT=$OUT/bench/evstat
 REPS=5
 SECS=3
 HOG_REPS=""
-WORKLOADS="sw64,sw256,sw1024,sw4096,bulk-tx,bulk-rx,rr64,udp-rr,rr-sparse,udp-sparse,rr-under-bulk,udp64"
+WORKLOADS="sw64,sw256,sw1024,sw4096,bulk-tx,bulk-rx,rr64,udp-rr,rr-sparse,udp-sparse,rr-under-bulk,rr-under-bulk-tx,udp64"
 ARMS="tap,vnetd,nocoal,always,adaptive"
-HOG_WORKLOADS="sw64,sw256,rr64,udp-rr,rr-sparse,udp-sparse,rr-under-bulk"
+HOG_WORKLOADS="sw64,sw256,rr64,udp-rr,rr-sparse,udp-sparse,rr-under-bulk,rr-under-bulk-tx"
 HOG_ARMS="tap,vnetd,nocoal"
 DIR=$OUT/evidence
 
@@ -479,6 +480,10 @@ workload_cmd()
 		# reported as bulk_kbps
 		rr_cmd "$irq" "--tcp -i $h -p 11111" "$SECS" \
 			"iperf3 -c $h -p 5202 -R -t $((SECS + 3)) -f k --connect-timeout 5000 >/tmp/bulk 2>&1 & bp=\$!; n=0; while ! grep -q ' sec ' /tmp/bulk 2>/dev/null; do n=\$((n+1)); [ \$n -ge 100 ] && break; sleep 0.05; done;" \
+			"wait \$bp; awk '/receiver\$/ { print \"bulk_kbps\", \$7 }' /tmp/bulk;" ;;
+	rr-under-bulk-tx)
+		rr_cmd "$irq" "--tcp -i $h -p 11111" "$SECS" \
+			"iperf3 -c $h -p 5202 -t $((SECS + 3)) -f k --connect-timeout 5000 >/tmp/bulk 2>&1 & bp=\$!; n=0; while ! grep -q ' sec ' /tmp/bulk 2>/dev/null; do n=\$((n+1)); [ \$n -ge 100 ] && break; sleep 0.05; done;" \
 			"wait \$bp; awk '/receiver\$/ { print \"bulk_kbps\", \$7 }' /tmp/bulk;" ;;
 	udp64)
 		echo "$irq; a=\$(s); iperf3 -c $h -p 5201 -u -l 64 -b 0 -t $SECS -f k --connect-timeout 5000 >/tmp/o 2>&1; rc=\$?; b=\$(s); echo irq \$((b - a)); [ \$rc = 0 ] || cat /tmp/o; exit \$rc" ;;

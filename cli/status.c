@@ -121,6 +121,11 @@ static void print_status(const struct vnet_status *st)
 		 st->ifname);
 	print_netns(st);
 	out_str("pin_dir", "  pins        %s\n", dir);
+	if (st->info.vnetd_socket[0])
+		out_str("vnetd_socket", "  vnetd port  %s\n",
+			st->info.vnetd_socket);
+	else
+		out_null("vnetd_socket", NULL);
 	out_str("tx_hook", "  tx hook     %s\n",
 		st->info.tx_hook == VNET_HOOK_TC ? "tc" : "xdp");
 	print_hook("xdp", "xdp", &st->xdp,

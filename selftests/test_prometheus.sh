@@ -110,6 +110,13 @@ case_exposition()
 		for f in $(json "$doc" '.queues[0].datapath | keys[] | select(. != "drops")'); do
 			want=$(json "$doc" '.queues[] | select(.queue == ($q|tonumber) and .dir == $d) | .datapath[$f]' \
 				--arg q "$q" --arg d "$dir" --arg f "$f")
+			if [ "$f" = limited_ns ]; then
+				# Prometheus' base unit: seconds
+				v=$(prom_value "$prom" vnet_datapath_limited_seconds_total "device=\"$SRV\",queue=\"$q\",direction=\"$dir\"")
+				awk -v v="${v:-x}" -v w="$want" 'BEGIN { exit !(v != "x" && v * 1e9 - w < 1 && w - v * 1e9 < 1) }' ||
+					bad+="q$q $dir limited_ns: prom seconds '$v' json ns '$want'; "
+				continue
+			fi
 			v=$(prom_value "$prom" "vnet_datapath_${f}_total" "device=\"$SRV\",queue=\"$q\",direction=\"$dir\"")
 			[ "$v" = "$want" ] || bad+="q$q $dir $f: prom '$v' json '$want'; "
 		done

@@ -280,6 +280,14 @@ struct vnet_info {
 	__u32 agent_target;       /* combined recommendation of the last sample; 0 none */
 	__u32 agent_rx_frames;    /* tun rx-frames it last set (agent_changes > 0) */
 	__u32 __pad2;
+	/*
+	 * The vhost-user socket of the vnetd port that serves the tap ("":
+	 * none), written by that vnetd when it takes the tap: what finds a
+	 * libvirt vhostuser interface's tap (the libvirt hook, vnetctl -j
+	 * status).
+	 */
+	char vnetd_socket[108];
+	__u32 __pad3;
 };
 
 /* struct vnet_info.agent_state */
@@ -440,7 +448,7 @@ _Static_assert(sizeof(struct vnet_class_stats) ==
 	       "vnet_class_stats must be an array of counters by class");
 _Static_assert(sizeof(struct vnet_queue_state) == 192, "vnet_queue_state");
 _Static_assert(sizeof(struct vnet_config) == 48, "vnet_config");
-_Static_assert(sizeof(struct vnet_info) == 104, "vnet_info");
+_Static_assert(sizeof(struct vnet_info) == 216, "vnet_info");
 _Static_assert(sizeof(struct vnet_xmit_key) == 8, "vnet_xmit_key");
 _Static_assert(sizeof(struct vnet_xmit_entry) == 24, "vnet_xmit_entry");
 #endif

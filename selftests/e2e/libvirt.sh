@@ -9,9 +9,13 @@
 # type='bridge' interface whose tap the libvirt hook (libvirt/qemu-hook,
 # installed by `make install`, run by libvirtd itself) attaches vnet to
 # once its switch is on: started once with the switch as installed (off:
-# nothing attached), then again with it on.  The guest and the host ping
-# each other through vnetd; then the domain is destroyed: vnetd keeps
-# running and the hook has removed the bridge tap's pins.
+# nothing attached), then again with it on.  The vhostuser interface has
+# <bandwidth> and <filterref filter='clean-traffic'> with the guest's IP:
+# with the hook on, its vnetd port gets the rate limits (libvirt's kB/s
+# and kB) and the spoofing protection they say.  The guest and the host
+# ping each other through vnetd (the guard passes the guest's own
+# frames); then the domain is destroyed: vnetd keeps running and the hook
+# has removed the bridge tap's pins.
 #
 # libvirtd is private to the test: it runs in the test's network namespace
 # and in a mount namespace of its own, with a copy of /etc/libvirt and
@@ -163,6 +167,13 @@ domain_xml()
 	      <source type='unix' path='$VM_SOCK' mode='client'>
 	        <reconnect enabled='yes' timeout='2'/>
 	      </source>
+	      <bandwidth>
+	        <inbound average='12500' burst='256'/>
+	        <outbound average='6250' peak='12500'/>
+	      </bandwidth>
+	      <filterref filter='clean-traffic'>
+	        <parameter name='IP' value='$E2E_GUEST_IP'/>
+	      </filterref>
 	      <model type='virtio'/>
 	      <driver queues='1'/>
 	      <alias name='ua-net0'/>
@@ -252,6 +263,7 @@ main()
 	fi
 	need "domain running ($(virsh_ domstate vm1 2>&1))" [ "$(virsh_ domstate vm1 2>&1)" = running ]
 	need "installed off: nothing attached to $BRTAP" test ! -e "/sys/fs/bpf/vnet/$BRTAP"
+	need "installed off: no limit on vnetd's port" [ "$("$VNETCTL" -n "$VM_NS" -j limit show "$VM_TAP" | jq -c '[.tx.bytes_per_sec, .rx.bytes_per_sec]')" = "[0,0]" ]
 	need "the switch as installed: VNET_HOOK_ENABLE=no" grep -qx "VNET_HOOK_ENABLE=no" "$LV_DIR/default/vnet-hook"
 	virsh_ destroy vm1 >>"$VM_LOGS/virsh.log" 2>&1
 	_vm_poll 10000 sh -c "[ \"\$(nsenter -t $LV_PID -m -n -- virsh -q -c qemu:///system domstate vm1 2>&1)\" = 'shut off' ]"
@@ -279,6 +291,16 @@ main()
 		grep -q "frontend connected" "$VNETD_LOG"
 	report hook_attached
 
+	# <bandwidth> and clean-traffic on the vhostuser interface: its port's
+	# limits (inbound = to the guest = rx) and guard
+	out=$("$VNETCTL" -n "$VM_NS" -j limit show "$VM_TAP")
+	need "rx limit: inbound average 12500 kB/s ($out)" [ "$(jq -c '[.rx.bytes_per_sec, .rx.burst]' <<<"$out")" = "[12500000,262144]" ]
+	need "tx limit: outbound average 6250 kB/s ($out)" [ "$(jq -c '.tx.bytes_per_sec' <<<"$out")" = 6250000 ]
+	out=$("$VNETCTL" -n "$VM_NS" -j guard show "$VM_TAP")
+	need "guard: clean-traffic's checks ($out)" [ "$(jq -r '.checks | join(",")' <<<"$out")" = "mac,ip,arp,nd,dhcp,ra" ]
+	need "guard: the interface's MAC and IP ($out)" [ "$(jq -r '"\(.mac) \(.ip | join(","))"' <<<"$out")" = "$E2E_GUEST_MAC $E2E_GUEST_IP/32" ]
+	report hook_bandwidth_filter
+
 	# ping both ways through vnetd
 	if vm_wait_line '^VNET: wait pinged' 90; then
 		out=$(ip netns exec "$VM_NS" ping -c 5 -i 0.2 -W 2 "$E2E_GUEST_IP" 2>&1)
@@ -291,6 +313,8 @@ main()
 	vm_stats stats.json
 	need "datapath: tx frames $(dp 0 tx frames) < 10" ge "$(dp 0 tx frames)" 10
 	need "datapath: rx frames $(dp 0 rx frames) < 10" ge "$(dp 0 rx frames)" 10
+	out=$("$VNETCTL" -n "$VM_NS" -j guard show "$VM_TAP")
+	need "guard: none of the guest's IPv4 or ARP frames dropped ($out)" [ "$(jq -c '[.dropped.mac, .dropped.ipv4, .dropped.arp]' <<<"$out")" = "[0,0,0]" ]
 	report ping_through_vnetd
 	note "pinged"
 

@@ -40,6 +40,27 @@ void vnetd_maps_exit(struct vnetd_maps *m)
  * there), map the maps the datapath reads and writes, and install the
  * steering program.  The caller is in the tap's network namespace.
  */
+/*
+ * The info map's vnetd_socket: SOCK (the port's socket) or "", so that the
+ * libvirt hook and vnetctl status find the tap a socket's port serves
+ */
+static void info_socket(struct vnetd_maps *m, const char *sock)
+{
+	struct vnet_map im = VNET_MAP_INIT;
+	struct vnet_info in;
+	__u32 k = 0;
+
+	if (vnet_map_get(m->tap, VNET_MAP_INFO, 0, &im, NULL))
+		return;
+	if (!bpf_map_lookup_elem(im.fd, &k, &in)) {
+		snprintf(in.vnetd_socket, sizeof(in.vnetd_socket), "%s", sock);
+		if (bpf_map_update_elem(im.fd, &k, &in, BPF_ANY))
+			pr_warn(m, "tap %s: the info map: %s", m->tap,
+				strerror(errno));
+	}
+	vnet_map_put(&im);
+}
+
 static int bpf_setup(struct vnetd_maps *m, int tap_fd, bool adopt,
 		     uint32_t steer)
 {
@@ -102,6 +123,7 @@ static int bpf_setup(struct vnetd_maps *m, int tap_fd, bool adopt,
 		goto err;
 	}
 	m->steer_fd = tap_fd;
+	info_socket(m, m->name);
 	return 0;
 
 err:
@@ -131,6 +153,9 @@ static void bpf_cleanup(struct vnetd_maps *m, bool release)
 
 	if (release)
 		m->attached = false;
+	/* pins that stay (another attach, or a hand-over's: it writes its own) */
+	else if (!m->attached && m->steer)
+		info_socket(m, "");
 	if (m->steer) {
 		/* released: the tap runs the new vnetd's program now */
 		if (m->steer_fd >= 0 && !release)
