@@ -10,9 +10,10 @@
 # installed by `make install`, run by libvirtd itself) attaches vnet to
 # once its switch is on: started once with the switch as installed (off:
 # nothing attached), then again with it on.  The vhostuser interface has
-# <bandwidth> and <filterref filter='clean-traffic'> with the guest's IP:
-# with the hook on, its vnetd port gets the rate limits (libvirt's kB/s
-# and kB) and the spoofing protection they say.  The guest and the host
+# <bandwidth>, and the domain's metadata a clean-traffic filter for it
+# with the guest's IP (libvirt keeps no <filterref> on a vhostuser
+# interface): with the hook on, its vnetd port gets the rate limits
+# (libvirt's kB/s and kB) and the spoofing protection they say.  The guest and the host
 # ping each other through vnetd (the guard passes the guest's own
 # frames); then the domain is destroyed: vnetd keeps running and the hook
 # has removed the bridge tap's pins.
@@ -144,6 +145,11 @@ domain_xml()
 	cat <<-EOF
 	<domain type='qemu' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>
 	  <name>vm1</name>
+	  <metadata>
+	    <vnet:filterref xmlns:vnet='urn:vnet:libvirt:1' socket='$VM_SOCK' filter='clean-traffic'>
+	      <vnet:parameter name='IP' value='$E2E_GUEST_IP'/>
+	    </vnet:filterref>
+	  </metadata>
 	  <memory unit='MiB'>$E2E_MEM</memory>
 	  <memoryBacking>
 	    <source type='memfd'/>
@@ -171,9 +177,6 @@ domain_xml()
 	        <inbound average='12500' burst='256'/>
 	        <outbound average='6250' peak='12500'/>
 	      </bandwidth>
-	      <filterref filter='clean-traffic'>
-	        <parameter name='IP' value='$E2E_GUEST_IP'/>
-	      </filterref>
 	      <model type='virtio'/>
 	      <driver queues='1'/>
 	      <alias name='ua-net0'/>
