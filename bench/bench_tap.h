@@ -59,6 +59,7 @@ enum cfg {
 	CFG_VNET_XDP,
 	CFG_EMPTY_TC,
 	CFG_VNET_TC,
+	CFG_GUARD_TC,	/* vnet-tc with every spoofing check on (frames pass) */
 	CFG_MAX,
 };
 

@@ -12,6 +12,7 @@ const char *const cfg_name[CFG_MAX] = {
 	[CFG_VNET_XDP] = "vnet-xdp",
 	[CFG_EMPTY_TC] = "empty-tc",
 	[CFG_VNET_TC] = "vnet-tc",
+	[CFG_GUARD_TC] = "vnet-tc-guard",
 };
 
 const char *const cfg_json[CFG_MAX] = {
@@ -20,11 +21,12 @@ const char *const cfg_json[CFG_MAX] = {
 	[CFG_VNET_XDP] = "vnet_xdp",
 	[CFG_EMPTY_TC] = "empty_tc",
 	[CFG_VNET_TC] = "vnet_tc",
+	[CFG_GUARD_TC] = "vnet_tc_guard",
 };
 
 bool cfg_is_vnet(enum cfg c)
 {
-	return c == CFG_VNET_XDP || c == CFG_VNET_TC;
+	return c == CFG_VNET_XDP || c == CFG_VNET_TC || c == CFG_GUARD_TC;
 }
 
 const char *const sz_name[SZ_MAX] = {

@@ -14,6 +14,7 @@ int prog_fd_of(struct bench *b, enum cfg c)
 	case CFG_EMPTY_TC:
 		return bpf_program__fd(b->empty->progs.empty_tc);
 	case CFG_VNET_TC:
+	case CFG_GUARD_TC:
 		return bpf_program__fd(b->vnet->progs.vnet_tc_tx);
 	default:
 		return -1;
@@ -94,7 +95,30 @@ bool cfg_is_xdp(enum cfg c)
 
 bool cfg_is_tc(enum cfg c)
 {
-	return c == CFG_EMPTY_TC || c == CFG_VNET_TC;
+	return c == CFG_EMPTY_TC || c == CFG_VNET_TC || c == CFG_GUARD_TC;
+}
+
+/*
+ * CFG_GUARD_TC: every check of the guard on, for the MAC and IPv4 source
+ * the bench's frames carry (so that they pass, each check run); off for
+ * every other configuration
+ */
+static int guard_apply(struct bench *b, bool on)
+{
+	const unsigned char *eth = b->frames[SZ_64].buf + VNET_HDR_LEN;
+	struct vnet_guard g = { 0 };
+	__u32 k = 0;
+
+	if (on) {
+		g.flags = VNET_GUARD_MAC | VNET_GUARD_IP | VNET_GUARD_ARP |
+			  VNET_GUARD_ND | VNET_GUARD_DHCP | VNET_GUARD_RA;
+		memcpy(g.mac, eth + 6, 6);
+		memcpy(&g.v4[0].addr, eth + ETH_LEN + 12, 4);
+		g.v4[0].prefix = 32;
+		g.nr_v4 = 1;
+	}
+	return bpf_map_update_elem(bpf_map__fd(b->vnet->maps.guard), &k, &g,
+				   BPF_ANY) ? -errno : 0;
 }
 
 int switch_to(struct bench *b, enum cfg c)
@@ -123,6 +147,11 @@ int switch_to(struct bench *b, enum cfg c)
 			     cfg_name[c], b->ifname, strerror(-err));
 	} else if (cfg_is_tc(c)) {
 		err = attach_tc(b, fd, cfg_is_tc(b->cur));
+	}
+	if (!err && (c == CFG_GUARD_TC || b->cur == CFG_GUARD_TC)) {
+		err = guard_apply(b, c == CFG_GUARD_TC);
+		if (err)
+			info("bench_tap: the guard map: %s\n", strerror(-err));
 	}
 	/* on failure the hook state is unknown: detach both */
 	if (err) {

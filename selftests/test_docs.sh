@@ -49,6 +49,15 @@ check "docs/coalesce_defaults_are_abi_h" $? "docs/coalesce.md does not give abi.
 awk '/^\.SH /{s=$2} /^\.BR \\-V /{print s}' "$top/docs/vnetd.8" | grep -qx OPTIONS &&
 	! awk '/^\.SH /{s=$2} /^\.BR \\-V /{print s}' "$top/docs/vnetd.8" | grep -qvx OPTIONS
 check "docs/vnetd_man_version_in_options" $? "docs/vnetd.8 lists -V outside OPTIONS"
+# docs/README.md, the index, links every doc and man page
+missing=""
+for f in "$top"/docs/*.md "$top"/docs/*.8 "$top"/docs/history/*.md; do
+	rel=${f#"$top"/docs/}
+	[ "$rel" = README.md ] && continue
+	grep -qF "]($rel)" "$top/docs/README.md" || missing+=" $rel"
+done
+[ -z "$missing" ]
+check "docs/index_links_every_doc" $? "docs/README.md does not link:$missing"
 # README names every shared library the binaries need (the package of each)
 VNETD=${VNETD:-$top/build/vnetd}
 # (the libraries they link directly, ELF NEEDED: a library's own come with its package)
