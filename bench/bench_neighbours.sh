@@ -97,7 +97,7 @@ g_ready v 120 || { echo "bench_neighbours: the guest did not come up" >&2; exit 
 SPID=""
 flood_start()
 {
-	"$SOAK" --sock "$GL/f%u.sock" --ports 2 --secs 100000 --warmup 0 \
+	"$SOAK" --sock "$GL/f%u.sock" --ports 2 --qp 1 --secs 100000 --warmup 0 \
 		--rate "$RATE" --go --max-lag 50 --pid "$DPID" >"$GL/soak.log" 2>&1 &
 	SPID=$!
 	_vm_all_pids+=("$SPID")
@@ -116,20 +116,37 @@ flood_stop()
 	SPID=""
 }
 
+# cpu_ticks PID: user + system clock ticks of PID so far (0: gone)
+cpu_ticks()
+{
+	[ -n "${1:-}" ] && [ -r "/proc/$1/stat" ] || { echo 0; return; }
+	sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+}
+
 # rr WORKLOAD ARM REP: one sockperf run of the guest, a line of results.tsv
+# (with vnetd's and the flooders' share of a CPU during it, %)
 rr()
 {
-	local args out p50 p99
+	local args out p50 p99 d0 s0 t0 d1 s1 t1 hz
 
 	case $1 in
 	udp-rr) args="-i $H -p 11112" ;;
 	tcp-sparse) args="--tcp -i $H -p 11111 --mps=100" ;;
 	esac
+	d0=$(cpu_ticks "$DPID")
+	s0=$(cpu_ticks "$SPID")
+	t0=$(date +%s%N)
 	out=$(g_cmd v $((SECS + 30)) "sockperf ping-pong $args -m 64 -t $SECS --full-rtt 2>&1 | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/p50 \1/p; s/.*percentile 99.000 = *\([0-9.]*\).*/p99 \1/p'")
+	d1=$(cpu_ticks "$DPID")
+	s1=$(cpu_ticks "$SPID")
+	t1=$(date +%s%N)
+	hz=$(getconf CLK_TCK)
 	p50=$(awk '$1 == "p50" { print $2 }' <<<"$out")
 	p99=$(awk '$1 == "p99" { print $2 }' <<<"$out")
 	[ -n "$p50" ] && [ -n "$p99" ] || { echo "bench_neighbours: $1 $2: no result: $out" >&2; return 1; }
-	printf '%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$p50" "$p99" >>"$RES"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$2" "$3" "$p50" "$p99" \
+		"$(awk -v a="$d0" -v b="$d1" -v t=$((t1 - t0)) -v hz="$hz" 'BEGIN { printf "%.1f", (b - a) / hz / (t / 1e9) * 100 }')" \
+		"$(awk -v a="$s0" -v b="$s1" -v t=$((t1 - t0)) -v hz="$hz" 'BEGIN { printf "%.1f", (b > a ? b - a : 0) / hz / (t / 1e9) * 100 }')" >>"$RES"
 }
 
 limit()	# on|off
@@ -164,7 +181,7 @@ g_wait v 60 || g_kill v KILL
 d_stop "$DPID"
 
 echo "# bench_neighbours: $(nproc) CPUs, $(uname -r), guest under TCG; $REPS x $SECS s; flood $RATE frames/s offered by 2 neighbour ports, limited to $LIMIT frames/s each"
-echo "# workload arm     p50 us median [min-max]   p99 us median [min-max]   p50 / quiet   p99 / quiet"
+echo "# workload arm     p50 us median [min-max]   p99 us median [min-max]   p50 / quiet   p99 / quiet   vnetd CPU %   flooders' CPU %"
 for w in udp-rr tcp-sparse; do
 	for a in quiet flood limited; do
 		awk -F'\t' -v w="$w" -v a="$a" '
@@ -173,12 +190,12 @@ for w in udp-rr tcp-sparse; do
 					if (x[j] < x[i]) { t = x[i]; x[i] = x[j]; x[j] = t }
 				return n % 2 ? x[(n + 1) / 2] : (x[n / 2] + x[n / 2 + 1]) / 2 }
 			$1 == w && $2 == "quiet" { q50[$3] = $4; q99[$3] = $5 }
-			$1 == w && $2 == a { n++; p50[n] = $4; p99[n] = $5; rep[n] = $3 }
+			$1 == w && $2 == a { n++; p50[n] = $4; p99[n] = $5; rep[n] = $3; dc[n] = $6; sc[n] = $7 }
 			END { if (!n) exit
 				for (i = 1; i <= n; i++) { r50[i] = p50[i] / q50[rep[i]]; r99[i] = p99[i] / q99[rep[i]] }
 				m50 = med(r50, n); m99 = med(r99, n)
 				a50 = med(p50, n); a99 = med(p99, n)
-				printf "%-10s %-8s %8.1f [%.1f-%.1f]   %8.1f [%.1f-%.1f]   %.2fx [%.2f-%.2f]   %.2fx [%.2f-%.2f]\n",
-					w, a, a50, p50[1], p50[n], a99, p99[1], p99[n], m50, r50[1], r50[n], m99, r99[1], r99[n] }' "$RES"
+				printf "%-10s %-8s %8.1f [%.1f-%.1f]   %8.1f [%.1f-%.1f]   %.2fx [%.2f-%.2f]   %.2fx [%.2f-%.2f]   %5.1f   %5.1f\n",
+					w, a, a50, p50[1], p50[n], a99, p99[1], p99[n], m50, r50[1], r50[n], m99, r99[1], r99[n], med(dc, n), med(sc, n) }' "$RES"
 	done
 done
