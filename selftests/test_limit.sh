@@ -11,7 +11,9 @@
 #    anything changes: a rate of 0, negative, past 2^64, a unit typo, a
 #    burst below one frame, a burst without a rate, an unknown word;
 #  - vnetd refuses the same in its --port keys, and writes good keys
-#    into the map of the tap it serves.
+#    into the map of the tap it serves;
+#  - limits and checks set live survive a hand-over (--takeover) to a
+#    vnetd given no such keys.
 #
 #   selftests/test_limit.sh [CASE...]    (default: every case)
 
@@ -22,7 +24,7 @@ source "$(dirname "$0")/lib.sh"
 
 KSFT_PREFIX=limit
 
-ALL_CASES="set_show invalid vnetd_keys guard"
+ALL_CASES="set_show invalid vnetd_keys guard takeover"
 VNETD=${VNETD:-$OUT/vnetd}
 
 new_case()
@@ -214,6 +216,43 @@ case_guard()
 	doc=$(vnetctl -n "$NS" -j guard show "$DEV")
 	expect "clear" 0 "$(json "$doc" '.checks | length')"
 	report guard_clear
+	case_cleanup
+}
+
+case_takeover()
+{
+	local sock log1 log2 pid1 pid2 doc
+
+	DEV=$(rand_tap)
+	ns_create takeover || { fail takeover_setup "netns"; return; }
+	sock=/tmp/vnet-limit-to-$$.sock
+	log1=/tmp/vnet-limit-to1-$$.log
+	log2=/tmp/vnet-limit-to2-$$.log
+	"$VNETD" --netns "$NS" --port "socket=$sock,tap=$DEV" >"$log1" 2>&1 &
+	pid1=$!
+	if ! busywait 20000 test -S "$sock"; then
+		fail takeover_survives "vnetd did not listen: $(tail -3 "$log1")"
+		kill "$pid1" 2>/dev/null
+		return
+	fi
+	run vnetctl -n "$NS" limit set "$DEV" tx rate 30mbit burst 128k
+	run vnetctl -n "$NS" guard set "$DEV" mac 52:54:00:00:00:08 ip 192.0.2.8
+	"$VNETD" --netns "$NS" --takeover --port "socket=$sock,tap=$DEV" >"$log2" 2>&1 &
+	pid2=$!
+	busywait 20000 grep -q "taken over" "$log2"
+	expect "the new vnetd took the port" yes "$(grep -q "taken over" "$log2" && echo yes || echo "no: $(tail -3 "$log2")")"
+	busywait 10000 sh -c "! kill -0 $pid1 2>/dev/null"
+	expect "the old vnetd exited" yes "$(kill -0 "$pid1" 2>/dev/null && echo no || echo yes)"
+	doc=$(vnetctl -n "$NS" -j limit show "$DEV")
+	expect "tx limit after the hand-over" "[3750000,131072]" "$(json "$doc" '[.tx.bytes_per_sec, .tx.burst]' -c)"
+	doc=$(vnetctl -n "$NS" -j guard show "$DEV")
+	expect "guard after the hand-over" "52:54:00:00:00:08 192.0.2.8/32" "$(json "$doc" '"\(.mac) \(.ip | join(","))"')"
+	doc=$(vnetctl -n "$NS" status "$DEV")
+	expect "the new vnetd's socket in the pins" yes "$(grep -q "vnetd port  $sock" <<<"$doc" && echo yes || echo "no: $doc")"
+	report takeover_survives
+	kill "$pid1" "$pid2" 2>/dev/null
+	wait "$pid1" "$pid2" 2>/dev/null
+	rm -f "$sock" "$log1" "$log2"
 	case_cleanup
 }
 
