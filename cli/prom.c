@@ -11,6 +11,7 @@
  *   vnet_queue_urgent_total, vnet_queue_push_total     {device,queue,direction}
  *   vnet_datapath_*_total                              vnetd's, same labels
  *   vnet_datapath_drops_total{...,reason}
+ *   vnet_guard_dropped_total{device,reason}            spoofing protection
  *
  * Rows are the queues `stats` shows (that carried traffic).  A device that
  * is gone (its pins are left, status GONE) has no series at all.
@@ -31,6 +32,8 @@ struct prom_dev {
 	char netns[NAME_MAX + 1]; /* "" when it has no name */
 	struct vnet_stats_snapshot snap;
 	struct vnet_dp_stats *dp; /* NULL: no dp_stats map */
+	bool guard_ok;            /* guard maps read */
+	struct vnet_counter guard[VNET_GUARD_R_MAX];
 };
 
 /* a label value: backslash, double quote and newline escaped */
@@ -180,6 +183,25 @@ static void print_families(const struct prom_dev *devs, int n, int only_queue)
 	})
 }
 
+/* the guard's drops by reason, per device (every reason, 0 included) */
+static void print_guard(const struct prom_dev *devs, int n)
+{
+	int i, r;
+
+	head("vnet_guard_dropped_total", "Frames from the guest the spoofing protection dropped, by reason (vnetctl guard).");
+	for (i = 0; i < n; i++) {
+		if (!devs[i].guard_ok)
+			continue;
+		for (r = 0; r < VNET_GUARD_R_MAX; r++) {
+			fputs("vnet_guard_dropped_total{device=\"", po);
+			label(devs[i].name);
+			fprintf(po, "\",reason=\"%s\"} %llu\n",
+				vnet_guard_reason_name(r),
+				(unsigned long long)devs[i].guard[r].packets);
+		}
+	}
+}
+
 /* the exposition's own families: what built it, which devices are there */
 static void print_info(const struct prom_dev *devs, int n)
 {
@@ -262,10 +284,17 @@ int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
 			continue;
 		}
 		d->dp = stats_dp_read(names[i]);
+		{
+			struct vnet_guard g;
+
+			d->guard_ok = !vnet_guard_get(names[i], &g, d->guard,
+						      NULL);
+		}
 		k++;
 	}
 	print_info(devs, k);
 	print_families(devs, k, only_queue);
+	print_guard(devs, k);
 	fflush(po);
 	if (lenient)
 		skipped_say();

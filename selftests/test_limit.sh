@@ -194,6 +194,8 @@ case_guard()
 	expect "mac" 52:54:00:12:34:56 "$(json "$doc" '.mac')"
 	expect "drops by reason" 0 "$(json "$doc" '.dropped.ipv4')"
 	expect "bpftool: flags" 63 "$(bpftool -j map dump pinned "$PIN_ROOT/$DEV/guard" | jq -r '.[0].formatted.value.flags')"
+	run vnetctl -n "$NS" stats "$DEV" --prometheus
+	expect "/metrics: a drop counter per reason" 8 "$(grep -c "^vnet_guard_dropped_total{device=\"$DEV\",reason=\"[a-z0-9]*\"} 0$" <<<"$RUN_OUT")"
 	report guard_set_show
 
 	before=$doc
