@@ -84,6 +84,18 @@ static void sample_start(const char *name, const struct prom_dev *d, __u32 q,
 		}                                                              \
 	}
 
+/* the time the rate limit held each queue: seconds, Prometheus' base unit */
+static void print_limited(const struct prom_dev *devs, int n, int only_queue)
+{
+	head("vnet_datapath_limited_seconds_total", "Time the port's rate limit held the queue (vnetctl limit), seconds.");
+	FOR_ROWS(devs, n, only_queue, {
+		if (!d->dp)
+			continue;
+		sample_start("vnet_datapath_limited_seconds_total", d, q, dir);
+		fprintf(po, "} %.9f\n", (double)d->dp[k].limited_ns / 1e9);
+	})
+}
+
 static void print_families(const struct prom_dev *devs, int n, int only_queue)
 {
 	static const struct {
@@ -156,13 +168,7 @@ static void print_families(const struct prom_dev *devs, int n, int only_queue)
 				       ((const char *)&d->dp[k] + dpf[f].off));
 		})
 	}
-	head("vnet_datapath_limited_seconds_total", "Time the port's rate limit held the queue (vnetctl limit), seconds.");
-	FOR_ROWS(devs, n, only_queue, {
-		if (!d->dp)
-			continue;
-		sample_start("vnet_datapath_limited_seconds_total", d, q, dir);
-		fprintf(po, "} %.9f\n", (double)d->dp[k].limited_ns / 1e9);
-	})
+	print_limited(devs, n, only_queue);
 	head("vnet_datapath_drops_total", "Frames vnetd dropped, by reason.");
 	FOR_ROWS(devs, n, only_queue, {
 		if (!d->dp)

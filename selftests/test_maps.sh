@@ -120,13 +120,15 @@ case_type()
 # which writes into it, refuses it; detach, which must undo it, does not
 case_abi_version()
 {
-	local val
+	local val size
 
 	setup abi_version || { fail abi_version_setup "$(run_said)"; case_cleanup; return; }
-	# struct vnet_info: abi_version 1 (little endian), the rest zero
+	# struct vnet_info (its size from abi.h): abi_version 1 (little
+	# endian), the rest zero
+	size=$(sed -n 's/.*sizeof(struct vnet_info) == \([0-9]*\).*/\1/p' "$VNET_ROOT/include/vnet/abi.h")
 	# shellcheck disable=SC2046
-	val=$(printf '1 0 0 0'; printf ' 0%.0s' $(seq 100))
-	swap info "$BPF_MAP_TYPE_ARRAY" 104 1 0 &&
+	val=$(printf '1 0 0 0'; printf ' 0%.0s' $(seq $((size - 4))))
+	swap info "$BPF_MAP_TYPE_ARRAY" "$size" 1 0 &&
 		# shellcheck disable=SC2086
 		bpftool map update pinned "$PIN_ROOT/$DEV/info" key 0 0 0 0 \
 			value $val ||

@@ -138,6 +138,37 @@ static void ring_init(struct vnetd_qp *qp, struct vnetd_ring *r, int dir)
 	r->coal.timer_fd = -1;
 }
 
+/*
+ * The pair's epoll set and the fds in it from the start: the mailbox's
+ * eventfd, each ring's coalescing and rate-limit timers; 0 or -errno
+ * (qp_free() closes what was made)
+ */
+static int qp_fds_init(struct vnetd_qp *qp)
+{
+	struct vnetd_ring *rings[2] = { &qp->tx.r, &qp->rx.r };
+	int i, ret;
+
+	qp->epfd = epoll_create1(EPOLL_CLOEXEC);
+	qp->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (qp->epfd < 0 || qp->wake_fd < 0)
+		return -errno;
+	ret = epoll_add(qp, qp->wake_fd, VNETD_EV_WAKE);
+	for (i = 0; i < 2 && !ret; i++) {
+		struct vnetd_ring *r = rings[i];
+
+		r->coal.timer_fd = timerfd_create(CLOCK_MONOTONIC,
+						  TFD_NONBLOCK | TFD_CLOEXEC);
+		r->limit_fd = timerfd_create(CLOCK_MONOTONIC,
+					     TFD_NONBLOCK | TFD_CLOEXEC);
+		if (r->coal.timer_fd < 0 || r->limit_fd < 0)
+			return -errno;
+		ret = epoll_add(qp, r->coal.timer_fd, r->ev_timer);
+		if (!ret)
+			ret = epoll_add(qp, r->limit_fd, r->ev_limit);
+	}
+	return ret;
+}
+
 static int qp_init(struct vnetd_qp *qp, unsigned int q,
 		   const struct vnetd_qps_cfg *c)
 {
@@ -197,31 +228,7 @@ static int qp_init(struct vnetd_qp *qp, unsigned int q,
 		goto err;
 	qp->io.slots = buf;
 
-	qp->epfd = epoll_create1(EPOLL_CLOEXEC);
-	qp->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	qp->tx.r.coal.timer_fd = timerfd_create(CLOCK_MONOTONIC,
-						TFD_NONBLOCK | TFD_CLOEXEC);
-	qp->rx.r.coal.timer_fd = timerfd_create(CLOCK_MONOTONIC,
-						TFD_NONBLOCK | TFD_CLOEXEC);
-	qp->tx.r.limit_fd = timerfd_create(CLOCK_MONOTONIC,
-					   TFD_NONBLOCK | TFD_CLOEXEC);
-	qp->rx.r.limit_fd = timerfd_create(CLOCK_MONOTONIC,
-					   TFD_NONBLOCK | TFD_CLOEXEC);
-	if (qp->epfd < 0 || qp->wake_fd < 0 || qp->tx.r.coal.timer_fd < 0 ||
-	    qp->rx.r.coal.timer_fd < 0 || qp->tx.r.limit_fd < 0 ||
-	    qp->rx.r.limit_fd < 0) {
-		ret = -errno;
-		goto err;
-	}
-	ret = epoll_add(qp, qp->wake_fd, VNETD_EV_WAKE);
-	if (!ret)
-		ret = epoll_add(qp, qp->tx.r.coal.timer_fd, qp->tx.r.ev_timer);
-	if (!ret)
-		ret = epoll_add(qp, qp->rx.r.coal.timer_fd, qp->rx.r.ev_timer);
-	if (!ret)
-		ret = epoll_add(qp, qp->tx.r.limit_fd, qp->tx.r.ev_limit);
-	if (!ret)
-		ret = epoll_add(qp, qp->rx.r.limit_fd, qp->rx.r.ev_limit);
+	ret = qp_fds_init(qp);
 	if (ret)
 		goto err;
 	return 0;

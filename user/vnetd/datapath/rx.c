@@ -212,13 +212,19 @@ static void rx_mean(struct vnetd_rx *rx, const uint32_t *len,
 /*
  * The rate limit before K reads: what was delivered since the last look
  * is charged, then how many reads may start (0: the ring waits
- * r.limit_wait; tun keeps the frames meanwhile).
+ * r.limit_wait; tun keeps the frames meanwhile).  Without a limit: K.
  */
 static unsigned int rx_limit(struct vnetd_rx *rx, unsigned int k)
 {
 	struct vnetd_ring *r = &rx->r;
-	uint64_t f = r->st->frames, b = r->st->bytes;
+	uint64_t f, b;
 
+	if (!vnetd_limit_on(r->limit)) {
+		r->lim_marked = false;
+		return k;
+	}
+	f = r->st->frames;
+	b = r->st->bytes;
 	if (r->lim_marked)
 		vnetd_limit_charge(r->limit, f - r->lim_frames,
 				   b - r->lim_bytes);
@@ -227,6 +233,23 @@ static unsigned int rx_limit(struct vnetd_rx *rx, unsigned int k)
 	r->lim_bytes = b;
 	return vnetd_limit_allow(r->limit, rx->mean ? rx->mean : 1514, k,
 				 &r->limit_wait);
+}
+
+/* K reads into the bounce slots: frames read (pending now) or -errno */
+static int rx_bounce_read(struct vnetd_rx *rx, unsigned int k)
+{
+	int n;
+
+	if (rx->bounce)
+		rx->bounce--;
+	n = vnetd_tapio_read_burst(rx->io, k, rx->len, rx->order);
+	if (n > 0) {
+		rx->head = 0;
+		rx->count = (unsigned int)n;
+		rx->read_hdr = rx->hdr_len;
+		rx_mean(rx, rx->len, rx->order, (unsigned int)n);
+	}
+	return n;
 }
 
 enum vnetd_burst vnetd_rx_burst(struct vnetd_rx *rx)
@@ -250,14 +273,9 @@ enum vnetd_burst vnetd_rx_burst(struct vnetd_rx *rx)
 			 * (1 after an empty tap): a read that finds nothing
 			 * costs little, 31 of them per frame would not.
 			 */
-			k = avail < rx->want ? avail : rx->want;
-			if (vnetd_limit_on(rx->r.limit)) {
-				k = rx_limit(rx, k);
-				if (!k)
-					return VNETD_BURST_LIMITED;
-			} else {
-				rx->r.lim_marked = false;
-			}
+			k = rx_limit(rx, avail < rx->want ? avail : rx->want);
+			if (!k)
+				return VNETD_BURST_LIMITED;
 			if ((rx->big && rx->mrg) ||
 			    (!rx->bounce && rx->mean >= rx->direct_min)) {
 				/* into the guest's buffers: big or one chain each */
@@ -270,17 +288,7 @@ enum vnetd_burst vnetd_rx_burst(struct vnetd_rx *rx)
 				if (why == RX_STARVED)
 					goto starved;
 			} else {
-				if (rx->bounce)
-					rx->bounce--;
-				n = vnetd_tapio_read_burst(rx->io, k, rx->len,
-							   rx->order);
-				if (n > 0) {
-					rx->head = 0;
-					rx->count = (unsigned int)n;
-					rx->read_hdr = rx->hdr_len;
-					rx_mean(rx, rx->len, rx->order,
-						(unsigned int)n);
-				}
+				n = rx_bounce_read(rx, k);
 			}
 			if (n < 0) {
 				rx->tap_err = n;

@@ -89,7 +89,7 @@ static void tx_prefetch(const struct vhost_vq_elem *elems, unsigned int n)
  */
 static unsigned int tx_limit(struct vnetd_tx *tx, unsigned int n)
 {
-	uint32_t len[VNETD_TX_BURST_MAX];
+	uint32_t len[VNETD_TX_BURST_MAX] = { 0 };
 	unsigned int i, k;
 
 	for (i = 0; i < n; i++) {
@@ -103,12 +103,45 @@ static unsigned int tx_limit(struct vnetd_tx *tx, unsigned int n)
 	return k;
 }
 
+/*
+ * The used entries of N written chains (length 0: nothing written for the
+ * guest) and what the writes did: frames and bytes that went, drops
+ * counted by reason; returns how many chains faulted (EFAULT)
+ */
+static unsigned int tx_results(struct vnetd_tx *tx, unsigned int n,
+			       unsigned int *ok, uint64_t *bytes)
+{
+	struct vnet_dp_stats *st = tx->r.st;
+	unsigned int i, fault = 0;
+
+	*ok = 0;
+	*bytes = 0;
+	for (i = 0; i < n; i++) {
+		const struct vhost_vq_elem *e = &tx->r.elems[i];
+		int res = tx->res[i];
+
+		tx->used[i].id = e->head;
+		tx->used[i].len = 0; /* nothing written for the guest */
+		if (res >= 0) {
+			(*ok)++;
+			if ((unsigned int)res > tx->hdr_len)
+				*bytes += (unsigned int)res - tx->hdr_len;
+		} else if (!e->err) {
+			/* -E2BIG chains were counted by the library */
+			st->drops[e->out_num ? VNET_DROP_TAP :
+					       VNET_DROP_BAD_DESC]++;
+			fault += res == -EFAULT;
+		}
+	}
+	return fault;
+}
+
 /* Drain the TX ring, up to the budget: what happened. */
 enum vnetd_burst vnetd_tx_burst(struct vnetd_tx *tx)
 {
 	struct vhost_vq *vq = tx->r.vq;
 	struct vnet_dp_stats *st = tx->r.st;
-	unsigned int done = 0, i, ok, fault, classes;
+	unsigned int done = 0, ok, fault, classes;
 	uint64_t u0, p0, a0, bytes;
 	int n;
 
@@ -143,26 +176,7 @@ enum vnetd_burst vnetd_tx_burst(struct vnetd_tx *tx)
 		classes = (VNETD_LOAD(tx->r.qs->urgent) != u0) << VNET_CLASS_URGENT |
 			  (VNETD_LOAD(tx->r.qs->push) != p0) << VNET_CLASS_PUSH;
 
-		ok = 0;
-		fault = 0;
-		bytes = 0;
-		for (i = 0; i < (unsigned int)n; i++) {
-			const struct vhost_vq_elem *e = &tx->r.elems[i];
-			int res = tx->res[i];
-
-			tx->used[i].id = e->head;
-			tx->used[i].len = 0; /* nothing written for the guest */
-			if (res >= 0) {
-				ok++;
-				if ((unsigned int)res > tx->hdr_len)
-					bytes += (unsigned int)res - tx->hdr_len;
-			} else if (!e->err) {
-				/* -E2BIG chains were counted by the library */
-				st->drops[e->out_num ? VNET_DROP_TAP :
-						       VNET_DROP_BAD_DESC]++;
-				fault += res == -EFAULT;
-			}
-		}
+		fault = tx_results(tx, (unsigned int)n, &ok, &bytes);
 		/* counted before the used entries are: whoever sees them
 		 * (a guest polling its used ring, a test) finds the frames
 		 * counted already */
