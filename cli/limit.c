@@ -29,25 +29,9 @@ static int limit_dir(const char *s)
 static int limit_word(struct vnet_limit *l, const char *w, const char *v)
 {
 	struct vnet_err err = {};
-	int ret;
 
-	if (!strcmp(w, "rate"))
-		ret = vnet_rate_parse(v, &l->bytes_per_sec, &err);
-	else if (!strcmp(w, "burst"))
-		ret = vnet_size_parse("burst", v, &l->bytes_burst, &err);
-	else if (!strcmp(w, "initial"))
-		ret = vnet_size_parse("initial", v, &l->bytes_one_time, &err);
-	else if (!strcmp(w, "pkts-rate"))
-		ret = vnet_count_parse("pkts-rate", v, &l->frames_per_sec, &err);
-	else if (!strcmp(w, "pkts-burst"))
-		ret = vnet_count_parse("pkts-burst", v, &l->frames_burst, &err);
-	else if (!strcmp(w, "pkts-initial"))
-		ret = vnet_count_parse("pkts-initial", v, &l->frames_one_time,
-				       &err);
-	else
-		return cli_usage("limit", "unknown parameter '%s' (rate, burst, initial, pkts-rate, pkts-burst, pkts-initial)",
-				 w);
-	return ret ? cli_usage("limit", "%s", err.msg) : 0;
+	return vnet_limit_word(l, w, v, &err) ? cli_usage("limit", "%s", err.msg) :
+						0;
 }
 
 static int limit_set(int argc, char **argv)

@@ -88,35 +88,6 @@ FLOOR=1000000
 
 trap '[ "$BASHPID" = "$$" ] && { vm_cleanup_all; _cleanup_all; }' EXIT
 
-_bad=""
-
-need()
-{
-	local desc=$1
-
-	shift
-	"$@" || _bad+="$desc; "
-}
-
-ge()
-{
-	[[ "${1:-}" =~ ^[0-9]+$ ]] && [[ "${2:-}" =~ ^[0-9]+$ ]] && [ "$1" -ge "$2" ]
-}
-
-verdict()
-{
-	if [ -z "$_bad" ]; then
-		pass "$1"
-	else
-		fail "$1" "${_bad%; } (logs: ${L#"$VNET_ROOT"/})"
-	fi
-	_bad=""
-}
-
-note()
-{
-	echo "# $CASE: $*"
-}
 
 # fnew NAME: a netns and a log directory for scenario NAME
 fnew()

@@ -41,6 +41,41 @@
 # shellcheck disable=SC2016,SC2034
 
 declare -A GPID GDIR GRC
+
+# A scenario's checks: need DESC CMD... collects DESC unless CMD holds,
+# verdict NAME passes or fails NAME with what was collected (and where the
+# logs, $L, are); ge A B: A >= B, both whole numbers; note: a "# CASE:"
+# line.
+_bad=""
+
+need()
+{
+	local desc=$1
+
+	shift
+	"$@" || _bad+="$desc; "
+}
+
+ge()
+{
+	[[ "${1:-}" =~ ^[0-9]+$ ]] && [[ "${2:-}" =~ ^[0-9]+$ ]] && [ "$1" -ge "$2" ]
+}
+
+verdict()
+{
+	if [ -z "$_bad" ]; then
+		pass "$1"
+	else
+		fail "$1" "${_bad%; } (logs: ${L#"$VNET_ROOT"/})"
+	fi
+	_bad=""
+}
+
+note()
+{
+	echo "# $CASE: $*"
+}
+
 G_LOGS=${G_LOGS:-$E2E_DIR/logs/faults}
 
 g_start()

@@ -46,35 +46,6 @@ G_LOGS=$E2E_DIR/logs/tenants
 
 trap '[ "$BASHPID" = "$$" ] && { vm_cleanup_all; _cleanup_all; }' EXIT
 
-_bad=""
-
-need()
-{
-	local desc=$1
-
-	shift
-	"$@" || _bad+="$desc; "
-}
-
-ge()
-{
-	[[ "${1:-}" =~ ^[0-9]+$ ]] && [[ "${2:-}" =~ ^[0-9]+$ ]] && [ "$1" -ge "$2" ]
-}
-
-verdict()
-{
-	if [ -z "$_bad" ]; then
-		pass "$1"
-	else
-		fail "$1" "${_bad%; } (logs: ${L#"$VNET_ROOT"/})"
-	fi
-	_bad=""
-}
-
-note()
-{
-	echo "# $CASE: $*"
-}
 
 # tnew NAME: a netns, a tap with the host's address, vnetd on it, a guest
 tnew()

@@ -332,6 +332,13 @@ int vnet_size_parse(const char *what, const char *s, __u64 *bytes,
 int vnet_count_parse(const char *what, const char *s, __u64 *n,
 		     struct vnet_err *err);
 /*
+ * One WORD of a limit (rate, burst, initial, pkts-rate, pkts-burst,
+ * pkts-initial) and its value into L: 0, -ENOENT for another word, or
+ * the parser's error
+ */
+int vnet_limit_word(struct vnet_limit *l, const char *word, const char *val,
+		    struct vnet_err *err);
+/*
  * Check L (DIR names it in err: "tx", "rx") and fill in the bursts not
  * given; 0 or -EINVAL (a burst without its rate, a byte burst below one
  * frame).

@@ -136,6 +136,28 @@ int vnet_count_parse(const char *what, const char *s, __u64 *n,
 			   err);
 }
 
+int vnet_limit_word(struct vnet_limit *l, const char *word, const char *val,
+		    struct vnet_err *err)
+{
+	if (!strcmp(word, "rate"))
+		return vnet_rate_parse(val, &l->bytes_per_sec, err);
+	if (!strcmp(word, "burst"))
+		return vnet_size_parse("burst", val, &l->bytes_burst, err);
+	if (!strcmp(word, "initial"))
+		return vnet_size_parse("initial", val, &l->bytes_one_time, err);
+	if (!strcmp(word, "pkts-rate"))
+		return vnet_count_parse("pkts-rate", val, &l->frames_per_sec,
+					err);
+	if (!strcmp(word, "pkts-burst"))
+		return vnet_count_parse("pkts-burst", val, &l->frames_burst, err);
+	if (!strcmp(word, "pkts-initial"))
+		return vnet_count_parse("pkts-initial", val, &l->frames_one_time,
+					err);
+	vnet_err_set(err, "unknown parameter '%s' (rate, burst, initial, pkts-rate, pkts-burst, pkts-initial)",
+		     word);
+	return -ENOENT;
+}
+
 int vnet_limit_check(struct vnet_limit *l, const char *dir,
 		     struct vnet_err *err)
 {

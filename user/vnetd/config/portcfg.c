@@ -189,23 +189,10 @@ static int key_limit(struct vnetd_port_cfg *c, const char *key,
 {
 	struct vnet_err err = {};
 	int dir = key[0] == 't' ? VNET_DIR_TX : VNET_DIR_RX;
-	struct vnet_limit *l = &c->limit[dir];
-	const char *w = key + 3;
 	int ret;
 
-	if (!strcmp(w, "rate"))
-		ret = vnet_rate_parse(val, &l->bytes_per_sec, &err);
-	else if (!strcmp(w, "burst"))
-		ret = vnet_size_parse("burst", val, &l->bytes_burst, &err);
-	else if (!strcmp(w, "initial"))
-		ret = vnet_size_parse("initial", val, &l->bytes_one_time, &err);
-	else if (!strcmp(w, "pkts-rate"))
-		ret = vnet_count_parse("pkts-rate", val, &l->frames_per_sec, &err);
-	else if (!strcmp(w, "pkts-burst"))
-		ret = vnet_count_parse("pkts-burst", val, &l->frames_burst, &err);
-	else
-		ret = vnet_count_parse("pkts-initial", val, &l->frames_one_time,
-				       &err);
+	/* "tx-pkts-rate": the word after the direction */
+	ret = vnet_limit_word(&c->limit[dir], key + 3, val, &err);
 	if (ret)
 		return vnetd_usage_error("%s: %s: %s", where, key, err.msg);
 	c->limit_set[dir] = true;
