@@ -6,8 +6,13 @@
  *    dropped, and no sooner than the buckets allow (burst + rate x time,
  *    a bound that holds however slow the machine); vnetd counts the holds;
  *  - the same for guest RX, frames written into the tap;
- *  - a limit removed live: the frames held behind it flow at once.
+ *  - a limit removed live: the frames held behind it flow at once;
+ *  - the guard and a limit changed again and again under traffic: every
+ *    frame that passes them reaches the tap, in order, none dropped; a
+ *    spoofed one among them does not.
  */
+#include <bpf/libbpf.h>
+
 #include "vnetd_test.h"
 
 /* write L as direction DIR's limit (gen even: no writer inside) */
@@ -173,7 +178,117 @@ out:
 	vd_cleanup(&vd);
 }
 
+/* the guard's entry: the guest's MAC and address, EXTRA another prefix */
+static bool guard_write(const struct port *p, bool extra)
+{
+	struct vnet_guard g = {
+		.flags = VNET_GUARD_MAC | VNET_GUARD_IP | VNET_GUARD_ARP |
+			 VNET_GUARD_ND | VNET_GUARD_DHCP | VNET_GUARD_RA,
+		.nr_v4 = extra ? 2 : 1,
+	};
+	int fd = pin_get(p, "guard");
+	__u32 k = 0;
+	bool ok;
+
+	memcpy(g.mac, guest_mac, ETH_ALEN);
+	g.v4[0].addr = htonl(GUEST_IP);
+	g.v4[0].prefix = 32;
+	g.v4[1].addr = htonl(0xc6336400); /* 198.51.100.0/24 */
+	g.v4[1].prefix = 24;
+	if (!ASSERT_GE(fd, 0, "guard map pinned"))
+		return false;
+	ok = ASSERT_OK(bpf_map_update_elem(fd, &k, &g, BPF_ANY),
+		       "guard map written");
+	close(fd);
+	return ok;
+}
+
+/* the guard's drops under every reason, summed over the CPUs */
+static __u64 guard_drops(const struct port *p)
+{
+	struct vnet_counter per[512];
+	int fd = pin_get(p, "guard_stats"), c, n = libbpf_num_possible_cpus();
+	__u64 sum = 0;
+	__u32 k;
+
+	if (fd < 0 || n > 512)
+		return ~0ull;
+	for (k = 0; k < VNET_GUARD_R_MAX; k++) {
+		if (bpf_map_lookup_elem(fd, &k, per))
+			continue;
+		for (c = 0; c < n; c++)
+			sum += per[c].packets;
+	}
+	close(fd);
+	return sum;
+}
+
+static void limit_guard_live(void)
+{
+	static __u8 f[1514];
+	struct vnet_dp_stats d0, d1;
+	struct vufe_opts o;
+	struct vufe *fe = NULL;
+	unsigned int i, k = 0, n = 300;
+	size_t len;
+	struct vd vd;
+	int pfd = -1;
+
+	vd_init(&vd, "limgd", 1, 1);
+	if (!vd_up_tap(&vd, &pfd))
+		goto out;
+	o = fe_opts(&vd.port[0]);
+	fe = fe_up(&o);
+	if (!fe || !guard_write(&vd.port[0], false))
+		goto out;
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
+	for (i = 0; i < n; i++) {
+		/* every 10 frames: the guard and the limit written again */
+		if (i % 10 == 0 &&
+		    (!guard_write(&vd.port[0], i % 20 == 0) ||
+		     !limit_write(&vd.port[0], VNET_DIR_TX,
+				  i % 20 ? 100000 : 200000, 64, 2 * (i + 2))))
+			goto out;
+		len = udp_frame(f, nobody_mac, guest_mac, 5000, i);
+		if (tx_send(fe, 0, NULL, f, len, 0)) {
+			test_fail("send frame %u: %s", i, vufe_strerror(fe));
+			goto out;
+		}
+		for (; k <= i && (i - k >= 16 || i == n - 1); k++) {
+			len = udp_frame(f, nobody_mac, guest_mac, 5000, k);
+			if (!tap_expect(pfd, f, len, WAIT_MS, "a frame the guard passes"))
+				goto out;
+		}
+	}
+	if (!ASSERT_OK(tx_wait_idle(fe, 0, WAIT_MS), "all TX buffers used"))
+		goto out;
+	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d1);
+	ASSERT_EQ(d1.frames - d0.frames, n, "every frame went");
+	ASSERT_EQ(guard_drops(&vd.port[0]), 0, "the guard dropped none of the guest's");
+
+	/*
+	 * a spoofed frame, then a good one: the spoofed one is dropped (the
+	 * tap's AF_PACKET socket sees frames before tc ingress, so it sees
+	 * both), and the good one still goes
+	 */
+	len = udp_frame(f, nobody_mac, nobody_mac, 5000, 9999);
+	if (tx_send(fe, 0, NULL, f, len, 0) ||
+	    !tap_expect(pfd, f, len, WAIT_MS, "the spoofed frame reaches the tap"))
+		goto out;
+	len = udp_frame(f, nobody_mac, guest_mac, 5000, 10000);
+	if (tx_send(fe, 0, NULL, f, len, 0) ||
+	    !tap_expect(pfd, f, len, WAIT_MS, "the good frame after a spoofed one"))
+		goto out;
+	ASSERT_EQ(guard_drops(&vd.port[0]), 1, "the spoofed frame dropped");
+out:
+	if (fe)
+		vufe_destroy(fe);
+	close_fd(&pfd);
+	vd_cleanup(&vd);
+}
+
 VNET_TEST("vnetd/limit/tx_frames", limit_tx);
+VNET_TEST("vnetd/limit/guard_live", limit_guard_live);
 VNET_TEST("vnetd/limit/rx_frames", limit_rx);
 
 int main(int argc, char **argv)
