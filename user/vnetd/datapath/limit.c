@@ -12,6 +12,13 @@
 #define NSEC 1000000000ull
 /* the shortest wait a throttled ring arms: no timer storm below it */
 #define LIMIT_WAIT_MIN_NS 20000ull
+/*
+ * ... and the wait it prefers: a throttled ring comes back for a batch,
+ * not for every token (each return is a thread wake-up on a CPU the
+ * host's other guests share); never longer than half the bucket takes to
+ * fill, so that no token is lost to a full bucket
+ */
+#define LIMIT_WAIT_BATCH_NS 1000000ull
 
 static void bucket_set(struct vnetd_bucket *b, uint64_t rate, uint64_t size,
 		       uint64_t one_time, uint64_t now)
@@ -74,7 +81,7 @@ static uint64_t bucket_wait(const struct vnetd_bucket *b, uint64_t need,
 			    uint64_t now)
 {
 	int64_t want, deficit;
-	uint64_t ns, since;
+	uint64_t ns, since, batch;
 
 	if (bucket_fits(b, need))
 		return 0;
@@ -83,6 +90,11 @@ static uint64_t bucket_wait(const struct vnetd_bucket *b, uint64_t need,
 	ns = (uint64_t)((unsigned __int128)deficit * NSEC / b->rate) + 1;
 	since = now > b->last_ns ? now - b->last_ns : 0;
 	ns = ns > since ? ns - since : 1;
+	batch = (uint64_t)((unsigned __int128)(b->size / 2) * NSEC / b->rate);
+	if (batch > LIMIT_WAIT_BATCH_NS)
+		batch = LIMIT_WAIT_BATCH_NS;
+	if (ns < batch)
+		ns = batch;
 	return ns < LIMIT_WAIT_MIN_NS ? LIMIT_WAIT_MIN_NS : ns;
 }
 
