@@ -69,7 +69,6 @@ static int limit_set(int argc, char **argv)
 static int limit_clear(int argc, char **argv)
 {
 	static const struct vnet_limit none;
-	struct vnet_map m = VNET_MAP_INIT;
 	struct vnet_err err = {};
 	int dir = -1, d;
 
@@ -82,12 +81,9 @@ static int limit_clear(int argc, char **argv)
 			return cli_usage("limit", "direction '%s': tx or rx",
 					 argv[3]);
 	}
-	if (vnet_map_get(argv[2], VNET_MAP_LIMITS, VNET_MAP_WRITE, &m, &err))
-		return cli_error("%s", err.msg);
 	for (d = 0; d < VNET_DIR_MAX; d++)
-		if (dir < 0 || d == dir)
-			vnet_limit_write(&((struct vnet_limit *)m.mem)[d], &none);
-	vnet_map_put(&m);
+		if ((dir < 0 || d == dir) && vnet_limit_set(argv[2], d, &none, &err))
+			return cli_error("%s", err.msg);
 	return 0;
 }
 

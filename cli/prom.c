@@ -96,7 +96,8 @@ static void print_limited(const struct prom_dev *devs, int n, int only_queue)
 	})
 }
 
-static void print_families(const struct prom_dev *devs, int n, int only_queue)
+/* vnetd's datapath families (devices with a dp_stats map) */
+static void print_datapath(const struct prom_dev *devs, int n, int only_queue)
 {
 	static const struct {
 		const char *name, *help;
@@ -125,6 +126,41 @@ static void print_families(const struct prom_dev *devs, int n, int only_queue)
 	};
 	int c;
 	size_t f;
+
+	for (f = 0; f < sizeof(dpf) / sizeof(dpf[0]); f++) {
+		head(dpf[f].name, dpf[f].help);
+		FOR_ROWS(devs, n, only_queue, {
+			if (!d->dp)
+				continue;
+			sample_start(dpf[f].name, d, q, dir);
+			fprintf(po, "} %llu\n", (unsigned long long)*(const __u64 *)
+				       ((const char *)&d->dp[k] + dpf[f].off));
+		})
+	}
+	print_limited(devs, n, only_queue);
+	head("vnet_datapath_drops_total", "Frames vnetd dropped, by reason.");
+	FOR_ROWS(devs, n, only_queue, {
+		if (!d->dp)
+			continue;
+		for (c = 0; c < VNET_DROP_MAX; c++) {
+			const char *r = stats_drop_name(c);
+
+			if (!r && !d->dp[k].drops[c])
+				continue; /* a reason without a name: only if counted */
+			sample_start("vnet_datapath_drops_total", d, q, dir);
+			if (r)
+				fprintf(po, ",reason=\"%s\"} %llu\n", r,
+				       (unsigned long long)d->dp[k].drops[c]);
+			else
+				fprintf(po, ",reason=\"drop_%d\"} %llu\n", c,
+				       (unsigned long long)d->dp[k].drops[c]);
+		}
+	})
+}
+
+static void print_families(const struct prom_dev *devs, int n, int only_queue)
+{
+	int c;
 	bool any_dp = false;
 
 	for (int i = 0; i < n; i++)
@@ -156,37 +192,8 @@ static void print_families(const struct prom_dev *devs, int n, int only_queue)
 		sample_start("vnet_queue_push_total", d, q, dir);
 		fprintf(po, "} %llu\n", (unsigned long long)d->snap.state[k].push);
 	})
-	if (!any_dp)
-		return;
-	for (f = 0; f < sizeof(dpf) / sizeof(dpf[0]); f++) {
-		head(dpf[f].name, dpf[f].help);
-		FOR_ROWS(devs, n, only_queue, {
-			if (!d->dp)
-				continue;
-			sample_start(dpf[f].name, d, q, dir);
-			fprintf(po, "} %llu\n", (unsigned long long)*(const __u64 *)
-				       ((const char *)&d->dp[k] + dpf[f].off));
-		})
-	}
-	print_limited(devs, n, only_queue);
-	head("vnet_datapath_drops_total", "Frames vnetd dropped, by reason.");
-	FOR_ROWS(devs, n, only_queue, {
-		if (!d->dp)
-			continue;
-		for (c = 0; c < VNET_DROP_MAX; c++) {
-			const char *r = stats_drop_name(c);
-
-			if (!r && !d->dp[k].drops[c])
-				continue; /* a reason without a name: only if counted */
-			sample_start("vnet_datapath_drops_total", d, q, dir);
-			if (r)
-				fprintf(po, ",reason=\"%s\"} %llu\n", r,
-				       (unsigned long long)d->dp[k].drops[c]);
-			else
-				fprintf(po, ",reason=\"drop_%d\"} %llu\n", c,
-				       (unsigned long long)d->dp[k].drops[c]);
-		}
-	})
+	if (any_dp)
+		print_datapath(devs, n, only_queue);
 }
 
 /* the guard's drops by reason, per device (every reason, 0 included) */

@@ -35,6 +35,18 @@ static bool limit_write(const struct port *p, __u32 dir, __u64 pps,
 	return ok;
 }
 
+/* vnetd with one port NAME, its tap's packet socket *PFD, a frontend */
+static struct vufe *limit_setup(struct vd *vd, const char *name, int *pfd)
+{
+	struct vufe_opts o;
+
+	vd_init(vd, name, 1, 1);
+	if (!vd_up_tap(vd, pfd))
+		return NULL;
+	o = fe_opts(&vd->port[0]);
+	return fe_up(&o);
+}
+
 #define LIM_N		300	/* frames sent */
 #define LIM_PPS		200	/* the limit */
 #define LIM_BURST	20
@@ -46,18 +58,13 @@ static void limit_tx(void)
 	static __u8 f[1514];
 	struct vnet_dp_stats d0, d1;
 	struct link_stats l0, l1;
-	struct vufe_opts o;
-	struct vufe *fe = NULL;
+	struct vufe *fe;
 	long long t0, ms;
 	unsigned int i, k = 0;
 	struct vd vd;
 	int pfd = -1;
 
-	vd_init(&vd, "limtx", 1, 1);
-	if (!vd_up_tap(&vd, &pfd))
-		goto out;
-	o = fe_opts(&vd.port[0]);
-	fe = fe_up(&o);
+	fe = limit_setup(&vd, "limtx", &pfd);
 	if (!fe)
 		goto out;
 	if (!limit_write(&vd.port[0], VNET_DIR_TX, LIM_PPS, LIM_BURST, 2))
@@ -127,19 +134,14 @@ static void limit_rx(void)
 {
 	static __u8 f[1514], got[FRAME_MAX];
 	struct vnet_dp_stats d0, d1;
-	struct vufe_opts o;
-	struct vufe *fe = NULL;
+	struct vufe *fe;
 	long long t0, ms, want;
 	unsigned int i;
 	struct vd vd;
 	ssize_t n;
 	int pfd = -1;
 
-	vd_init(&vd, "limrx", 1, 1);
-	if (!vd_up_tap(&vd, &pfd))
-		goto out;
-	o = fe_opts(&vd.port[0]);
-	fe = fe_up(&o);
+	fe = limit_setup(&vd, "limrx", &pfd);
 	if (!fe)
 		goto out;
 	if (!ASSERT_GT(vufe_post_rx(fe, 0, 0), 0, "post RX buffers") ||
@@ -227,18 +229,13 @@ static void limit_guard_live(void)
 {
 	static __u8 f[1514];
 	struct vnet_dp_stats d0, d1;
-	struct vufe_opts o;
-	struct vufe *fe = NULL;
+	struct vufe *fe;
 	unsigned int i, k = 0, n = 300;
 	size_t len;
 	struct vd vd;
 	int pfd = -1;
 
-	vd_init(&vd, "limgd", 1, 1);
-	if (!vd_up_tap(&vd, &pfd))
-		goto out;
-	o = fe_opts(&vd.port[0]);
-	fe = fe_up(&o);
+	fe = limit_setup(&vd, "limgd", &pfd);
 	if (!fe || !guard_write(&vd.port[0], false))
 		goto out;
 	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);

@@ -899,15 +899,5 @@ s_migrate_rounds_nolog()
 e2e_prelude "$ALL" "$ALL $MORE" "jq iperf3 ip ss sha256sum" "$@"
 mkdir -p "$G_LOGS"
 
-for n in "${names[@]}"; do
-	t0=$SECONDS
-	L=$G_LOGS/$n
-	"s_${n//-/_}"
-	vm_cleanup_all >/dev/null 2>&1
-	_vm_all_pids=()
-	_vm_all_ns=()
-	_vm_all_taps=()
-	verdict "$n"
-	echo "# $n: $((SECONDS - t0)) s"
-done
+g_run_scenarios
 ksft_exit

@@ -42,6 +42,26 @@
 
 declare -A GPID GDIR GRC
 
+# g_run_scenarios: each selected scenario NAME (e2e_prelude's names) as
+# s_NAME, logs in $G_LOGS/NAME, everything it started ended after it,
+# then its verdict and its time
+g_run_scenarios()
+{
+	local n t0
+
+	for n in "${names[@]}"; do
+		t0=$SECONDS
+		L=$G_LOGS/$n
+		"s_${n//-/_}"
+		vm_cleanup_all >/dev/null 2>&1
+		_vm_all_pids=()
+		_vm_all_ns=()
+		_vm_all_taps=()
+		verdict "$n"
+		echo "# $n: $((SECONDS - t0)) s"
+	done
+}
+
 # A scenario's checks: need DESC CMD... collects DESC unless CMD holds,
 # verdict NAME passes or fails NAME with what was collected (and where the
 # logs, $L, are); ge A B: A >= B, both whole numbers; note: a "# CASE:"

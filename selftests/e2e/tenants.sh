@@ -220,15 +220,5 @@ s_guard()
 e2e_prelude "$ALL" "$ALL" "jq iperf3 ip busybox" "$@"
 mkdir -p "$G_LOGS"
 
-for n in "${names[@]}"; do
-	t0=$SECONDS
-	L=$G_LOGS/$n
-	"s_${n//-/_}"
-	vm_cleanup_all >/dev/null 2>&1
-	_vm_all_pids=()
-	_vm_all_ns=()
-	_vm_all_taps=()
-	verdict "$n"
-	echo "# $n: $((SECONDS - t0)) s"
-done
+g_run_scenarios
 ksft_exit

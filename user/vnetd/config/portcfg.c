@@ -181,7 +181,7 @@ static int key_cpus(struct vnetd_port_cfg *c, const char *val,
 }
 
 /*
- * The rate limit keys: DIR-rate, DIR-burst, DIR-initial (bytes, tc's
+ * The rate limit keys, KEY: DIR-rate, DIR-burst, DIR-initial (bytes, tc's
  * words) and DIR-pkts-rate, DIR-pkts-burst, DIR-pkts-initial (frames)
  */
 static int key_limit(struct vnetd_port_cfg *c, const char *key,
@@ -199,50 +199,6 @@ static int key_limit(struct vnetd_port_cfg *c, const char *key,
 	return 0;
 }
 
-#define LIMIT_KEY(dir, word)                                                 \
-	static int key_##dir##_##word(struct vnetd_port_cfg *c,              \
-				      const char *val, const char *where)    \
-	{                                                                    \
-		return key_limit(c, #dir "-" #word, val, where);             \
-	}
-LIMIT_KEY(tx, rate)
-LIMIT_KEY(tx, burst)
-LIMIT_KEY(tx, initial)
-LIMIT_KEY(rx, rate)
-LIMIT_KEY(rx, burst)
-LIMIT_KEY(rx, initial)
-
-static int key_tx_pkts(struct vnetd_port_cfg *c, const char *word,
-		       const char *val, const char *where)
-{
-	char k[32];
-
-	snprintf(k, sizeof(k), "tx-pkts-%s", word);
-	return key_limit(c, k, val, where);
-}
-
-static int key_rx_pkts(struct vnetd_port_cfg *c, const char *word,
-		       const char *val, const char *where)
-{
-	char k[32];
-
-	snprintf(k, sizeof(k), "rx-pkts-%s", word);
-	return key_limit(c, k, val, where);
-}
-
-#define PKTS_KEY(dir, word)                                                  \
-	static int key_##dir##_pkts_##word(struct vnetd_port_cfg *c,         \
-					   const char *val,                  \
-					   const char *where)                \
-	{                                                                    \
-		return key_##dir##_pkts(c, #word, val, where);               \
-	}
-PKTS_KEY(tx, rate)
-PKTS_KEY(tx, burst)
-PKTS_KEY(tx, initial)
-PKTS_KEY(rx, rate)
-PKTS_KEY(rx, burst)
-PKTS_KEY(rx, initial)
 
 /*
  * Spoofing protection: mac=M (the MAC check and, with ip=, ARP's), ip=LIST
@@ -280,24 +236,25 @@ static const struct {
 	int (*set)(struct vnetd_port_cfg *c, const char *val,
 		   const char *where);
 	enum port_key key;	/* 0: no default depends on it */
+	/* set NULL: a rate limit key, key_limit() with the key's name */
 } port_keys[] = {
 	{ "socket", key_socket, KEY_SOCKET },
 	{ "tap", key_tap, KEY_TAP },
 	{ "queues", key_queues, 0 },
 	{ "netns", key_netns, KEY_NETNS },
 	{ "cpus", key_cpus, KEY_CPUS },
-	{ "tx-rate", key_tx_rate, 0 },
-	{ "tx-burst", key_tx_burst, 0 },
-	{ "tx-initial", key_tx_initial, 0 },
-	{ "tx-pkts-rate", key_tx_pkts_rate, 0 },
-	{ "tx-pkts-burst", key_tx_pkts_burst, 0 },
-	{ "tx-pkts-initial", key_tx_pkts_initial, 0 },
-	{ "rx-rate", key_rx_rate, 0 },
-	{ "rx-burst", key_rx_burst, 0 },
-	{ "rx-initial", key_rx_initial, 0 },
-	{ "rx-pkts-rate", key_rx_pkts_rate, 0 },
-	{ "rx-pkts-burst", key_rx_pkts_burst, 0 },
-	{ "rx-pkts-initial", key_rx_pkts_initial, 0 },
+	{ "tx-rate", NULL, 0 },
+	{ "tx-burst", NULL, 0 },
+	{ "tx-initial", NULL, 0 },
+	{ "tx-pkts-rate", NULL, 0 },
+	{ "tx-pkts-burst", NULL, 0 },
+	{ "tx-pkts-initial", NULL, 0 },
+	{ "rx-rate", NULL, 0 },
+	{ "rx-burst", NULL, 0 },
+	{ "rx-initial", NULL, 0 },
+	{ "rx-pkts-rate", NULL, 0 },
+	{ "rx-pkts-burst", NULL, 0 },
+	{ "rx-pkts-initial", NULL, 0 },
 	{ "mac", key_mac, 0 },
 	{ "ip", key_ip, 0 },
 };
@@ -332,7 +289,8 @@ int vnetd_port_kv(struct vnetd_port_cfg *c, char *tok, const char *where,
 	for (i = 0; i < sizeof(port_keys) / sizeof(port_keys[0]); i++) {
 		if (strcmp(tok, port_keys[i].name))
 			continue;
-		ret = port_keys[i].set(c, val, where);
+		ret = port_keys[i].set ? port_keys[i].set(c, val, where) :
+					 key_limit(c, tok, val, where);
 		if (!ret)
 			*got |= port_keys[i].key;
 		return ret;
