@@ -16,6 +16,8 @@
 #include <stdbool.h>
 
 #define VNET_GUARD_PASS (-1)
+/* a refusal is the rare case: the passing path falls through */
+#define vnet_refused(x) __builtin_expect(!!(x), 0)
 #define VNET_ETH_P_IP 0x0800
 #define VNET_ETH_P_ARP 0x0806
 #define VNET_ETH_P_IPV6 0x86dd
@@ -24,17 +26,32 @@
 #define VNET_ICMPV6_NA 136
 #define VNET_IPV6_EXT_WALK 4
 
-/* the 6 bytes at P differ from MAC: two loads each (no memcmp in BPF) */
+/*
+ * the 6 bytes at P differ from MAC: three 16-bit loads each (both are
+ * 2-byte aligned: a MAC in an Ethernet or ARP header and in the guard
+ * map's entry), no byte-wise memcpy
+ */
 static __always_inline bool vnet_mac_differs(const __u8 *p, const __u8 *mac)
 {
-	__u32 a4, b4;
-	__u16 a2, b2;
+	const __u16 *a = (const __u16 *)p, *b = (const __u16 *)mac;
 
-	__builtin_memcpy(&a4, p, 4);
-	__builtin_memcpy(&a2, p + 4, 2);
-	__builtin_memcpy(&b4, mac, 4);
-	__builtin_memcpy(&b2, mac + 4, 2);
-	return (a4 ^ b4) | (__u32)(a2 ^ b2);
+	return (a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]);
+}
+
+/*
+ * the 4 bytes at P as they are in memory (network order), from two 16-bit
+ * loads: the addresses in IPv4, IPv6 and ARP headers are 2-byte aligned
+ * behind an Ethernet header, not always 4-byte
+ */
+static __always_inline __be32 vnet_load_be32(const __u8 *p)
+{
+	const __u16 *h = (const __u16 *)p;
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (__be32)((__u32)h[0] | (__u32)h[1] << 16);
+#else
+	return (__be32)((__u32)h[0] << 16 | (__u32)h[1]);
+#endif
 }
 
 static __always_inline __u32 vnet_mask32(__u32 bits)
@@ -73,9 +90,9 @@ static __always_inline bool vnet_v6_in(const __be32 *a,
 static __always_inline bool vnet_guard_v6(const struct vnet_guard *g,
 					  const __u8 *p)
 {
-	__be32 a[4];
+	__be32 a[4] = { vnet_load_be32(p), vnet_load_be32(p + 4),
+			 vnet_load_be32(p + 8), vnet_load_be32(p + 12) };
 
-	__builtin_memcpy(a, p, 16);
 	for (int i = 0; i < VNET_GUARD_MAX_ADDRS; i++) {
 		if (i >= g->nr_v6)
 			break;
@@ -101,35 +118,43 @@ static __always_inline int vnet_guard_arp(const struct vnet_guard *g,
 		return VNET_GUARD_R_ARP;
 	if (vnet_mac_differs(arp + 8, g->mac))
 		return VNET_GUARD_R_ARP;
-	__builtin_memcpy(&sip, arp + 14, 4);
+	sip = vnet_load_be32(arp + 14);
 	/* 0.0.0.0: an ARP probe (address conflict detection) */
 	if (sip && !vnet_guard_v4(g, sip))
 		return VNET_GUARD_R_ARP;
 	return VNET_GUARD_PASS;
 }
 
+/* a UDP datagram behind the IPv4 header at IPH to or from PORT */
+static __always_inline bool vnet_udp4_port(void *data, void *data_end,
+					   const __u8 *iph, __u32 port_off,
+					   __u8 port)
+{
+	__u32 ihl = (iph[0] & 0x0f) * 4;
+	__u8 *udp;
+
+	if (iph[9] != IPPROTO_UDP || ihl < VNET_IPV4_MIN_HLEN)
+		return false;
+	udp = vnet_hdr(data, data_end, VNET_ETH_HLEN + ihl, 4);
+	return udp && udp[port_off] == 0 && udp[port_off + 1] == port;
+}
+
 static __always_inline int vnet_guard_ipv4(const struct vnet_guard *g,
 					   void *data, void *data_end)
 {
 	__u8 *iph = vnet_hdr(data, data_end, VNET_ETH_HLEN, VNET_IPV4_MIN_HLEN);
-	__u8 *udp;
 	__be32 saddr;
-	__u32 ihl;
 
 	if (!iph)
 		return VNET_GUARD_R_IPV4;
-	__builtin_memcpy(&saddr, iph + 12, 4);
-	ihl = (iph[0] & 0x0f) * 4;
-	udp = iph[9] == IPPROTO_UDP && ihl >= VNET_IPV4_MIN_HLEN ?
-		      vnet_hdr(data, data_end, VNET_ETH_HLEN + ihl, 4) : NULL;
-	if (g->flags & VNET_GUARD_IP) {
-		/* 0.0.0.0 to a DHCP server: a client asking for an address */
-		bool dhcp_client = !saddr && udp && udp[2] == 0 && udp[3] == 67;
-
-		if (!dhcp_client && !vnet_guard_v4(g, saddr))
-			return VNET_GUARD_R_IPV4;
-	}
-	if ((g->flags & VNET_GUARD_DHCP) && udp && udp[0] == 0 && udp[1] == 67)
+	saddr = vnet_load_be32(iph + 12);
+	/* 0.0.0.0 to a DHCP server (port 67): a client asking for an address */
+	if (vnet_refused((g->flags & VNET_GUARD_IP) && !vnet_guard_v4(g, saddr) &&
+			 !(!saddr && vnet_udp4_port(data, data_end, iph, 2, 67))))
+		return VNET_GUARD_R_IPV4;
+	/* from port 67: a DHCP server's answer */
+	if (vnet_refused((g->flags & VNET_GUARD_DHCP) &&
+			 vnet_udp4_port(data, data_end, iph, 0, 67)))
 		return VNET_GUARD_R_DHCP;
 	return VNET_GUARD_PASS;
 }
@@ -144,7 +169,10 @@ static __always_inline int vnet_guard_ipv6(const struct vnet_guard *g,
 
 	if (!ip6)
 		return VNET_GUARD_R_IPV6;
-	__builtin_memcpy(src, ip6 + 8, 16);
+	src[0] = vnet_load_be32(ip6 + 8);
+	src[1] = vnet_load_be32(ip6 + 12);
+	src[2] = vnet_load_be32(ip6 + 16);
+	src[3] = vnet_load_be32(ip6 + 20);
 	/* ::, duplicate address detection's source */
 	if ((g->flags & VNET_GUARD_IP) &&
 	    (src[0] | src[1] | src[2] | src[3]) && !vnet_guard_v6(g, ip6 + 8))
@@ -198,12 +226,13 @@ static __always_inline int vnet_guard(void *data, void *data_end)
 	__u16 proto;
 
 	g = bpf_map_lookup_elem(&guard, &k);
-	if (!g || !g->flags)
+	if (__builtin_expect(!g || !g->flags, 1))
 		return VNET_GUARD_PASS;
 	eth = vnet_hdr(data, data_end, 0, VNET_ETH_HLEN);
 	if (!eth)
 		return VNET_GUARD_R_L2;
-	if ((g->flags & VNET_GUARD_MAC) && vnet_mac_differs(eth + 6, g->mac))
+	if (vnet_refused((g->flags & VNET_GUARD_MAC) &&
+			 vnet_mac_differs(eth + 6, g->mac)))
 		return VNET_GUARD_R_MAC;
 	proto = ((__u16)eth[12] << 8) | eth[13];
 	if (proto == VNET_ETH_P_ARP)

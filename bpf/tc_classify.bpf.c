@@ -71,20 +71,23 @@ int vnet_tc_rx(struct __sk_buff *skb)
 /*
  * from the guest: the skb's queue mapping holds the recorded rx queue + 1;
  * a frame the guard refuses (spoofing protection, guard.h) is dropped and
- * counted by its reason only
+ * counted by its reason only, before the classifier reads it (the checks
+ * first: +1.8% of the tap writer's CPU time with every check on, against
+ * +3.2% behind the classifier, docs/limits.md)
  */
 SEC("tc")
 int vnet_tc_tx(struct __sk_buff *skb)
 {
-	int class = vnet_tc_classify(skb);
+	int why = vnet_guard((void *)(long)skb->data,
+			     (void *)(long)skb->data_end);
 	__u32 q = skb->queue_mapping;
-	int why;
+	int class;
 
-	why = vnet_guard((void *)(long)skb->data, (void *)(long)skb->data_end);
-	if (why != VNET_GUARD_PASS) {
+	if (vnet_refused(why != VNET_GUARD_PASS)) {
 		vnet_guard_count(why, skb->len);
 		return TC_ACT_SHOT;
 	}
+	class = vnet_tc_classify(skb);
 	vnet_account(VNET_DIR_TX, q ? q - 1 : 0, class, skb->len);
 	return TC_ACT_UNSPEC;
 }

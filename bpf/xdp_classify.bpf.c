@@ -16,13 +16,14 @@ int vnet_xdp_tx(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	__u32 len = (__u32)(data_end - data);
-	int class = vnet_classify(data, data_end, len);
 	int why = vnet_guard(data, data_end);
+	int class;
 
-	if (why != VNET_GUARD_PASS) {
+	if (vnet_refused(why != VNET_GUARD_PASS)) {
 		vnet_guard_count(why, len);
 		return XDP_DROP;
 	}
+	class = vnet_classify(data, data_end, len);
 	vnet_account(VNET_DIR_TX, ctx->rx_queue_index, class, len);
 	return XDP_PASS;
 }
