@@ -12,7 +12,11 @@
 #    fds than 64); SIGTERM: exit 0, the taps it created and their pins gone;
 #  - limit: one --port more than VNETD_MAX_PORTS is refused before any
 #    tap or socket is touched: exit status 2, and the message names the
-#    limit and the fix (more vnetd, one per VM).
+#    limit and the fix (more vnetd, one per VM);
+#  - tap_in_netns: --tap X without --netns, where X exists only in a named
+#    network namespace: refused before anything is made (exit 1, the
+#    message names the namespace and the fix, --netns NS), no tap X in
+#    vnetd's own namespace, no socket; with --netns NS it serves that tap.
 # Needs root, iproute2.
 #
 #   selftests/test_vnetd_ports.sh [CASE...]    (default: every case)
@@ -22,7 +26,7 @@ source "$(dirname "$0")/lib.sh"
 
 KSFT_PREFIX=vnetd_ports
 
-ALL_CASES="beyond_64 limit"
+ALL_CASES="beyond_64 limit tap_in_netns"
 VNETD=${VNETD:-$OUT/vnetd}
 UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
 NPORTS=72
@@ -114,6 +118,36 @@ case_limit()
 	expect "message" yes "$(grep -qF -- "$msg" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
 	expect "no socket made" 0 "$(find "$d" -name '*.sock' | wc -l)"
 	report limit "$(run_said)"
+}
+
+case_tap_in_netns()
+{
+	local d=$VNET_TMP/tapns tap msg
+
+	mkdir -p "$d"
+	ns_create tapns || { fail tap_in_netns "ip netns add"; return; }
+	tap=$(rand_tap)
+	tap_create "$NS" "$tap" || { fail tap_in_netns "ip tuntap add"; return; }
+	run timeout 20 "$VNETD" --socket "$d/s.sock" --tap "$tap"
+	expect "exit status" 1 "$RUN_RC"
+	msg="network namespace $NS has one: add --netns $NS"
+	expect "message" yes "$(grep -qF -- "$msg" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+	expect "no tap $tap made here" no "$(ip link show "$tap" >/dev/null 2>&1 && echo yes || echo no)"
+	expect "no socket made" no "$([ -e "$d/s.sock" ] && echo yes || echo no)"
+	expect "no pins made" yes "$(pins_gone "$tap" && echo yes || echo no)"
+	report tap_in_netns_refused "$(run_said)"
+	# the namespace named: that tap is served
+	"$VNETD" --socket "$d/s.sock" --tap "$tap" --netns "$NS" >"$d/vnetd.log" 2>&1 &
+	VPID=$!
+	busywait 20000 test -S "$d/s.sock" ||
+		{ fail tap_in_netns_netns "no socket: $(tail -n 2 "$d/vnetd.log")"; return; }
+	expect "with --netns: the tap in $NS attached" yes "$(pins_exist "$tap" && echo yes || echo no)"
+	expect "with --netns: still no tap $tap here" no "$(ip link show "$tap" >/dev/null 2>&1 && echo yes || echo no)"
+	kill -TERM "$VPID"
+	wait "$VPID"
+	expect "with --netns: exit status after SIGTERM" 0 "$?"
+	VPID=
+	report tap_in_netns_served "$(tail -n 2 "$d/vnetd.log")"
 }
 
 # --- main ---------------------------------------------------------------------------

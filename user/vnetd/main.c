@@ -426,6 +426,13 @@ int main(int argc, char **argv)
 		}
 		opened = o.nports;
 	} else {
+		/* nothing made (a socket's directory) before every tap is checked */
+		for (i = 0; i < o.nports; i++) {
+			if (vnetd_tap_precheck(&o.ports[i])) {
+				ret = VNETD_EXIT_STARTUP;
+				goto out_srv;
+			}
+		}
 		for (i = 0; i < o.nports; i++) {
 			if (vnetd_socket_precheck(&o.ports[i])) {
 				ret = VNETD_EXIT_STARTUP;

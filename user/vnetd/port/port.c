@@ -158,6 +158,24 @@ int vnetd_socket_precheck(const struct vnetd_port_cfg *c)
 }
 
 /*
+ * A tap that is not in vnetd's network namespace is created there by
+ * vnetd_tap_open().  When no netns was asked for and a named network
+ * namespace has a device of that name, that tap is the one meant: refuse,
+ * naming the fix (what vnetctl and --agent say), before anything exists.
+ */
+int vnetd_tap_precheck(const struct vnetd_port_cfg *c)
+{
+	char other[NAME_MAX + 1];
+
+	if (c->netns[0] || if_nametoindex(c->tap) ||
+	    vnet_netns_of_dev(c->tap, other, sizeof(other)))
+		return 0;
+	vhost_err("%s: tap %s: no such network device in this network namespace, where vnetd would create a new one; network namespace %s has one: add --netns %s (netns=%s in a --port or --config line)",
+		  c->socket, c->tap, other, other, other);
+	return -1;
+}
+
+/*
  * vhost_server_add_port() binds the socket: with the umask and the
  * effective group set around it the file is created with the mode and
  * group asked for, never changed afterwards.

@@ -95,6 +95,11 @@ int vnetd_port_adopt(struct vnetd_port *p, const struct vnetd_port_adopt *a);
  */
 void vnetd_port_release(struct vnetd_port *p);
 int vnetd_socket_precheck(const struct vnetd_port_cfg *c);
+/*
+ * Before any port is opened: refuses (-1, logged) a tap that vnetd would
+ * create here while a named network namespace has one, no netns asked for.
+ */
+int vnetd_tap_precheck(const struct vnetd_port_cfg *c);
 int vnetd_port_open(struct vnetd_port *p, struct vhost_server *srv);
 void vnetd_port_close(struct vnetd_port *p);
 
