@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
-/* vnetctl attach | detach | gc */
+/* vnetctl attach | detach */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -145,28 +145,5 @@ int do_detach(int argc, char **argv)
 	if (vnet_detach(dev, &err))
 		return cli_error("%s", err.msg);
 	fprintf(stderr, "%s: detached; pins removed\n", dev);
-	return 0;
-}
-
-int do_gc(int argc, char **argv)
-{
-	char removed[256][IF_NAMESIZE];
-	struct vnet_err err = {};
-	int n, i;
-
-	(void)argv;
-	if (argc != 1)
-		return cli_usage("gc", "too many arguments");
-	n = vnet_gc(removed, 256, &err);
-	if (n < 0)
-		return cli_error("%s", err.msg);
-	out_arr_open(NULL);
-	for (i = 0; i < n && i < 256; i++) {
-		out_str(NULL, "%s: device gone; pins removed\n", removed[i]);
-	}
-	out_arr_close();
-	if (!n)
-		out_text("nothing to collect\n");
-	out_doc_end();
 	return 0;
 }

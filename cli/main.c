@@ -48,9 +48,14 @@ static const struct cmd cmds[] = {
 	  "packets and bytes of each class: urgent (TCP payload, no PSH), push\n"
 	  "(TCP payload with PSH), ack (TCP without payload), other, malformed.\n",
 	  stats_opts },
-	{ "gc", do_gc, "",
-	  "remove the pins of devices that no longer exist",
-	  "Remove the pins of devices that no longer exist.\n", NULL },
+	{ "gc", do_gc, "[--dry-run]",
+	  "remove the pins of gone devices, and what no vnetd uses in /run/vnet",
+	  "Remove the pins of devices that no longer exist, then in vnetd's\n"
+	  "runtime directory /run/vnet: packed-ring journals (*.rings) that no\n"
+	  "process maps or has open and whose socket path nobody listens on, and\n"
+	  "hand-over sockets (*.takeover) nobody listens on (connect() refused).\n"
+	  "A running vnetd's are never removed.  Prints what was removed.\n",
+	  gc_opts },
 	{ "coalesce", do_coalesce,
 	  "show DEV | set DEV [queue N] PARAM VALUE... | set DEV tap rx-frames N",
 	  "coalescing in ethtool's words: the guest NIC's and the tap's own",

@@ -14,7 +14,7 @@
  * when a key goes, is renamed or changes its type or meaning; keys are
  * added without a bump.  `vnetctl -j --version` prints it.
  */
-#define VNETCTL_JSON_SCHEMA 1
+#define VNETCTL_JSON_SCHEMA 2
 
 /*
  * An option of vnetctl or of one of its commands: getopt_long's table and
@@ -39,7 +39,7 @@ struct cmd {
 
 /* the commands' options (their files), for main.c's table */
 extern const struct cli_opt attach_opts[], detach_opts[], stats_opts[],
-	exporter_opts[];
+	exporter_opts[], gc_opts[];
 
 /*
  * getopt_long over OPTS (PREFIX: "+" stops at the first non-option; ":"
