@@ -392,10 +392,74 @@ out:
 	return ret;
 }
 
-/* ethtool's own message for a value that does not parse */
-static bool parse_value(const char *word, const char *s, bool is_bool,
-			__u64 *v)
+/* Levenshtein distance of A and B (short words), capped at 9 */
+static unsigned int word_distance(const char *a, const char *b)
 {
+	unsigned int d[32][32], i, j, la = strlen(a), lb = strlen(b);
+
+	if (la > 30 || lb > 30)
+		return 9;
+	for (i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (i = 1; i <= la; i++)
+		for (j = 1; j <= lb; j++) {
+			unsigned int c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < c)
+				c = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < c)
+				c = d[i][j - 1] + 1;
+			d[i][j] = c;
+		}
+	return d[la][lb] > 9 ? 9 : d[la][lb];
+}
+
+/*
+ * "unknown parameter 'W'", the nearest word when one is near (two edits
+ * at most: tx-usec, tx_usecs, rx-frame) and every word there is
+ */
+static int unknown_word(const char *word)
+{
+	char list[512] = "", near[80] = "";
+	unsigned int i, best = 3, dist;
+	const char *w;
+	size_t n = 0;
+
+	for (i = 0; (w = vnet_coalesce_word_nth(i, NULL)); i++) {
+		n += (size_t)snprintf(list + n, n < sizeof(list) ? sizeof(list) - n : 0,
+				      "%s%s", i ? ", " : "", w);
+		dist = word_distance(word, w);
+		if (dist < best) {
+			best = dist;
+			snprintf(near, sizeof(near), " (did you mean '%s'?)", w);
+		}
+	}
+	return cli_usage("coalesce", "unknown parameter '%s'%s; the parameters: %s, and 'tap rx-frames N' for the tap's own",
+			 word, near, list);
+}
+
+/* the range of numeric WORD for a message: "0-100000" (tap: TAP) */
+static void word_range(const char *word, bool tap, char *buf, size_t len)
+{
+	__u32 max = 0;
+	const char *w;
+	unsigned int i;
+
+	if (tap)
+		max = VNET_TAP_RX_FRAMES_MAX;
+	for (i = 0; !tap && (w = vnet_coalesce_word_nth(i, &max)); i++)
+		if (!strcmp(w, word))
+			break;
+	snprintf(buf, len, "0-%u", max);
+}
+
+/* ethtool's own message for a value that does not parse, with the range */
+static bool parse_value(const char *word, const char *s, bool is_bool,
+			bool tap, __u64 *v)
+{
+	char range[32];
 	char *end;
 
 	if (is_bool) {
@@ -413,8 +477,9 @@ static bool parse_value(const char *word, const char *s, bool is_bool,
 	errno = 0;
 	*v = strtoull(s, &end, 10);
 	if (!*s || *end || errno || s[0] == '-' || s[0] == '+') {
-		cli_usage("coalesce", "invalid value '%s' for parameter '%s'",
-			  s, word);
+		word_range(word, tap, range, sizeof(range));
+		cli_usage("coalesce", "invalid value '%s' for parameter '%s': expected a whole number %s",
+			  s, word, range);
 		return false;
 	}
 	return true;
@@ -455,12 +520,11 @@ static int coalesce_set(int argc, char **argv)
 			return cli_usage("coalesce", "tap: '%s' is not a tun parameter: tun has only rx-frames (the guest NIC's %s is 'vnetctl coalesce set %s %s ...')",
 					 word, word, dev, word);
 		if (!tap && vnet_coalesce_word(word, &is_bool))
-			return cli_usage("coalesce", "unknown parameter '%s'",
-					 word);
+			return unknown_word(word);
 		if (i + 1 >= argc)
 			return cli_usage("coalesce", "parameter '%s' needs a value",
 					 word);
-		if (!parse_value(word, argv[i + 1], is_bool, &v))
+		if (!parse_value(word, argv[i + 1], is_bool, tap, &v))
 			return EXIT_USAGE;
 		if (tap) {
 			if (vnet_coalesce_tap_check(v, &err))

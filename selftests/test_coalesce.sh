@@ -264,7 +264,10 @@ case_invalid()
 	refuse word 2 "invalid value 'abc' for parameter 'tx-frames'" tx-frames abc
 	refuse negative 2 "invalid value '-1' for parameter 'rx-frames'" rx-frames -1
 	refuse bool 2 "invalid value 'yes' for parameter 'adaptive-rx': expected on or off" adaptive-rx yes
-	refuse unknown 2 "unknown parameter 'rx-bytes'" rx-bytes 3
+	refuse unknown 2 "unknown parameter 'rx-bytes'; the parameters: rx-usecs, rx-frames, tx-usecs, tx-frames, adaptive-rx" rx-bytes 3
+	refuse near 2 "unknown parameter 'tx-usec' (did you mean 'tx-usecs'?); the parameters: rx-usecs," tx-usec 50
+	refuse range 2 "invalid value '-1' for parameter 'tx-usecs': expected a whole number 0-100000" tx-usecs -1
+	refuse tap_range 2 "invalid value '-1' for parameter 'rx-frames': expected a whole number 0-64" tap rx-frames -1
 	refuse tap_tx 2 "tap: 'tx-frames' is not a tun parameter" tap tx-frames 3
 	refuse queue 2 "invalid value '256' for queue" queue 256 tx-frames 1
 	refuse novalue 2 "parameter 'tx-usecs' needs a value" tx-usecs

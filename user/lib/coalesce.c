@@ -110,6 +110,15 @@ int vnet_coalesce_word_values(const char *word, const char **off,
 	return 0;
 }
 
+const char *vnet_coalesce_word_nth(unsigned int i, __u32 *max)
+{
+	if (i >= NR_WORDS)
+		return NULL;
+	if (max)
+		*max = coal_words[i].max;
+	return coal_words[i].word;
+}
+
 int vnet_coalesce_req_add(struct vnet_coalesce_req *req, const char *word,
 			  __u64 value, struct vnet_err *err)
 {

@@ -436,6 +436,11 @@ int vnet_coalesce_tap_check(__u64 rx_frames, struct vnet_err *err);
 /* Per-queue config entries (cfg[VNET_MAX_QUEUES]) of IFNAME. */
 int vnet_coalesce_read(const char *ifname, struct vnet_config *cfg,
 		       struct vnet_err *err);
+/*
+ * The I-th guest-NIC word (NULL past the last), in the order of ethtool
+ * and the help; *MAX its largest value (1 for a boolean) when MAX is set.
+ */
+const char *vnet_coalesce_word_nth(unsigned int i, __u32 *max);
 
 /*
  * Apply req to queue QUEUE (< 0: every queue) of IFNAME's config map and
