@@ -9,23 +9,37 @@
  *   GET /          a landing page that links to /metrics
  *
  * and the main thread waits for SIGINT/SIGTERM (a clean stop, exit 0);
- * SIGHUP has nothing to reload and is logged.  docs/metrics.md.
+ * SIGHUP has nothing to reload and is logged.  Scrapes that arrive while
+ * one is read share the next read (one read serves every scrape waiting
+ * when it starts); a client that asks for gzip gets it; a connection
+ * without a whole request EXPORTER_IDLE_S after it opened or was last
+ * answered is closed (exporter_conns.c).  docs/metrics.md.
  */
 #include <errno.h>
 #include <getopt.h>
 #include <netdb.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/statfs.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <microhttpd.h>
+#include <zlib.h>
 
 #include "vnetctl.h"
+#include "exporter.h"
 
 #define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define MAX_DEVS 1024
@@ -55,31 +69,196 @@ static int reply(struct MHD_Connection *c, unsigned int code, const char *type,
 	return ret;
 }
 
-/* one scrape: the devices pinned now, the present ones' counters */
-static int metrics(struct MHD_Connection *c)
+/* a request's own state: when its request line came */
+struct req {
+	struct timespec arrival;
+};
+
+/* the last read of the pins: every scrape that came before it began */
+static struct {
+	char *body;
+	size_t len;
+	struct timespec started;
+	bool ok;
+} last;
+
+static bool ts_before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec ||
+	       (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/*
+ * MHD_OPTION_URI_LOG_CALLBACK: a request line came; its state.  The
+ * server's one thread reads a request only after the read before it, so
+ * the time the request reached the socket comes from the kernel (TCP_INFO:
+ * milliseconds since the last data came), a millisecond early at worst.
+ */
+static void *req_start(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	struct req *r = calloc(1, sizeof(*r));
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+	long ms;
+
+	(void)cls;
+	(void)uri;
+	if (!r)
+		return NULL;
+	clock_gettime(CLOCK_MONOTONIC, &r->arrival);
+	if (ci && !getsockopt(ci->connect_fd, IPPROTO_TCP, TCP_INFO, &ti, &len) &&
+	    len >= offsetof(struct tcp_info, tcpi_last_data_recv) +
+			   sizeof(ti.tcpi_last_data_recv)) {
+		ms = (long)ti.tcpi_last_data_recv + 1;
+		r->arrival.tv_sec -= ms / 1000;
+		r->arrival.tv_nsec -= (ms % 1000) * 1000000L;
+		if (r->arrival.tv_nsec < 0) {
+			r->arrival.tv_nsec += 1000000000L;
+			r->arrival.tv_sec--;
+		}
+	}
+	return r;
+}
+
+/* the body gzipped into *OUT (allocated); 0 or -1 */
+static int gzip(const char *in, size_t len, char **out, size_t *out_len)
+{
+	z_stream z = { 0 };
+	size_t cap = compressBound(len) + 32;
+
+	*out = malloc(cap);
+	if (!*out || deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8,
+				  Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(*out);
+		return -1;
+	}
+	z.next_in = (Bytef *)in;
+	z.avail_in = len;
+	z.next_out = (Bytef *)*out;
+	z.avail_out = cap;
+	if (deflate(&z, Z_FINISH) != Z_STREAM_END) {
+		deflateEnd(&z);
+		free(*out);
+		return -1;
+	}
+	*out_len = z.total_out;
+	deflateEnd(&z);
+	return 0;
+}
+
+static bool wants_gzip(struct MHD_Connection *c)
+{
+	const char *ae = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_ACCEPT_ENCODING);
+
+	return ae && strstr(ae, "gzip");
+}
+
+static int reply_body(struct MHD_Connection *c, unsigned int code,
+		      const char *body, size_t len)
+{
+	struct MHD_Response *r;
+	char *z;
+	size_t zlen;
+	int ret;
+
+	if (wants_gzip(c) && !gzip(body, len, &z, &zlen)) {
+		r = MHD_create_response_from_buffer(zlen, z, MHD_RESPMEM_MUST_FREE);
+		if (r)
+			MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_ENCODING,
+						"gzip");
+		else
+			free(z);
+	} else {
+		r = MHD_create_response_from_buffer(len, (void *)body,
+						    MHD_RESPMEM_MUST_COPY);
+	}
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				code == MHD_HTTP_OK ? PROM_CONTENT_TYPE :
+						      "text/plain; charset=utf-8");
+	MHD_add_response_header(r, MHD_HTTP_HEADER_VARY,
+				MHD_HTTP_HEADER_ACCEPT_ENCODING);
+	ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/*
+ * Why no device can be read at all: bpffs not mounted, the pins'
+ * directory unreadable; NULL when it can be.  The scrape then fails
+ * (500), so that Prometheus says up 0, not a healthy target without
+ * devices.
+ */
+static const char *pins_unreadable(char *why, size_t len, int n)
+{
+	struct statfs sf;
+
+	if (statfs("/sys/fs/bpf", &sf) || sf.f_type != BPF_FS_MAGIC)
+		snprintf(why, len, "no BPF filesystem at /sys/fs/bpf, so no attached device can be read: mount it (mount -t bpf bpf /sys/fs/bpf) and attach again\n");
+	else if (n < 0)
+		snprintf(why, len, "cannot read %s: %s%s\n", VNET_PIN_ROOT,
+			 strerror(-n),
+			 n == -EACCES || n == -EPERM ? " (the exporter runs as root: it needs CAP_BPF and CAP_SYS_ADMIN to read the pins)" : "");
+	else
+		return NULL;
+	return why;
+}
+
+/* LAST's body replaced by MSG */
+static int body_is(const char *msg)
+{
+	free(last.body);
+	last.body = strdup(msg);
+	last.len = last.body ? strlen(msg) : 0;
+	return last.body ? 0 : -1;
+}
+
+/* read every device pinned now into `last`: 0, or -1 (out of memory) */
+static int read_pins(void)
 {
 	static char names[MAX_DEVS][IF_NAMESIZE];
-	char *buf = NULL;
-	size_t len = 0;
+	char why[512];
 	FILE *f;
-	int n;
+	int n, left_out;
 
-	f = open_memstream(&buf, &len);
-	if (!f)
-		return MHD_NO;
+	free(last.body);
+	last.body = NULL;
+	last.ok = false;
+	clock_gettime(CLOCK_MONOTONIC, &last.started);
 	n = vnet_list(names, MAX_DEVS);
-	if (n < 0) {
-		fprintf(stderr, "%s exporter: cannot read %s: %s\n", prog_name,
-			VNET_PIN_ROOT, strerror(-n));
-		n = 0;
+	if (pins_unreadable(why, sizeof(why), n)) {
+		fprintf(stderr, "%s exporter: %s", prog_name, why);
+		return body_is(why);
 	}
-	stats_prometheus(f, names, n, -1, true);
-	if (fclose(f)) {
-		free(buf);
-		return MHD_NO;
+	f = open_memstream(&last.body, &last.len);
+	if (!f)
+		return -1;
+	left_out = stats_prometheus(f, names, n, -1, true);
+	if (fclose(f))
+		return -1;
+	last.ok = !(left_out > 0 && left_out == n);
+	if (!last.ok) {
+		/* every device failed: the same as none readable */
+		snprintf(why, sizeof(why), "none of the %d attached devices could be read (the exporter's log says why)\n",
+			 n);
+		return body_is(why);
 	}
-	return reply(c, MHD_HTTP_OK, PROM_CONTENT_TYPE, buf, len,
-		     MHD_RESPMEM_MUST_FREE);
+	return 0;
+}
+
+/* one scrape: the read that began after this request came, or a new one */
+static int metrics(struct MHD_Connection *c, const struct req *r)
+{
+	if (!last.body || !r || ts_before(&last.started, &r->arrival))
+		if (read_pins())
+			return MHD_NO;
+	return reply_body(c, last.ok ? MHD_HTTP_OK :
+				       MHD_HTTP_INTERNAL_SERVER_ERROR,
+			  last.body, last.len);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
@@ -94,14 +273,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 	(void)version;
 	(void)upload;
 	(void)upload_size;
-	(void)state;
+	conns_busy(c);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain",
 			     (void *)not_allowed, strlen(not_allowed),
 			     MHD_RESPMEM_PERSISTENT);
 	if (!strcmp(url, "/metrics"))
-		return metrics(c);
+		return metrics(c, *state);
 	if (!strcmp(url, "/"))
 		return reply(c, MHD_HTTP_OK, "text/html; charset=utf-8",
 			     (void *)landing, strlen(landing),
@@ -122,7 +301,7 @@ static int listen_on(const char *spec, char *shown, size_t len)
 	char host[INET6_ADDRSTRLEN + 2] = "", *port, *end;
 	struct addrinfo *ai;
 	unsigned long p;
-	int fd, one = 1, ret;
+	int fd, one = 1, zero = 0, ret;
 
 	port = strrchr(spec, ':');
 	if (!port || (size_t)(port - spec) >= sizeof(host)) {
@@ -152,13 +331,22 @@ static int listen_on(const char *spec, char *shown, size_t len)
 		host[n - 2] = '\0';
 		hints.ai_family = AF_INET6;
 	}
+	/* :PORT: every IPv6 and IPv4 address (one dual-stack socket) */
+	if (!host[0])
+		hints.ai_family = AF_INET6;
 	ret = getaddrinfo(host[0] ? host : NULL, port, &hints, &ai);
+	if (ret && !host[0]) { /* no IPv6 here: IPv4's every address */
+		hints.ai_family = AF_INET;
+		ret = getaddrinfo(NULL, port, &hints, &ai);
+	}
 	if (ret) {
 		cli_usage("exporter", "--listen '%s': '%s' is not a numeric IP address (%s)",
 			  spec, host, gai_strerror(ret));
 		return -2;
 	}
 	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd >= 0 && !host[0] && ai->ai_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
 	if (fd < 0 ||
 	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 64)) {
@@ -172,8 +360,50 @@ static int listen_on(const char *spec, char *shown, size_t len)
 	snprintf(shown, len, "%s%s%s:%s", ai->ai_family == AF_INET6 ? "[" : "",
 		 host[0] ? host : (ai->ai_family == AF_INET6 ? "::" : "0.0.0.0"),
 		 ai->ai_family == AF_INET6 ? "]" : "", port);
+	if (!host[0] && ai->ai_family == AF_INET6)
+		snprintf(shown, len, "[::]:%s (IPv6 and IPv4)", port);
 	freeaddrinfo(ai);
 	return fd;
+}
+
+/*
+ * libmicrohttpd's messages, a repeated one at most every 10 s with how
+ * many were left out (a client at its connection limit would otherwise
+ * write a line per refused connection)
+ */
+static void http_log(void *cls, const char *fmt, va_list ap)
+{
+	static char prev[256];
+	static time_t prev_at;
+	static unsigned long held;
+	char msg[256];
+	time_t t = time(NULL);
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (!strcmp(msg, prev) && t - prev_at < 10) {
+		held++;
+		return;
+	}
+	if (held)
+		fprintf(stderr, "%s exporter: (the last message %lu more times)\n",
+			prog_name, held);
+	fprintf(stderr, "%s exporter: %s%s", prog_name, msg,
+		msg[0] && msg[strlen(msg) - 1] == '\n' ? "" : "\n");
+	snprintf(prev, sizeof(prev), "%s", msg);
+	prev_at = t;
+	held = 0;
+}
+
+/* EXPORTER_CONN_MAX connections need more than a soft limit of 1024 */
+static void raise_nofile(void)
+{
+	struct rlimit r;
+
+	if (!getrlimit(RLIMIT_NOFILE, &r) && r.rlim_cur < r.rlim_max) {
+		r.rlim_cur = r.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &r);
+	}
 }
 
 const struct cli_opt exporter_opts[] = {
@@ -211,21 +441,34 @@ int do_exporter(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+	raise_nofile();
+	d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
 				     (strchr(shown, '[') ? MHD_USE_IPv6 : 0),
 			     0, NULL, NULL, handle, NULL,
+			     MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,
 			     MHD_OPTION_LISTEN_SOCKET, fd,
-			     MHD_OPTION_CONNECTION_TIMEOUT, 10u,
-			     MHD_OPTION_CONNECTION_LIMIT, 64u, MHD_OPTION_END);
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)EXPORTER_IDLE_S * 2,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)EXPORTER_CONN_MAX,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)EXPORTER_CONN_PER_IP,
+			     MHD_OPTION_NOTIFY_CONNECTION, conns_notify, NULL,
+			     MHD_OPTION_URI_LOG_CALLBACK, req_start, NULL,
+			     MHD_OPTION_NOTIFY_COMPLETED, conns_done, NULL,
+			     MHD_OPTION_END);
 	if (!d) {
 		close(fd);
 		return cli_error("cannot start the HTTP server on %s", shown);
 	}
 	fprintf(stderr, "%s exporter: serving http://%s/metrics\n", prog_name,
 		shown);
+	/* a tick a second: connections past their time are closed */
 	for (;;) {
-		if (sigwait(&mask, &sig))
+		struct timespec tick = { .tv_sec = 1 };
+
+		sig = sigtimedwait(&mask, NULL, &tick);
+		if (sig < 0) {
+			conns_reap();
 			continue;
+		}
 		if (sig != SIGHUP)
 			break;
 		fprintf(stderr, "%s exporter: SIGHUP: nothing to reload (each scrape reads the pins anew); still serving\n",

@@ -262,13 +262,21 @@ static void skipped_say(void)
 	skip_now = NULL;
 }
 
+static bool dp_any(const struct vnet_dp_stats *dp)
+{
+	for (int k = 0; k < VNET_DIR_MAX * VNET_MAX_QUEUES; k++)
+		if (stats_dp_active(&dp[k]))
+			return true;
+	return false;
+}
+
 int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
 		     bool lenient)
 {
 	struct vnet_err err = {};
 	struct vnet_status st;
 	struct prom_dev *devs;
-	int i, k = 0, ret = 0;
+	int i, k = 0, ret = 0, left_out = 0;
 
 	po = f;
 	devs = calloc(n ? n : 1, sizeof(*devs));
@@ -277,6 +285,8 @@ int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
 	for (i = 0; i < n; i++) {
 		struct prom_dev *d = &devs[k];
 
+		if (vnet_pins_gone(names[i]))
+			continue; /* gone: no series, and no status read */
 		if (!vnet_status(names[i], &st, &err) && !st.present)
 			continue; /* gone: no series */
 		if (!err.msg[0]) {
@@ -294,9 +304,15 @@ int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
 		if (err.msg[0]) {
 			skipped(err.msg);
 			err.msg[0] = '\0';
+			left_out++;
 			continue;
 		}
 		d->dp = stats_dp_read(names[i]);
+		/* a tap no vnetd serves (vnetctl attach): no datapath zeros */
+		if (d->dp && !st.info.vnetd_socket[0] && !dp_any(d->dp)) {
+			free(d->dp);
+			d->dp = NULL;
+		}
 		{
 			struct vnet_guard g;
 
@@ -309,8 +325,10 @@ int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
 	print_families(devs, k, only_queue);
 	print_guard(devs, k);
 	fflush(po);
-	if (lenient)
+	if (lenient) {
 		skipped_say();
+		ret = left_out;
+	}
 out:
 	for (i = 0; i < k; i++)
 		free(devs[i].dp);

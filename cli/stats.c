@@ -194,7 +194,7 @@ static void print_stats(const char *dev, const struct vnet_stats_snapshot *s,
 static int prometheus(int ndev, char **devs, int only_queue, unsigned int watch)
 {
 	static char names[1024][IF_NAMESIZE];
-	int n, i;
+	int n, i, ret;
 
 	if (watch)
 		return cli_usage("stats", "--prometheus prints one scrape: no --watch (the collector polls)");
@@ -218,7 +218,8 @@ static int prometheus(int ndev, char **devs, int only_queue, unsigned int watch)
 					 strerror(-n));
 	}
 	/* every device: one that cannot be read is left out (and said) */
-	return stats_prometheus(stdout, names, n, only_queue, !ndev);
+	ret = stats_prometheus(stdout, names, n, only_queue, !ndev);
+	return ndev ? ret : 0; /* every device: the ones left out are said */
 }
 
 const struct cli_opt stats_opts[] = {

@@ -79,8 +79,8 @@ bool stats_key_active(const struct vnet_stats_snapshot *s,
 /*
  * prom.c: the Prometheus text format of devices NAMES into F (gone ones
  * left out).  LENIENT (the exporter, and stats --prometheus of every
- * device): a device that cannot be read is left out too, said on stderr;
- * else it is the error (1).
+ * device): a device that cannot be read is left out too, said on stderr,
+ * and the return is how many were; else it is the error (1).
  */
 int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
 		     bool lenient);

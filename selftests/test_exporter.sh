@@ -10,7 +10,12 @@
 # vnet_build_info 1; a device that is gone (deleted with its pins left,
 # before the exporter started or while Prometheus scrapes it) has no
 # series.  The exposition passes `promtool check metrics`, /metrics has
-# the 0.0.4 content type, / links to it.  Every process is killed by pid.
+# the 0.0.4 content type, / links to it.  For a fleet: a thousand idle
+# connections from one address and trickling ones do not keep a scrape from
+# another out and are closed; 50 scrapes at once all answer; gzip when
+# asked; no bpffs fails the scrape naming the fix; :PORT is IPv6 and IPv4;
+# an attach-mode tap has no datapath families.  Every process is killed
+# by pid.
 #
 #   selftests/test_exporter.sh
 
@@ -130,13 +135,94 @@ rate_positive()
 	gt0 "$(value "$1")"
 }
 
+# conns PORT: the exporter's established TCP connections on PORT
+conns()
+{
+	ss -Htn state established "( sport = :$1 )" | wc -l
+}
+
+# the exporter's robustness for a fleet: idle and trickling clients, many
+# scrapes at once, gzip, no bpffs, every address (IPv6 and IPv4)
+fleet_checks()
+{
+	local dev=$1 fds=() fd i codes port epid2 body
+
+	expect "attach-mode tap: no datapath families" 0 \
+		"$("$VNETCTL" -n "$NS" stats --prometheus "$dev" | grep -c '^# TYPE vnet_datapath_')"
+	# 1000 connections from 127.0.0.1 that send nothing: one address holds
+	# at most 128, and a scrape from another address answers at once
+	for i in $(seq 1000); do
+		exec {fd}<>"/dev/tcp/127.0.0.1/$EPORT" 2>/dev/null && fds+=("$fd")
+	done
+	busywait 5000 sh -c "[ \$(ss -Htn state established '( sport = :$EPORT )' | wc -l) -ge 100 ]"
+	expect "1000 idle: a scrape from 127.0.0.2" 200 \
+		"$(curl -s --interface 127.0.0.2 --max-time 1 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$EPORT/metrics")"
+	expect "1000 idle: one address holds at most 128" yes "$(yesno [ "$(conns "$EPORT")" -le 130 ])"
+	# their time without a request is up: the exporter closes them
+	busywait 15000 sh -c "[ \$(ss -Htn state established '( sport = :$EPORT )' | wc -l) = 0 ]"
+	expect "idle connections closed" 0 "$(conns "$EPORT")"
+	for fd in "${fds[@]}"; do exec {fd}>&-; done
+	fds=()
+	# 64 connections that send a byte each 2 s: closed all the same
+	for i in $(seq 64); do
+		exec {fd}<>"/dev/tcp/127.0.0.1/$EPORT" && fds+=("$fd")
+	done
+	for i in 1 2 3 4 5 6; do
+		# a subshell: a write to a connection the exporter closed is its SIGPIPE
+		for fd in "${fds[@]}"; do (printf G >&"$fd") 2>/dev/null; done
+		expect "trickling: a scrape answers ($i)" 200 \
+			"$(curl -s --interface 127.0.0.2 --max-time 1 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$EPORT/metrics")"
+		sleep 2
+	done
+	busywait 15000 sh -c "[ \$(ss -Htn state established '( sport = :$EPORT )' | wc -l) = 0 ]"
+	expect "trickling connections closed" 0 "$(conns "$EPORT")"
+	for fd in "${fds[@]}"; do exec {fd}>&-; done
+	report exporter_idle_clients "$(tail -c 300 "$VNET_TMP/exporter.log")"
+
+	# 50 scrapes at once: all answered (one read serves those waiting)
+	codes=$(for i in $(seq 50); do echo "-o /dev/null http://127.0.0.1:$EPORT/metrics"; done |
+		xargs curl -s --max-time 10 --parallel --parallel-immediate --parallel-max 50 -w '%{http_code}\n')
+	expect "50 at once: all 200" 50 "$(grep -c '^200$' <<<"$codes")"
+	# gzip when asked, the same exposition
+	body=$(curl -s -D "$VNET_TMP/gz.hdr" -H 'Accept-Encoding: gzip' "http://127.0.0.1:$EPORT/metrics" |
+		gunzip -c | grep -c "^vnet_device_up{device=\"$dev\",")
+	expect "gzip: Content-Encoding" yes "$(yesno grep -qi '^Content-Encoding: gzip' "$VNET_TMP/gz.hdr")"
+	expect "gzip: the exposition" 1 "$body"
+	report exporter_concurrent_gzip "$codes"
+
+	# no bpffs (a mount namespace without it): the scrape fails, saying why
+	port=$(rand_port)
+	unshare -m sh -c "umount -l /sys/fs/bpf && exec '$VNETCTL' exporter --listen 127.0.0.1:$port" \
+		>"$VNET_TMP/exporter2.log" 2>&1 &
+	epid2=$!
+	_pids+=("$epid2")
+	busywait 5000 curl -s -o /dev/null "http://127.0.0.1:$port/"
+	body=$(curl -s -w ' %{http_code}' "http://127.0.0.1:$port/metrics")
+	expect "no bpffs: 500" 500 "${body##* }"
+	expect "no bpffs: names the fix" yes "$(yesno grep -q 'mount -t bpf bpf /sys/fs/bpf' <<<"$body")"
+	kill "$epid2"
+	wait "$epid2" 2>/dev/null
+	# :PORT listens on IPv6 and IPv4 (in the test's netns, so that every
+	# address is its loopback; nsenter keeps the host's /sys/fs/bpf)
+	port=$(rand_port)
+	nsenter --net="/var/run/netns/$NS" "$VNETCTL" exporter --listen ":$port" >"$VNET_TMP/exporter3.log" 2>&1 &
+	epid2=$!
+	_pids+=("$epid2")
+	busywait 5000 nsenter --net="/var/run/netns/$NS" curl -s -o /dev/null "http://127.0.0.1:$port/"
+	expect ":PORT: IPv4" 200 "$(nsenter --net="/var/run/netns/$NS" curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics")"
+	expect ":PORT: IPv6" 200 "$(nsenter --net="/var/run/netns/$NS" curl -s -o /dev/null -w '%{http_code}' "http://[::1]:$port/metrics")"
+	kill "$epid2"
+	wait "$epid2" 2>/dev/null
+	report exporter_bpffs_ipv6 "$(cat "$VNET_TMP/exporter2.log" "$VNET_TMP/exporter3.log" | tail -c 400)"
+}
+
 main()
 {
 	local dev gone later ver tpid hdr q t
 
 	ksft_args "$@"
 	require_root exporter || { ksft_exit; return; }
-	require_cmd exporter prometheus promtool curl jq "$TAPWRITE" || { ksft_exit; return; }
+	require_cmd exporter prometheus promtool curl jq ss unshare nsenter gunzip "$TAPWRITE" || { ksft_exit; return; }
 
 	ns_create exporter || { fail setup "cannot create netns"; ksft_exit; return; }
 	dev=$(rand_tap)
@@ -175,6 +261,7 @@ main()
 	expect "the gone tap: no series" 0 "$(grep -c "device=\"$gone\"" "$VNET_TMP/metrics")"
 	expect "the present tap: up" 1 "$(grep -c "^vnet_device_up{device=\"$dev\",netns=\"$NS\"} 1$" "$VNET_TMP/metrics")"
 	report exposition "$(head -c 300 "$VNET_TMP/metrics") $(head -c 300 "$VNET_TMP/exporter.log")"
+	fleet_checks "$dev"
 
 	prometheus_start || { fail prometheus_start "$(tail -c 500 "$VNET_TMP/prometheus.log")"; ksft_exit; return; }
 	# guest-TX push frames on queue 0, paced, for at most two minutes

@@ -192,6 +192,13 @@ struct vnet_status {
  */
 int vnet_pins_check(const char *ifname, struct vnet_err *err);
 
+/*
+ * IFNAME's pins are of a device of this network namespace that is gone:
+ * two bpf() calls and a name lookup, not a status read (a scrape of many
+ * stale pins)
+ */
+bool vnet_pins_gone(const char *ifname);
+
 /* -ENOENT when vnet is not attached to IFNAME (no pins). */
 int vnet_status(const char *ifname, struct vnet_status *st,
 		struct vnet_err *err);

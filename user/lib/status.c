@@ -174,10 +174,35 @@ const char *vnet_xdp_mode_name(__u32 mode)
 	}
 }
 
+/* the pins' info map names this thread's network namespace */
+static bool pins_this_netns(const char *ifname)
+{
+	struct vnet_info in;
+	struct vnet_map m;
+	__u32 key = 0, cur;
+	bool ours;
+
+	if (vnet_netns_ino(&cur) ||
+	    vnet_map_get_any_ns(ifname, VNET_MAP_INFO, 0, &m, NULL))
+		return false;
+	ours = !bpf_map_lookup_elem(m.fd, &key, &in) && in.netns_ino &&
+	       in.netns_ino == cur;
+	vnet_map_put(&m);
+	return ours;
+}
+
+bool vnet_pins_gone(const char *ifname)
+{
+	return pins_this_netns(ifname) && !if_nametoindex(ifname);
+}
+
 int vnet_pins_check(const char *ifname, struct vnet_err *err)
 {
 	struct vnet_status st;
 
+	/* the usual case in two bpf() calls, not a whole status read */
+	if (pins_this_netns(ifname))
+		return 0;
 	/* no pins: the caller's own open says so */
 	if (vnet_status(ifname, &st, NULL))
 		return 0;
