@@ -4,6 +4,9 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
 
 #include "vnetctl.h"
 
@@ -25,6 +28,36 @@ static void tap_warn(const char *dev)
 	if (!f.vnet_hdr)
 		fprintf(stderr, "Warning: %s has no vnet_hdr: frames carry no virtio_net_hdr, so a guest behind it has no checksum or segmentation offload (QEMU and libvirt create taps with vnet_hdr)\n",
 			dev);
+}
+
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+/* CAP is in the effective set */
+static bool capable(int cap)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {};
+
+	if (syscall(SYS_capget, &h, d))
+		return true; /* cannot tell: the kernel will say */
+	return d[cap / 32].effective & (1U << (cap % 32));
+}
+
+/*
+ * What attach needs, said before anything else fails on its own words
+ * (a device in a namespace an unprivileged process cannot enter looks
+ * like no device at all): CAP_NET_ADMIN and CAP_BPF (CAP_SYS_ADMIN before
+ * Linux 5.8, where CAP_BPF does not exist).
+ */
+static int attach_privileged(const char *dev)
+{
+	if (capable(CAP_NET_ADMIN) &&
+	    (capable(CAP_BPF) || capable(CAP_SYS_ADMIN)))
+		return 0;
+	return cli_error("%s: attaching needs root: CAP_NET_ADMIN and CAP_BPF, which this process (uid %u) lacks; run 'vnetctl attach %s' as root (sudo)",
+			 dev, (unsigned int)geteuid(), dev);
 }
 
 const struct cli_opt attach_opts[] = {
@@ -75,21 +108,32 @@ int do_attach(int argc, char **argv)
 					   "missing device name" :
 					   "too many arguments");
 	dev = argv[optind];
+	if (attach_privileged(dev))
+		return 1;
 
 	ret = vnet_attach(dev, &ao, &err);
 	if (ret == -EALREADY && ao.policy)
 		return cli_error("%s: already attached; the policy is linked into the programs when they are loaded: 'vnetctl detach %s' first",
 				 dev, dev);
-	if (ret == -EALREADY) {
-		fprintf(stderr, "%s\n", err.msg);
-		return 0;
-	}
-	if (ret)
+	if (ret && ret != -EALREADY)
 		return cli_error("%s", err.msg);
-	fprintf(stderr, "%s: attached (guest tx: %s, guest rx: tc egress); pinned in %s/%s\n",
-		dev, ao.tx_hook == VNET_HOOK_XDP ? "xdp" : "tc ingress",
-		VNET_PIN_ROOT, dev);
-	tap_warn(dev);
+	/* success on stdout, whether it changed something or not */
+	out_obj_open(NULL);
+	out_str("ifname", NULL, dev);
+	out_bool("changed", NULL, ret != -EALREADY);
+	if (ret == -EALREADY) {
+		out_str("message", "%s\n", err.msg);
+	} else {
+		snprintf(err.msg, sizeof(err.msg),
+			 "%s: attached (guest tx: %s, guest rx: tc egress); pinned in %s/%s",
+			 dev, ao.tx_hook == VNET_HOOK_XDP ? "xdp" : "tc ingress",
+			 VNET_PIN_ROOT, dev);
+		out_str("message", "%s\n", err.msg);
+	}
+	out_obj_close();
+	out_doc_end();
+	if (!ret)
+		tap_warn(dev);
 	return 0;
 }
 
@@ -144,6 +188,10 @@ int do_detach(int argc, char **argv)
 				 dev, who, dev);
 	if (vnet_detach(dev, &err))
 		return cli_error("%s", err.msg);
-	fprintf(stderr, "%s: detached; pins removed\n", dev);
+	out_obj_open(NULL);
+	out_str("ifname", "%s: ", dev);
+	out_str("message", "%s\n", "detached; pins removed");
+	out_obj_close();
+	out_doc_end();
 	return 0;
 }

@@ -42,11 +42,12 @@ static const struct cmd cmds[] = {
 	  "Show what is attached where: ifindex, whether the device is still\n"
 	  "there, its network namespace, hooks with program and link ids, XDP\n"
 	  "mode, queues seen.\n", NULL },
-	{ "stats", do_stats, "DEV [--queue N] [--watch SECONDS [--count N]] | [DEV...] --prometheus",
+	{ "stats", do_stats, "[DEV] [--queue N] [--watch SECONDS [--count N]] | [DEV...] --prometheus",
 	  "per queue, direction and class counters (and vnetd's datapath)",
 	  "Per queue and direction (tx = from the guest, rx = to the guest),\n"
 	  "packets and bytes of each class: urgent (TCP payload, no PSH), push\n"
-	  "(TCP payload with PSH), ack (TCP without payload), other, malformed.\n",
+	  "(TCP payload with PSH), ack (TCP without payload), other, malformed.\n"
+	  "Without DEV: every attached device that is present (-j: an array).\n",
 	  stats_opts },
 	{ "gc", do_gc, "[--dry-run]",
 	  "remove the pins of gone devices, and what no vnetd uses in /run/vnet",
@@ -269,14 +270,19 @@ int main(int argc, char **argv)
 	if (netns && vnet_netns_enter(netns, &err))
 		return cli_error("%s", err.msg);
 	/*
-	 * Commands that read pins, under `ip netns exec` (a private /sys
-	 * without bpffs): say that rather than "not attached".  attach mounts
-	 * bpffs itself; help needs none.
+	 * Commands that read pins, where /sys/fs/bpf is no bpffs: under `ip
+	 * netns exec` (a private /sys), in another private mount namespace,
+	 * or not mounted at all: say which and the fix rather than "not
+	 * attached".  attach mounts bpffs itself; help needs none; gc has
+	 * /run/vnet to clean all the same where nothing is pinned.
 	 */
 	if (c->fn != do_attach && c->fn != do_help && c->fn != do_exporter &&
-	    !wants_help(argc, argv) &&
-	    vnet_bpffs_check(&err) == -ENOTSUP)
-		return cli_error("%s", err.msg);
+	    !wants_help(argc, argv)) {
+		int ret = vnet_bpffs_check(&err);
+
+		if (ret == -ENOTSUP || (ret && c->fn != do_gc))
+			return cli_error("%s", err.msg);
+	}
 
 	argc -= optind;
 	argv += optind;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * vnetctl stats DEV [--queue N] [--watch SECONDS [--count N]]
+ * vnetctl stats [DEV] [--queue N] [--watch SECONDS [--count N]]
+ *   (no DEV: every attached device that is present)
  * vnetctl stats [DEV...] --prometheus [--queue N]   (prom.c)
  */
 #include <errno.h>
@@ -187,7 +188,6 @@ static void print_stats(const char *dev, const struct vnet_stats_snapshot *s,
 	if (!rows)
 		out_text("(no traffic seen yet)\n");
 	out_obj_close();
-	out_doc_end();
 }
 
 /* --prometheus: DEVS, or every attached device */
@@ -231,18 +231,105 @@ const struct cli_opt stats_opts[] = {
 	{ NULL, 0, NULL, NULL },
 };
 
+/* one device's counters, or every attached one's, read and printed */
+struct stats_dev {
+	char name[IF_NAMESIZE];
+	struct vnet_stats_snapshot *cur, *prev;
+	struct vnet_dp_stats *dp;
+	bool ok; /* read this round */
+};
+
+/*
+ * Read every device of DEVS (N) into its cur (prev: the last round's).
+ * ALL (no DEV given): one that cannot be read is left out this round,
+ * said on stderr; else it is the error (1).
+ */
+static int stats_read(struct stats_dev *devs, int n, bool all)
+{
+	struct vnet_stats_snapshot *tmp;
+	struct vnet_err err = {};
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct stats_dev *d = &devs[i];
+
+		tmp = d->prev;
+		d->prev = d->cur;
+		d->cur = tmp;
+		free(d->dp);
+		d->dp = NULL;
+		d->ok = !vnet_stats_read(d->name, d->cur, &err);
+		if (!d->ok) {
+			if (!all)
+				return cli_error("%s", err.msg);
+			fprintf(stderr, "Error: %s\n", err.msg);
+			err.msg[0] = '\0';
+			continue;
+		}
+		d->dp = stats_dp_read(d->name);
+	}
+	return 0;
+}
+
+/*
+ * Every attached device that is present (status's listing): its name into
+ * DEVS[i].name; the count, or -1 after the error.
+ */
+static int stats_all(struct stats_dev **devs)
+{
+	static char names[1024][IF_NAMESIZE];
+	struct vnet_status st;
+	int n, i, k = 0;
+
+	n = vnet_list(names, 1024);
+	if (n < 0) {
+		cli_error("cannot read %s: %s", VNET_PIN_ROOT, strerror(-n));
+		return -1;
+	}
+	*devs = calloc(n ? (size_t)n : 1, sizeof(**devs));
+	if (!*devs) {
+		cli_error("out of memory");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		if (vnet_status(names[i], &st, NULL) || !st.present)
+			continue; /* gone: `vnetctl gc` */
+		snprintf((*devs)[k++].name, IF_NAMESIZE, "%.15s", names[i]);
+	}
+	return k;
+}
+
+static void stats_print(struct stats_dev *devs, int n, bool all, double dt,
+			int only_queue)
+{
+	int i, shown = 0;
+
+	if (all)
+		out_arr_open(NULL);
+	for (i = 0; i < n; i++) {
+		if (!devs[i].ok)
+			continue;
+		if (shown++)
+			out_text("\n");
+		print_stats(devs[i].name, devs[i].cur, dt > 0 ? devs[i].prev : NULL,
+			    dt, only_queue, devs[i].dp);
+	}
+	if (all)
+		out_arr_close();
+	if (all && !n)
+		out_text("no device attached (vnetctl attach DEV)\n");
+	out_doc_end();
+}
+
 int do_stats(int argc, char **argv)
 {
-	struct vnet_stats_snapshot *cur = NULL, *prev = NULL, *tmp;
-	struct vnet_dp_stats *dp = NULL;
+	struct stats_dev *devs = NULL;
 	unsigned int queue = 0, watch = 0, count = 0, v;
-	bool have_queue = false, have_count = false, prom = false;
-	struct vnet_err err = {};
+	bool have_queue = false, have_count = false, prom = false, all;
 	struct timespec ts;
 	double t0, t1;
 	unsigned int i;
-	const char *dev;
-	int opt, ret = 0;
+	int opt, ret = 0, n, k;
 
 	while ((opt = cli_getopt(argc, argv, stats_opts, "")) != -1) {
 		switch (opt) {
@@ -274,50 +361,63 @@ int do_stats(int argc, char **argv)
 	if (prom)
 		return prometheus(argc - optind, argv + optind,
 				  have_queue ? (int)queue : -1, watch);
-	if (optind != argc - 1)
-		return cli_usage("stats", optind >= argc ? "missing device name" :
-							   "too many arguments");
+	if (optind < argc - 1)
+		return cli_usage("stats", "too many arguments");
 	if (have_count && !watch)
 		return cli_usage("stats", "--count needs --watch");
-	dev = argv[optind];
+	if (optind < argc && argv[optind][0] == '-')
+		return cli_usage("stats", "unknown option '%s'", argv[optind]);
 
-	cur = malloc(sizeof(*cur));
-	prev = malloc(sizeof(*prev));
-	if (!cur || !prev) {
-		ret = cli_error("out of memory");
-		goto out;
+	/* no DEV: every attached device that is present */
+	all = optind == argc;
+	if (all) {
+		n = stats_all(&devs);
+		if (n < 0)
+			return 1;
+	} else {
+		if (vnet_ifname_invalid(argv[optind]))
+			return cli_usage("stats", "'%s' is not a device name: %s",
+					 argv[optind],
+					 vnet_ifname_invalid(argv[optind]));
+		n = 1;
+		devs = calloc(1, sizeof(*devs));
+		if (!devs)
+			return cli_error("out of memory");
+		snprintf(devs[0].name, IF_NAMESIZE, "%.15s", argv[optind]);
 	}
-	if (vnet_stats_read(dev, cur, &err)) {
-		ret = cli_error("%s", err.msg);
-		goto out;
+	for (k = 0; k < n; k++) {
+		devs[k].cur = malloc(sizeof(*devs[k].cur));
+		devs[k].prev = malloc(sizeof(*devs[k].prev));
+		if (!devs[k].cur || !devs[k].prev) {
+			ret = cli_error("out of memory");
+			goto out;
+		}
 	}
+	ret = stats_read(devs, n, all);
+	if (ret)
+		goto out;
 	t0 = now_s();
 	if (!watch) {
-		dp = stats_dp_read(dev);
-		print_stats(dev, cur, NULL, 0, have_queue ? (int)queue : -1, dp);
+		stats_print(devs, n, all, 0, have_queue ? (int)queue : -1);
 		goto out;
 	}
 	for (i = 0; !have_count || i < count; i++) {
 		ts.tv_sec = watch;
 		ts.tv_nsec = 0;
 		nanosleep(&ts, NULL);
-		tmp = prev;
-		prev = cur;
-		cur = tmp;
-		if (vnet_stats_read(dev, cur, &err)) {
-			ret = cli_error("%s", err.msg);
+		ret = stats_read(devs, n, all);
+		if (ret)
 			goto out;
-		}
 		t1 = now_s();
-		free(dp);
-		dp = stats_dp_read(dev);
-		print_stats(dev, cur, prev, t1 - t0,
-			    have_queue ? (int)queue : -1, dp);
+		stats_print(devs, n, all, t1 - t0, have_queue ? (int)queue : -1);
 		t0 = t1;
 	}
 out:
-	free(dp);
-	free(cur);
-	free(prev);
+	for (k = 0; devs && k < n; k++) {
+		free(devs[k].dp);
+		free(devs[k].cur);
+		free(devs[k].prev);
+	}
+	free(devs);
 	return ret;
 }

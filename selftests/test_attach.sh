@@ -271,7 +271,7 @@ case_cli()
 	cli_expect cli_unknown_command 2 '' vnetctl frobnicate
 	cli_expect cli_unknown_option 2 '' vnetctl --frobnicate status
 	cli_expect cli_missing_argument 2 '' vnetctl attach
-	cli_expect cli_stats_missing_argument 2 '' vnetctl stats
+	cli_expect cli_stats_extra_argument 2 'too many' vnetctl stats "$DEV" extra
 	cli_expect cli_extra_argument 2 '' vnetctl -n "$NS" attach "$DEV" extra
 	cli_expect cli_bad_tx_hook 2 'bogus' vnetctl -n "$NS" attach "$DEV" --tx-hook bogus
 	attach || fail cli_attach "$(run_said)"

@@ -278,24 +278,50 @@ static bool private_mount_ns(void)
 	return false;
 }
 
+/*
+ * `ip netns exec`: a private mount namespace (it mounts a /sys of its own,
+ * without bpffs) in a named network namespace other than PID 1's.  NS gets
+ * " -n NAME" for the hint.
+ */
+static bool netns_exec(char *ns, size_t len)
+{
+	vnet_hint_netns(ns, len);
+	return ns[0] && private_mount_ns();
+}
+
+/* bpffs is missing where no `ip netns exec` explains it: how to mount it */
+static int bpffs_missing(struct vnet_err *err, bool mounting)
+{
+	if (private_mount_ns()) {
+		/* unshare -m, a sandboxed service: a mount here goes with it */
+		vnet_err_set(err,
+			     "bpffs is not mounted at %s in this mount namespace, which is not the host's: %s; mount it in the host's mount namespace with 'mount -t bpf bpf %s' and run vnet's commands there",
+			     VNET_BPFFS,
+			     mounting ? "pins made here would go with the namespace" :
+					"vnet's pins are not here",
+			     VNET_BPFFS);
+		return -ENOTSUP;
+	}
+	vnet_err_set(err,
+		     "bpffs is not mounted at %s (its filesystem is not bpf): vnet is not attached to any device here; mount it with 'mount -t bpf bpf %s' ('vnetctl attach DEV' mounts it too)",
+		     VNET_BPFFS, VNET_BPFFS);
+	return -ENOENT;
+}
+
 int vnet_bpffs_ensure(struct vnet_err *err)
 {
+	char ns[NAME_MAX + 8];
 	struct statfs sfs;
 	int ret;
 
 	if (!statfs(VNET_BPFFS, &sfs) && sfs.f_type == BPF_FS_MAGIC)
 		return 0;
-	if (private_mount_ns()) {
+	if (netns_exec(ns, sizeof(ns))) {
 		/*
 		 * `ip netns exec` gives the command a private /sys: a bpffs
 		 * mounted there vanishes with the command, and so would the
 		 * attachment.  Refuse rather than pretend.
 		 */
-		char ns[NAME_MAX + 8];
-
-		vnet_hint_netns(ns, sizeof(ns));
-		if (!ns[0])
-			snprintf(ns, sizeof(ns), " -n NAME");
 		if (hint_prog == VNET_HINT_VNETD)
 			vnet_err_set(err,
 				     "bpffs is not mounted at %s in this mount namespace (ip netns exec mounts a private /sys): pins made here would not outlive vnetd; start vnetd from the host's mount namespace with --netns%s instead",
@@ -306,11 +332,13 @@ int vnet_bpffs_ensure(struct vnet_err *err)
 				     VNET_BPFFS, ns);
 		return -ENOTSUP;
 	}
+	if (private_mount_ns())
+		return bpffs_missing(err, true);
 	if (mount("bpf", VNET_BPFFS, "bpf", 0, "mode=0700")) {
 		ret = -errno;
 		if (errno == EPERM)
-			vnet_err_set(err, "bpffs is not mounted at %s and mounting it was refused: vnetctl needs root (CAP_SYS_ADMIN)",
-				     VNET_BPFFS);
+			vnet_err_set(err, "bpffs is not mounted at %s and mounting it was refused: vnetctl needs root (CAP_SYS_ADMIN); as root: 'mount -t bpf bpf %s'",
+				     VNET_BPFFS, VNET_BPFFS);
 		else if (errno == ENODEV)
 			vnet_err_set(err, "the kernel lacks bpffs (CONFIG_BPF_SYSCALL): cannot pin programs and maps");
 		else
@@ -323,15 +351,14 @@ int vnet_bpffs_ensure(struct vnet_err *err)
 
 int vnet_bpffs_check(struct vnet_err *err)
 {
+	char ns[NAME_MAX + 8];
 	struct statfs sfs;
 
 	if (!statfs(VNET_BPFFS, &sfs) && sfs.f_type == BPF_FS_MAGIC)
 		return 0;
-	if (private_mount_ns())
+	if (netns_exec(ns, sizeof(ns)))
 		return vnet_bpffs_ensure(err); /* says why, mounts nothing */
-	vnet_err_set(err, "bpffs is not mounted at %s: vnet is not attached to any device here ('vnetctl attach DEV' mounts it)",
-		     VNET_BPFFS);
-	return -ENOENT;
+	return bpffs_missing(err, false);
 }
 
 int vnet_pin_path(char *buf, size_t len, const char *ifname, const char *obj)
