@@ -184,6 +184,61 @@ static void port(void)
 	bad.mtu_orig = 10;
 	refused_with(vnetd_rec_port_parse(&bad, sizeof(bad), 4, 2, &got, why, sizeof(why)),
 		     "MTU 10", "an MTU no tap has");
+	/* closed in the old vnetd: no fds, no other flag */
+	bad = (struct vnetd_rec_port){ .index = 1, .queues = 2,
+				       .flags = VNETD_REC_P_CLOSED };
+	ASSERT_OK(vnetd_rec_port_parse(&bad, sizeof(bad), 0, 2, &got, why, sizeof(why)), why);
+	refused_with(vnetd_rec_port_parse(&bad, sizeof(bad), 2, 2, &got, why, sizeof(why)),
+		     "2 fds, its flags say 0", "a closed port with fds");
+	bad.flags |= VNETD_REC_P_LISTEN;
+	refused_with(vnetd_rec_port_parse(&bad, sizeof(bad), 1, 2, &got, why, sizeof(why)),
+		     "closed, with flags", "closed and listening");
+}
+
+/*
+ * HELLO's ports against the running vnetd's, by socket path in any order;
+ * a closed port may be left out; a refusal says which vnetd has what.
+ */
+static void hello_match(void)
+{
+	static struct vnetd_rec_hello h;
+	struct vnetd_rec_hello_port ours[3] = {
+		{ "/run/a.sock", "ta", 1, 0 },
+		{ "/run/b.sock", "tb", 2, 0 },
+		{ "/run/c.sock", "tc", 1, 1 },
+	};
+	bool closed[3] = { false, false, false };
+	unsigned int map[3];
+
+	h.pid = 200;
+	h.nports = 3;
+	h.port[0] = ours[2];
+	h.port[1] = ours[0];
+	h.port[2] = ours[1];
+	ASSERT_OK(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, why, sizeof(why)),
+		  why);
+	ASSERT_TRUE(map[0] == 2 && map[1] == 0 && map[2] == 1,
+		    "matched by socket, in HELLO's order");
+	h.port[2].queues = 1;
+	refused_with(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, why, sizeof(why)),
+		     "port /run/b.sock: the new vnetd (pid 200) was given tap=tb queues=1, the running vnetd (pid 100) serves it with tap=tb queues=2",
+		     "which vnetd has what");
+	h.port[2] = ours[1];
+	h.nports = 2;
+	refused_with(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, why, sizeof(why)),
+		     "port /run/b.sock (tap=tb queues=2): served by the running vnetd (pid 100), not given to the new vnetd (pid 200)",
+		     "a port left out");
+	closed[1] = true;
+	ASSERT_OK(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, why, sizeof(why)),
+		  "a closed port left out: dropped");
+	h.nports = 3;
+	snprintf(h.port[2].socket, sizeof(h.port[2].socket), "/run/d.sock");
+	refused_with(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, why, sizeof(why)),
+		     "port /run/d.sock: given to the new vnetd (pid 200), not served by the running vnetd (pid 100)",
+		     "a port added");
+	h.port[2] = ours[0];
+	refused_with(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, why, sizeof(why)),
+		     "given twice", "a port given twice");
 }
 
 static void state(void)
@@ -291,6 +346,7 @@ VNET_TEST("handover_record/header", header);
 VNET_TEST("handover_record/hello", hello);
 VNET_TEST("handover_record/hello_max", hello_max);
 VNET_TEST("handover_record/port", port);
+VNET_TEST("handover_record/hello_match", hello_match);
 VNET_TEST("handover_record/state", state);
 VNET_TEST("handover_record/frame", frame);
 VNET_TEST("handover_record/fail_reason", fail_reason);

@@ -67,16 +67,16 @@ struct pinger {
 	long long worst_ms;
 };
 
-/* one round trip both ways on every queue pair of port 0 */
-static bool ping(struct vufe *fe, const struct vd *vd, int pfd,
-		 struct pinger *pg, const char *what)
+/* one round trip both ways on every queue pair of port K */
+static bool ping_on(struct vufe *fe, const struct vd *vd, unsigned int k,
+		    int pfd, struct pinger *pg, const char *what)
 {
 	unsigned int q;
 
-	for (q = 0; q < vd->port[0].queues; q++) {
+	for (q = 0; q < vd->port[k].queues; q++) {
 		long long t0 = now_ms();
 
-		if (!ping_both(fe, &vd->port[0], q, pfd, pg->id++, what))
+		if (!ping_both(fe, &vd->port[k], q, pfd, pg->id++, what))
 			return false;
 		if (now_ms() - t0 > pg->worst_ms)
 			pg->worst_ms = now_ms() - t0;
@@ -85,14 +85,20 @@ static bool ping(struct vufe *fe, const struct vd *vd, int pfd,
 	return true;
 }
 
-/* ping until VD exited (bounded), NV taking its ports over meanwhile */
-static bool ping_through(struct vufe *fe, struct vd *vd, struct vd *nv,
-			 int pfd, struct pinger *pg)
+static bool ping(struct vufe *fe, const struct vd *vd, int pfd,
+		 struct pinger *pg, const char *what)
+{
+	return ping_on(fe, vd, 0, pfd, pg, what);
+}
+
+/* ping port K until VD exited (bounded), NV taking its ports over meanwhile */
+static bool ping_through(struct vufe *fe, struct vd *vd, unsigned int k,
+			 struct vd *nv, int pfd, struct pinger *pg)
 {
 	long long deadline = now_ms() + 30000;
 
 	while (vd_running(vd)) {
-		if (!ping(fe, vd, pfd, pg, "a frame during the hand-over"))
+		if (!ping_on(fe, vd, k, pfd, pg, "a frame during the hand-over"))
 			return false;
 		if (!vd_running(nv))
 			return ASSERT_TRUE(false, vd_log_tail(nv));
@@ -134,7 +140,7 @@ static void takeover_case(const char *name, unsigned int queues, bool packed)
 	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
 
 	vd_twin(&vd, &nv, nvname);
-	if (!vd_spawn(&nv) || !ping_through(fe, &vd, &nv, pfd, &pg))
+	if (!vd_spawn(&nv) || !ping_through(fe, &vd, 0, &nv, pfd, &pg))
 		goto out;
 	ASSERT_TRUE(WIFEXITED(vd.status) && WEXITSTATUS(vd.status) == 0,
 		    "the old vnetd exited 0 after the hand-over");
@@ -348,7 +354,7 @@ static void hostile_peers(void)
 		{ "another version", "hand-over version 99" },
 		{ "a record cut short", "truncated" },
 		{ "a damaged record", "CRC mismatch" },
-		{ "other ports", "this vnetd's is socket=" },
+		{ "other ports", "the running vnetd (pid" },
 		{ "too many ports", "HELLO with 1025 ports" },
 		{ "silence", "no HELLO within" },
 	};
@@ -616,6 +622,366 @@ out:
 	vd_cleanup(&vd);
 }
 
+/* wait (bounded) until VD's log holds S */
+static bool log_wait(struct vd *vd, const char *s, int ms)
+{
+	long long deadline = now_ms() + ms;
+
+	while (!vd_log_has(vd, s)) {
+		if (now_ms() > deadline)
+			return false;
+		nap_ms(5);
+	}
+	return true;
+}
+
+/* the lines of VD's log that hold S */
+static unsigned int log_count(struct vd *vd, const char *s)
+{
+	char line[2048];
+	unsigned int n = 0;
+	FILE *f = fopen(vd->log, "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		n += strstr(line, s) != NULL;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* a twin of VD with port K of VD as its only port */
+static void vd_twin_one(const struct vd *vd, unsigned int k, struct vd *nv,
+			const char *name)
+{
+	vd_twin(vd, nv, name);
+	nv->nports = 1;
+	nv->use_config = false;
+	nv->port[0] = vd->port[k];
+	nv->port[0].cfg_fd = nv->port[0].dps_fd = nv->port[0].qs_fd = -1;
+}
+
+/*
+ * Two ports, port 0's tap deleted under the running vnetd, which closes
+ * that port: a --takeover with both ports goes through, port 1 keeps its
+ * frontend and its frames, and the new vnetd sets port 0 up anew (its tap
+ * made again, a frontend served on it).  Then port 0's tap goes again
+ * and a --takeover given port 1 only (the hand-over socket named: the
+ * default is the first port's tap's) goes through too, dropping port 0.
+ */
+static void takeover_port_gone(void)
+{
+	struct pinger pg = {};
+	struct vufe *fe = NULL, *fe0 = NULL;
+	struct vufe_opts o;
+	struct vd vd, nv, nv2;
+	int pfd = -1, pfd0 = -1, i;
+	char ho[160];
+
+	vd_init(&vd, "tkg", 2, 1);
+	nv.pid = nv2.pid = -1;
+	if (!vd_up(&vd))
+		goto out;
+	pfd = pkt_open(vd.ns, vd.port[1].tap);
+	if (!ASSERT_GE(pfd, 0, "AF_PACKET on port 1's tap"))
+		goto out;
+	o = fe_opts(&vd.port[1]);
+	fe = fe_up(&o);
+	if (!fe)
+		goto out;
+	vufe_post_rx(fe, 0, 0);
+	for (i = 0; i < 10; i++)
+		if (!ping_on(fe, &vd, 1, pfd, &pg, "before"))
+			goto out;
+	if (sh("ip -n %s link del %s", vd.ns, vd.port[0].tap) ||
+	    !ASSERT_TRUE(log_wait(&vd, "port stopped", WAIT_MS),
+			 "the running vnetd closed port 0"))
+		goto out;
+
+	vd_twin(&vd, &nv, "tkgN");
+	if (!vd_spawn(&nv) || !ping_through(fe, &vd, 1, &nv, pfd, &pg))
+		goto out;
+	if (!ASSERT_TRUE(WIFEXITED(vd.status) && WEXITSTATUS(vd.status) == 0,
+			 "the old vnetd exited 0 after the hand-over") ||
+	    !ASSERT_TRUE(log_wait(&nv, "closed in the running vnetd, set up again",
+				  START_MS), vd_log_tail(&nv)))
+		goto out;
+	ASSERT_TRUE(vd_log_has(&nv, "its frontend connected"),
+		    "new: took port 1's frontend");
+	for (i = 0; i < 30; i++)
+		if (!ping_on(fe, &vd, 1, pfd, &pg, "port 1 after the hand-over"))
+			goto out;
+	ASSERT_TRUE(vufe_connected(fe), "port 1's frontend kept its connection");
+	ASSERT_GT(ns_link(vd.ns, vd.port[0].tap, NULL), 0,
+		  "port 0's tap is there again");
+	pfd0 = pkt_open(vd.ns, vd.port[0].tap);
+	o = fe_opts(&vd.port[0]);
+	fe0 = pfd0 >= 0 ? fe_up(&o) : NULL;
+	if (!ASSERT_TRUE(fe0 != NULL, "a frontend on port 0, set up anew"))
+		goto out;
+	vufe_post_rx(fe0, 0, 0);
+	for (i = 0; i < 5; i++)
+		if (!ping_on(fe0, &vd, 0, pfd0, &pg, "port 0 set up anew"))
+			goto out;
+	vufe_destroy(fe0);
+	fe0 = NULL;
+	close_fd(&pfd0);
+
+	/* gone again; this time the new vnetd is given port 1 only */
+	if (sh("ip -n %s link del %s", vd.ns, vd.port[0].tap) ||
+	    !ASSERT_TRUE(log_wait(&nv, "port stopped", WAIT_MS),
+			 "the new vnetd closed port 0"))
+		goto out;
+	vd_twin_one(&vd, 1, &nv2, "tkgN2");
+	snprintf(ho, sizeof(ho), "/run/vnet/%s.takeover", vd.port[0].tap);
+	nv2.extra = "--takeover-socket";
+	nv2.extra2 = ho;
+	if (!vd_spawn(&nv2) || !ping_through(fe, &nv, 1, &nv2, pfd, &pg))
+		goto out;
+	ASSERT_TRUE(WIFEXITED(nv.status) && WEXITSTATUS(nv.status) == 0,
+		    "the second vnetd exited 0 after the hand-over");
+	ASSERT_TRUE(vd_log_has(&nv, "vnetd --takeover): 1 port"),
+		    "it handed one port over");
+	if (!ASSERT_TRUE(log_wait(&nv2, "taken over: tap", START_MS),
+			 vd_log_tail(&nv2)))
+		goto out;
+	for (i = 0; i < 30; i++)
+		if (!ping_on(fe, &vd, 1, pfd, &pg, "port 1 after the second hand-over"))
+			goto out;
+	ASSERT_TRUE(vufe_connected(fe), "port 1's frontend kept its connection");
+	printf("# takeover_port_gone: %u round trips, none lost, the longest %lld ms\n",
+	       pg.rounds, pg.worst_ms);
+	vd_stop(&nv2);
+out:
+	close_fd(&pfd);
+	close_fd(&pfd0);
+	if (fe)
+		vufe_destroy(fe);
+	if (fe0)
+		vufe_destroy(fe0);
+	if (nv.pid > 0)
+		vd_kill(&nv, SIGKILL);
+	if (nv2.pid > 0)
+		vd_kill(&nv2, SIGKILL);
+	if (vd.pid > 0)
+		vd_kill(&vd, SIGKILL);
+	vd_cleanup(&vd);
+}
+
+/*
+ * Two ports, the --takeover given them in the other order (its default
+ * hand-over socket is then named after the other tap): it goes through,
+ * the ports are matched by socket path; the running vnetd's hand-over
+ * socket is removed (the new one listens at its own).
+ */
+static void takeover_any_order(void)
+{
+	struct pinger pg = {};
+	struct vufe *fe = NULL;
+	struct vufe_opts o;
+	struct vd vd, nv;
+	struct port tmp;
+	int pfd = -1, i;
+	char ho[160], want[200];
+
+	vd_init(&vd, "tka", 2, 1);
+	nv.pid = -1;
+	if (!vd_up(&vd))
+		goto out;
+	pfd = pkt_open(vd.ns, vd.port[1].tap);
+	if (!ASSERT_GE(pfd, 0, "AF_PACKET on port 1's tap"))
+		goto out;
+	o = fe_opts(&vd.port[1]);
+	fe = fe_up(&o);
+	if (!fe)
+		goto out;
+	vufe_post_rx(fe, 0, 0);
+	for (i = 0; i < 10; i++)
+		if (!ping_on(fe, &vd, 1, pfd, &pg, "before"))
+			goto out;
+	vd_twin(&vd, &nv, "tkaN");
+	tmp = nv.port[0];
+	nv.port[0] = nv.port[1];
+	nv.port[1] = tmp;
+	if (!vd_spawn(&nv) || !ping_through(fe, &vd, 1, &nv, pfd, &pg))
+		goto out;
+	if (!ASSERT_TRUE(WIFEXITED(vd.status) && WEXITSTATUS(vd.status) == 0,
+			 "the old vnetd exited 0 after the hand-over: the ports in another order"))
+		goto out;
+	for (i = 0; i < 2; i++) {
+		snprintf(want, sizeof(want), "%s: taken over: tap %s",
+			 vd.port[i].sock, vd.port[i].tap);
+		ASSERT_TRUE(log_wait(&nv, want, START_MS), want);
+	}
+	ASSERT_TRUE(vd_log_has(&nv, "its frontend connected"),
+		    "new: took port 1's frontend");
+	for (i = 0; i < 30; i++)
+		if (!ping_on(fe, &vd, 1, pfd, &pg, "after"))
+			goto out;
+	ASSERT_TRUE(vufe_connected(fe), "the frontend kept its connection");
+	snprintf(ho, sizeof(ho), "/run/vnet/%s.takeover", vd.port[0].tap);
+	ASSERT_TRUE(access(ho, F_OK) && errno == ENOENT,
+		    "the old vnetd's hand-over socket (another tap's) is removed");
+	vd_stop(&nv);
+	vd.pid = -1;
+out:
+	close_fd(&pfd);
+	if (fe)
+		vufe_destroy(fe);
+	if (nv.pid > 0)
+		vd_kill(&nv, SIGKILL);
+	vd_cleanup(&vd);
+}
+
+/*
+ * A --takeover --detach given queues=2 where the running vnetd serves the
+ * port with queues=1: refused, exit 1; the message says which vnetd has
+ * what (the new one was given queues=2, the running one serves 1), once
+ * in the new vnetd's output, and the running one serves on.
+ */
+static void takeover_refused_says_who(void)
+{
+	struct pinger pg = {};
+	struct vufe *fe = NULL;
+	struct vufe_opts o;
+	struct vd vd, nv;
+	int pfd = -1, i;
+	char want[300];
+
+	vd_init(&vd, "tkw", 1, 1);
+	nv.pid = -1;
+	if (!vd_up_tap(&vd, &pfd))
+		goto out;
+	o = fe_opts(&vd.port[0]);
+	fe = fe_up(&o);
+	if (!fe)
+		goto out;
+	vufe_post_rx(fe, 0, 0);
+	vd_twin(&vd, &nv, "tkwN");
+	nv.port[0].queues = 2;
+	nv.extra = "--detach";
+	if (!vd_spawn(&nv))
+		goto out;
+	for (i = 0; i < 2000 && vd_running(&nv); i++)
+		nap_ms(10);
+	ASSERT_FALSE(vd_running(&nv), "the new vnetd returned");
+	ASSERT_TRUE(WIFEXITED(nv.status) && WEXITSTATUS(nv.status) == 1,
+		    "exit 1");
+	snprintf(want, sizeof(want), "was given tap=%s queues=2, the running vnetd (pid %d) serves it with tap=%s queues=1",
+		 vd.port[0].tap, (int)vd.pid, vd.port[0].tap);
+	if (!vd_log_has(&nv, want))
+		test_fail("'%s' not said: %s", want, vd_log_tail(&nv));
+	ASSERT_TRUE(vd_log_has(&nv, "the new vnetd (pid "),
+		    "it names the new vnetd as such");
+	ASSERT_EQ(log_count(&nv, "--takeover failed"), 1,
+		  "said once with --detach");
+	ASSERT_TRUE(log_wait(&vd, want, WAIT_MS),
+		    "the running vnetd says the same");
+	for (i = 0; i < 10; i++)
+		if (!ping(fe, &vd, pfd, &pg, "after the refusal"))
+			goto out;
+	ASSERT_TRUE(vufe_connected(fe), "the frontend kept its connection");
+out:
+	close_fd(&pfd);
+	if (fe)
+		vufe_destroy(fe);
+	if (nv.pid > 0)
+		vd_kill(&nv, SIGKILL);
+	vd_cleanup(&vd);
+}
+
+/*
+ * Three --takeover started at once: they go one after the other, each
+ * taking over from the one before (docs/handover.md): the first vnetd and
+ * two of the three exit 0 having handed every port over, one serves on,
+ * the frontend connected all along and no frame lost.
+ */
+static void takeover_concurrent(void)
+{
+	static const char *const names[3] = { "tkcA", "tkcB", "tkcC" };
+	struct pinger pg = {};
+	struct vufe *fe = NULL;
+	struct vufe_opts o;
+	struct vd vd, nv[3];
+	int pfd = -1, i, k, alive = -1, running, handed = 0, waited = 0;
+	long long deadline;
+
+	vd_init(&vd, "tkc", 1, 1);
+	for (k = 0; k < 3; k++)
+		nv[k].pid = -1;
+	if (!vd_up_tap(&vd, &pfd))
+		goto out;
+	o = fe_opts(&vd.port[0]);
+	fe = fe_up(&o);
+	if (!fe)
+		goto out;
+	vufe_post_rx(fe, 0, 0);
+	for (i = 0; i < 10; i++)
+		if (!ping(fe, &vd, pfd, &pg, "before"))
+			goto out;
+	for (k = 0; k < 3; k++)
+		vd_twin(&vd, &nv[k], names[k]);
+	for (k = 0; k < 3; k++)
+		if (!vd_spawn(&nv[k]))
+			goto out;
+	/* frames all along, until one vnetd is left and it took the port */
+	deadline = now_ms() + 90000;
+	for (;;) {
+		running = vd_running(&vd);
+		for (k = 0; k < 3; k++)
+			if (vd_running(&nv[k])) {
+				running++;
+				alive = k;
+			}
+		if (running <= 1 && !vd_running(&vd) &&
+		    (!running || vd_log_has(&nv[alive], "taken over: tap")))
+			break;
+		if (!ASSERT_TRUE(now_ms() < deadline,
+				 "one vnetd left within 90 s"))
+			goto out;
+		if (!ping(fe, &vd, pfd, &pg, "during the hand-overs"))
+			goto out;
+	}
+	if (!ASSERT_EQ(running, 1, "one vnetd serves"))
+		goto out;
+	ASSERT_TRUE(WIFEXITED(vd.status) && WEXITSTATUS(vd.status) == 0,
+		    "the first vnetd exited 0");
+	ASSERT_TRUE(vd_log_has(&vd, "every port handed over"), "it handed over");
+	for (k = 0; k < 3; k++) {
+		if (k == alive)
+			continue;
+		if (WIFEXITED(nv[k].status) && WEXITSTATUS(nv[k].status) == 0 &&
+		    vd_log_has(&nv[k], "every port handed over to pid"))
+			handed++;
+		else
+			test_fail("%s: status 0x%x: %s", names[k], nv[k].status,
+				  vd_log_tail(&nv[k]));
+		waited += vd_log_has(&nv[k], "another hand-over");
+	}
+	waited += vd_log_has(&nv[alive], "another hand-over");
+	ASSERT_EQ(handed, 2, "the two others took over, then handed over in turn");
+	ASSERT_TRUE(vd_log_has(&nv[alive], "its frontend connected"),
+		    "the last one has the frontend");
+	for (i = 0; i < 30; i++)
+		if (!ping(fe, &vd, pfd, &pg, "after"))
+			goto out;
+	ASSERT_TRUE(vufe_connected(fe), "the frontend kept its connection");
+	printf("# takeover_concurrent: %d waited for another hand-over; %u round trips, none lost, the longest %lld ms\n",
+	       waited, pg.rounds, pg.worst_ms);
+	vd_stop(&nv[alive]);
+	vd.pid = -1;
+out:
+	close_fd(&pfd);
+	if (fe)
+		vufe_destroy(fe);
+	for (k = 0; k < 3; k++) {
+		if (nv[k].pid > 0)
+			vd_kill(&nv[k], SIGKILL);
+		if (!test_state.failed && !getenv("VNETD_KEEP_LOGS"))
+			unlink(nv[k].log);
+	}
+	vd_cleanup(&vd);
+}
+
 VNET_TEST("vnetd/takeover", takeover);
 VNET_TEST("vnetd/packed/takeover", takeover_packed);
 VNET_TEST("vnetd/takeover_mq", takeover_mq);
@@ -624,6 +990,10 @@ VNET_TEST("vnetd/takeover_rollback_new_dies", rollback_new_dies);
 VNET_TEST("vnetd/takeover_rollback_old_gives_up", rollback_old_gives_up);
 VNET_TEST("vnetd/takeover_hostile_peers", hostile_peers);
 VNET_TEST("vnetd/takeover_from_hostile", takeover_from_hostile);
+VNET_TEST("vnetd/takeover_port_gone", takeover_port_gone);
+VNET_TEST("vnetd/takeover_any_order", takeover_any_order);
+VNET_TEST("vnetd/takeover_refused_says_who", takeover_refused_says_who);
+VNET_TEST("vnetd/takeover_concurrent", takeover_concurrent);
 
 int main(int argc, char **argv)
 {

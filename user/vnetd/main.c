@@ -248,9 +248,11 @@ out:
 
 /*
  * --detach: fork.  The parent waits for the child to say how its start
- * went (vnetd_detach_done()) and returns its exit status (>= 0); the
- * child gets -1 and *FD, where to say it, and goes on in a session of its
- * own, stdin and stdout on /dev/null, stderr kept (the journal's).
+ * went (vnetd_detach_done(); why not is in the child's log, on the same
+ * stderr, so the parent prints nothing more) and returns its exit status
+ * (>= 0); the child gets -1 and *FD, where to say it, and goes on in a
+ * session of its own, stdin and stdout on /dev/null, stderr kept (the
+ * journal's).
  */
 static int vnetd_detach(int *fd)
 {
@@ -293,7 +295,9 @@ static int vnetd_detach(int *fd)
 	buf[got] = '\0';
 	if (!strcmp(buf, "ok"))
 		return 0;
-	fprintf(stderr, "vnetd: %s\n", got ? buf : "exited before it was ready");
+	/* what it said it logged already, on this stderr */
+	if (!got)
+		fprintf(stderr, "vnetd: exited before it was ready\n");
 	return VNETD_EXIT_STARTUP;
 }
 
@@ -339,7 +343,7 @@ int main(int argc, char **argv)
 	struct vhost_server srv;
 	struct vnetd_port *ports;
 	unsigned int i, opened = 0;
-	int ret, sfd, hofd = -1, detach_fd = -1;
+	int ret, sfd, hofd = -1, holock = -1, detach_fd = -1;
 	bool handed = false;
 	char why[1024] = "";
 	sigset_t mask;
@@ -416,11 +420,21 @@ int main(int argc, char **argv)
 		goto out_ports;
 	}
 	if (o.takeover) {
+		char def[sizeof(o.takeover_socket) + 32];
+
+		/* one hand-over at a time: the next one waits for this listen */
+		holock = vnetd_handover_lock(o.takeover_socket);
 		/* every port from the running vnetd, or nothing (it serves on) */
 		for (i = 0; i < o.nports; i++)
 			vnetd_port_init(&ports[i], &o.ports[i], &o.port);
-		if (vnetd_handover_take(o.takeover_socket, &srv, ports,
-					o.nports, why, sizeof(why))) {
+		/* the default socket: any port's tap may name the running one's */
+		snprintf(def, sizeof(def), "%s/%s.takeover", VNETD_TAKEOVER_DIR,
+			 o.ports[0].tap);
+		if (vnetd_handover_take(o.takeover_socket,
+					strcmp(def, o.takeover_socket) ? NULL :
+					VNETD_TAKEOVER_DIR,
+					&srv, ports, o.nports, why,
+					sizeof(why))) {
 			ret = VNETD_EXIT_STARTUP;
 			goto out_srv;
 		}
@@ -453,6 +467,9 @@ int main(int argc, char **argv)
 	if (hofd < 0)
 		vhost_warn("no hand-over socket at %s: 'vnetd --takeover' cannot take over from this vnetd",
 			   o.takeover_socket);
+	if (holock >= 0)
+		close(holock);
+	holock = -1;
 	if (vnetd_ports_sandbox_enter(ports, o.nports)) {
 		ret = VNETD_EXIT_STARTUP;
 		goto out_srv;
@@ -495,6 +512,8 @@ out_srv:
 		if (!ports[opened].gone)
 			vnetd_port_close(&ports[opened]);
 out_ports:
+	if (holock >= 0)
+		close(holock);
 	free(ports);
 out_sfd:
 	close(sfd);

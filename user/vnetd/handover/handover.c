@@ -47,6 +47,8 @@
 #define HELLO_MS 5000
 #define READY_MS 60000	/* the new one sets up every port meanwhile */
 #define STEP_MS 30000
+/* --takeovers queued behind another one: served in turn (handover_take.c) */
+#define VNETD_HO_BACKLOG 64
 
 /* --- the socket -------------------------------------------------------- */
 
@@ -276,7 +278,8 @@ int vnetd_handover_listen(const char *path)
 	/* a vnetd that holds it is found by the precheck of its ports */
 	unlink(path);
 	if (fchmod(fd, 0600) ||
-	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) || listen(fd, 1)) {
+	    bind(fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    listen(fd, VNETD_HO_BACKLOG)) {
 		ret = -errno;
 		vhost_err("hand-over socket %s: %s", path, strerror(errno));
 		close(fd);
@@ -313,37 +316,44 @@ static bool peer_ok(int fd, pid_t *pid)
 	return cr.uid == 0 || cr.uid == geteuid();
 }
 
-/* do the ports of HELLO match ours?  WHY: the first difference */
-static bool same_ports(const struct vnetd_rec_hello *h,
+/*
+ * HELLO's ports against ours, matched by socket path (record.c): MAP[j]
+ * is our port for HELLO's port j.  WHY: the first difference.
+ */
+static int match_ports(const struct vnetd_rec_hello *h,
 		       const struct vnetd_port *ports, unsigned int n,
-		       char *why, size_t wlen)
+		       unsigned int *map, char *why, size_t wlen)
 {
-	unsigned int i;
+	struct vnetd_rec_hello_port *ours = calloc(n, sizeof(*ours));
+	bool *closed = calloc(n, sizeof(*closed));
+	int ret = -ENOMEM;
 
-	if (h->nports != n) {
-		snprintf(why, wlen, "it was given %u ports, this vnetd serves %u",
-			 h->nports, n);
-		return false;
-	}
-	for (i = 0; i < n; i++) {
-		const struct vnetd_rec_hello_port *a = &h->port[i];
+	snprintf(why, wlen, "out of memory");
+	for (unsigned int i = 0; ours && closed && i < n; i++) {
 		const struct vnetd_port_cfg *c = &ports[i].cfg;
 
-		if (strcmp(a->socket, c->socket) || strcmp(a->tap, c->tap) ||
-		    a->queues != c->queues || a->client != c->client) {
-			snprintf(why, wlen, "its port %u is socket=%s tap=%s queues=%u%s, this vnetd's is socket=%s tap=%s queues=%u%s (take over with the same ports, in the same order)",
-				 i, a->socket, a->tap, a->queues,
-				 a->client ? " client" : "", c->socket, c->tap,
-				 c->queues, c->client ? " client" : "");
-			return false;
-		}
-		if (ports[i].gone) {
-			snprintf(why, wlen, "port %s is closed (its tap or netns went away)",
-				 c->socket);
-			return false;
-		}
+		snprintf(ours[i].socket, sizeof(ours[i].socket), "%s", c->socket);
+		snprintf(ours[i].tap, sizeof(ours[i].tap), "%s", c->tap);
+		ours[i].queues = c->queues;
+		ours[i].client = c->client;
+		closed[i] = ports[i].gone;
 	}
-	return true;
+	if (ours && closed)
+		ret = vnetd_rec_hello_match(h, (uint32_t)getpid(), ours, closed,
+					    n, map, why, wlen);
+	free(ours);
+	free(closed);
+	return ret;
+}
+
+/* a port closed here (its tap or netns went): the new one sets it up */
+static int send_closed(int fd, const struct vnetd_port *p, unsigned int index)
+{
+	struct vnetd_rec_port r = { .index = index, .queues = p->nr_qp,
+				    .flags = VNETD_REC_P_CLOSED };
+
+	return vnetd_ho_send(fd, VNETD_REC_PORT, &r, sizeof(r), NULL, 0, NULL,
+			     0);
 }
 
 static int send_port(int fd, struct vhost_server *srv, struct vnetd_port *p,
@@ -445,23 +455,24 @@ static int send_state(int fd, struct vnetd_port *p, unsigned int index,
 }
 
 static void thaw_all(struct vhost_server *srv, struct vnetd_port *ports,
-		     unsigned int n)
+		     const bool *frozen, unsigned int n)
 {
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if (!ports[i].gone)
+		if (frozen[i])
 			vhost_server_thaw_port(srv, &ports[i].device.dev);
 }
 
 int vnetd_handover_serve(int lfd, struct vhost_server *srv,
 			 struct vnetd_port *ports, unsigned int nports)
 {
+	static struct vnetd_rec_hello hello;
 	struct vhost_user_msg *msgs = NULL;
-	struct vnetd_rec_hello hello;
 	struct vnetd_ho_msg m;
 	uint8_t *body = NULL;
-	unsigned int i, frozen = 0;
+	unsigned int i, j, *map = NULL, nclosed = 0;
+	bool *frozen = NULL;
 	char why[1024] = "";
 	pid_t pid = 0;
 	int fd, ret;
@@ -484,19 +495,33 @@ int vnetd_handover_serve(int lfd, struct vhost_server *srv,
 	if (!ret)
 		ret = vnetd_rec_hello_parse(m.body, m.len, &hello, why, sizeof(why));
 	close_fds(m.fds, m.nfds);
-	if (!ret && !same_ports(&hello, ports, nports, why, sizeof(why)))
-		ret = -EINVAL;
+	if (!ret) {
+		map = calloc(hello.nports, sizeof(*map));
+		frozen = calloc(nports, sizeof(*frozen));
+		ret = map && frozen ? match_ports(&hello, ports, nports, map, why,
+						  sizeof(why)) :
+				      -ENOMEM;
+		if (ret == -ENOMEM)
+			snprintf(why, sizeof(why), "out of memory");
+	}
 	if (ret) {
 		vnetd_ho_fail(fd, "%s", why);
 		vhost_err("hand-over to pid %d refused: %s; serving on", (int)pid,
 			  why);
+		free(map);
+		free(frozen);
 		close(fd);
 		return 0;
 	}
-	vhost_info("hand-over to pid %d (vnetd --takeover): %u port%s", (int)pid,
-		   nports, nports == 1 ? "" : "s");
-	for (i = 0; !ret && i < nports; i++)
-		ret = send_port(fd, srv, &ports[i], i);
+	for (j = 0; j < hello.nports; j++)
+		nclosed += ports[map[j]].gone;
+	vhost_info("hand-over to pid %d (vnetd --takeover): %u port%s%s", (int)pid,
+		   hello.nports, hello.nports == 1 ? "" : "s",
+		   nclosed ? ", the closed ones for it to set up anew" : "");
+	/* PORT per HELLO port, in its order */
+	for (j = 0; !ret && j < hello.nports; j++)
+		ret = ports[map[j]].gone ? send_closed(fd, &ports[map[j]], j) :
+					   send_port(fd, srv, &ports[map[j]], j);
 	if (ret) {
 		snprintf(why, sizeof(why), "sending PORT: %s", strerror(-ret));
 		goto fail;
@@ -516,17 +541,20 @@ int vnetd_handover_serve(int lfd, struct vhost_server *srv,
 		goto fail;
 	}
 	/* from here the rings stand still until the new one or we go on */
-	for (i = 0; i < nports; i++) {
+	for (j = 0; j < hello.nports; j++) {
 		int conn = -1;
 
+		i = map[j];
+		if (ports[i].gone)
+			continue;
 		ret = freeze(srv, &ports[i], &conn);
 		if (ret) {
 			snprintf(why, sizeof(why), "%s: cannot freeze: %s",
 				 ports[i].name, strerror(-ret));
 			goto thaw;
 		}
-		frozen++;
-		ret = send_state(fd, &ports[i], i, conn, msgs, body);
+		frozen[i] = true;
+		ret = send_state(fd, &ports[i], j, conn, msgs, body);
 		if (ret) {
 			snprintf(why, sizeof(why), "%s: sending its state: %s",
 				 ports[i].name, strerror(-ret));
@@ -549,17 +577,21 @@ int vnetd_handover_serve(int lfd, struct vhost_server *srv,
 	vhost_info("every port handed over to pid %d: exiting", (int)pid);
 	free(msgs);
 	free(body);
+	free(map);
+	free(frozen);
 	close(fd);
 	return 1;
 
 thaw:
-	thaw_all(srv, ports, frozen);
+	thaw_all(srv, ports, frozen, nports);
 fail:
 	vnetd_ho_fail(fd, "%s", why);
 	vhost_err("hand-over to pid %d failed (the running vnetd's side): %s; serving on",
 		  (int)pid, why);
 	free(msgs);
 	free(body);
+	free(map);
+	free(frozen);
 	close(fd);
 	return 0;
 }

@@ -34,12 +34,24 @@ void vnetd_handover_unlisten(int lfd, const char *path);
 
 /*
  * The new vnetd's side: take PORTS (vnetd_port_init()ed, nothing open)
- * over from the vnetd waiting at PATH and serve them on SRV.  0, or
- * -errno with the reason logged and in WHY: nothing of the running
- * vnetd's was touched, it serves on.
+ * over from the vnetd waiting at PATH (or, with TAP_DIR, at
+ * TAP_DIR/TAP.takeover of any of the ports) and serve them on SRV.  A
+ * port the running vnetd had closed (its tap or netns gone) is set up
+ * anew after the commit, or stays closed (->gone, logged).  Queued
+ * behind another hand-over that went through, it takes over from that
+ * one's new vnetd.  0, or -errno with the reason logged and in WHY:
+ * nothing of the running vnetd's was touched, it serves on.
  */
-int vnetd_handover_take(const char *path, struct vhost_server *srv,
-			struct vnetd_port *ports, unsigned int nports,
-			char *why, size_t wlen);
+/*
+ * Hand-overs to one directory of hand-over sockets go one at a time: an
+ * flock(2) of PATH's directory, taken (waited for, bounded and logged)
+ * before vnetd_handover_take() and held until this vnetd listens in its
+ * turn (vnetd_handover_listen()), so that the next --takeover connects to
+ * this one.  The fd to close then, or -errno (no such directory).
+ */
+int vnetd_handover_lock(const char *path);
+int vnetd_handover_take(const char *path, const char *tap_dir,
+			struct vhost_server *srv, struct vnetd_port *ports,
+			unsigned int nports, char *why, size_t wlen);
 
 #endif /* VNETD_HANDOVER_H */

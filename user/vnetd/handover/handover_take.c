@@ -8,10 +8,13 @@
  * still) and tells the running one why.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -22,6 +25,14 @@
 #define PORT_MS 10000
 #define STATE_MS 30000
 #define COMMIT_MS 30000
+/*
+ * The first PORT, while another hand-over from the same vnetd may go
+ * first (its HELLO, READY and PREPARED waits: handover.c)
+ */
+#define QUEUED_MS 100000
+/* a vnetd to take over from at the socket again, after a hand-over */
+#define SUCCESSOR_MS 30000
+#define SUN_LEN_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
 
 /* what was received per port, until the commit */
 struct taken {
@@ -29,28 +40,56 @@ struct taken {
 	int listen_fd;		/* the port's socket; -1: client mode */
 	int conn;		/* the frontend's connection; -1: none */
 	bool importing;
+	bool fresh;		/* closed in the running vnetd: set up anew */
 };
 
-static int connect_to(const char *path, char *why, size_t wlen)
+static int connect_one(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	/* connect() waits while the backlog is full: bounded */
+	struct timeval tv = { QUEUED_MS / 1000, 0 };
 	int fd, ret;
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		snprintf(why, wlen, "%s: path too long", path);
+	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
-	}
 	memcpy(sa.sun_path, path, strlen(path) + 1);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		ret = -errno;
-		snprintf(why, wlen, "no vnetd waits for a hand-over at %s (%s): is one running with these ports (and the same --takeover-socket)?",
-			 path, strerror(errno));
 		close(fd);
 		return ret;
 	}
+	return fd;
+}
+
+/*
+ * PATH, or with TAP_DIR (the default socket) TAP_DIR/TAP.takeover of
+ * any port: the running vnetd's first port may be another one of ours.
+ * The fd and in ALT (SUN_LEN_MAX) the path; or -errno and WHY (PATH's
+ * error).
+ */
+static int connect_to(const char *path, const char *tap_dir,
+		      const struct vnetd_port *ports, unsigned int n,
+		      char *alt, char *why, size_t wlen)
+{
+	unsigned int i;
+	int fd, first;
+
+	snprintf(alt, SUN_LEN_MAX, "%s", path);
+	first = fd = connect_one(path);
+	for (i = 0; fd < 0 && tap_dir && i < n; i++) {
+		snprintf(alt, SUN_LEN_MAX, "%s/%s.takeover", tap_dir,
+			 ports[i].cfg.tap);
+		if (strcmp(alt, path))
+			fd = connect_one(alt);
+	}
+	if (fd < 0)
+		snprintf(why, wlen, "no vnetd waits for a hand-over at %s (%s)%s: is one running with these ports (and the same --takeover-socket)?",
+			 path, strerror(-first),
+			 tap_dir && n > 1 ? " nor at the socket of another of these ports' taps" : "");
 	return fd;
 }
 
@@ -76,7 +115,8 @@ static int send_hello(int fd, const struct vnetd_port *ports,
 
 /* PORT I: the fds into the port, which owns them from then on */
 static int take_port(int fd, struct vnetd_port *ports, unsigned int n,
-		     unsigned int i, struct taken *t, char *why, size_t wlen)
+		     unsigned int i, struct taken *t, int timeout_ms, char *why,
+		     size_t wlen)
 {
 	struct vnetd_port_adopt a = { .netns_fd = -1 };
 	struct vnetd_rec_port r;
@@ -85,7 +125,7 @@ static int take_port(int fd, struct vnetd_port *ports, unsigned int n,
 	unsigned int k = 0, q;
 	int ret;
 
-	ret = vnetd_ho_recv(fd, PORT_MS, VNETD_REC_PORT, &m, why, wlen);
+	ret = vnetd_ho_recv(fd, timeout_ms, VNETD_REC_PORT, &m, why, wlen);
 	if (ret)
 		return ret;
 	ret = vnetd_rec_port_parse(m.body, m.len, m.nfds, n, &r, why, wlen);
@@ -98,7 +138,8 @@ static int take_port(int fd, struct vnetd_port *ports, unsigned int n,
 			 ports[i].name, r.queues, ports[i].nr_qp);
 		ret = -EPROTO;
 	}
-	if (!ret && !(r.flags & VNETD_REC_P_LISTEN) != ports[i].cfg.client) {
+	if (!ret && !(r.flags & VNETD_REC_P_CLOSED) &&
+	    !(r.flags & VNETD_REC_P_LISTEN) != ports[i].cfg.client) {
 		snprintf(why, wlen, "%s: %s", ports[i].name,
 			 ports[i].cfg.client ? "a listening socket sent for a client port" :
 					       "no listening socket sent");
@@ -110,6 +151,10 @@ static int take_port(int fd, struct vnetd_port *ports, unsigned int n,
 		return ret;
 	}
 	p = &ports[i];
+	if (r.flags & VNETD_REC_P_CLOSED) {
+		t->fresh = true;
+		return 0;
+	}
 	for (q = 0; q < r.queues; q++)
 		a.tap_fd[q] = m.fds[k++];
 	if (r.flags & VNETD_REC_P_NETNS)
@@ -234,35 +279,118 @@ static void undo(struct vnetd_port *ports, unsigned int n, struct taken *t)
 	}
 }
 
-int vnetd_handover_take(const char *path, struct vhost_server *srv,
-			struct vnetd_port *ports, unsigned int n, char *out,
-			size_t olen)
+int vnetd_handover_lock(const char *path)
+{
+	const struct timespec nap = { 0, 10 * 1000 * 1000 };
+	uint64_t deadline = vnetd_now_ns() + QUEUED_MS * 1000000ULL;
+	char dir[SUN_LEN_MAX], *slash;
+	bool said = false;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno; /* no directory: no vnetd there either */
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			vhost_warn("--takeover: flock %s: %s", dir, strerror(errno));
+			break;
+		}
+		if (vnetd_now_ns() > deadline) {
+			vhost_warn("--takeover: another hand-over in %s still runs after %d s: going on without waiting for it",
+				   dir, QUEUED_MS / 1000);
+			break;
+		}
+		if (!said)
+			vhost_info("--takeover: another hand-over (flock on %s) is under way: waiting for it to finish, to take over from the vnetd it leaves",
+				   dir);
+		said = true;
+		nanosleep(&nap, NULL);
+	}
+	return fd;
+}
+
+/*
+ * Connect, HELLO, the first PORT: 0 and *FDP.  A connection closed before
+ * any answer was queued behind another hand-over that went through (that
+ * vnetd exited): the vnetd that took over is taken over from once it
+ * listens, within SUCCESSOR_MS.  Else -errno, WHY, *FDP (or -1).
+ */
+static int hello(const char *path, const char *tap_dir,
+		 struct vnetd_port *ports, unsigned int n, struct taken *t,
+		 int *fdp, char *used, char *why, size_t wlen)
+{
+	uint64_t deadline = 0;
+	const struct timespec nap = { 0, 10 * 1000 * 1000 };
+	int fd, ret;
+
+	for (;;) {
+		*fdp = fd = connect_to(path, tap_dir, ports, n, used, why,
+				       wlen);
+		if (fd < 0 && deadline && vnetd_now_ns() < deadline &&
+		    (fd == -ECONNREFUSED || fd == -ENOENT)) {
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		if (fd < 0 && deadline)
+			snprintf(why, wlen, "the vnetd at %s handed its ports to another vnetd (or exited) before it answered, and no vnetd listens there since (waited %d s)",
+				 path, SUCCESSOR_MS / 1000);
+		if (fd < 0)
+			return fd;
+		ret = send_hello(fd, ports, n);
+		if (ret)
+			snprintf(why, wlen, "sending HELLO: %s", strerror(-ret));
+		else
+			ret = take_port(fd, ports, n, 0, &t[0], QUEUED_MS, why,
+					wlen);
+		if (ret != -ECONNRESET && ret != -EPIPE)
+			return ret;
+		close(fd);
+		*fdp = -1;
+		if (!deadline)
+			vhost_info("--takeover: the vnetd at %s let go of this connection before it answered: another hand-over went first; taking over from the vnetd that took its ports (waiting up to %d s for it)",
+				   path, SUCCESSOR_MS / 1000);
+		deadline = vnetd_now_ns() + SUCCESSOR_MS * 1000000ULL;
+	}
+}
+
+int vnetd_handover_take(const char *path, const char *tap_dir,
+			struct vhost_server *srv, struct vnetd_port *ports,
+			unsigned int n, char *out, size_t olen)
 {
 	struct vhost_user_msg *msgs = NULL;
 	struct vnetd_ho_msg m;
 	struct taken t[VNETD_REC_MAX_PORTS];
-	char why[1024] = "";
+	char why[1024] = "", used[SUN_LEN_MAX];
 	unsigned int i;
 	int fd, ret;
 
 	for (i = 0; i < n; i++)
 		t[i] = (struct taken){ .listen_fd = -1, .conn = -1 };
-	fd = connect_to(path, why, sizeof(why));
+	ret = hello(path, tap_dir, ports, n, t, &fd, used, why, sizeof(why));
 	if (fd < 0) {
 		vhost_err("--takeover: %s", why);
 		snprintf(out, olen, "--takeover: %s", why);
-		return fd;
+		return ret;
 	}
-	ret = send_hello(fd, ports, n);
-	for (i = 0; !ret && i < n; i++)
-		ret = take_port(fd, ports, n, i, &t[i], why, sizeof(why));
+	for (i = 1; !ret && i < n; i++)
+		ret = take_port(fd, ports, n, i, &t[i], PORT_MS, why, sizeof(why));
 	if (!ret)
 		ret = vnetd_ho_send(fd, VNETD_REC_READY, NULL, 0, NULL, 0, NULL, 0);
 	msgs = calloc(VHOST_HANDOVER_MAX_MSGS, sizeof(*msgs));
 	if (!ret && !msgs)
 		ret = -ENOMEM;
 	for (i = 0; !ret && i < n; i++)
-		ret = take_state(fd, ports, n, i, &t[i], msgs, why, sizeof(why));
+		if (!t[i].fresh)
+			ret = take_state(fd, ports, n, i, &t[i], msgs, why,
+					 sizeof(why));
 	/* a test build's failures at the worst moment: rings frozen */
 	if (!ret && vnetd_switch(VNETD_SW_TAKEOVER_FAIL, 0) == 1) {
 		snprintf(why, sizeof(why), "VNETD_TEST_TAKEOVER_FAIL=1: giving up before PREPARED");
@@ -293,6 +421,9 @@ int vnetd_handover_take(const char *path, struct vhost_server *srv,
 		return ret;
 	}
 	close(fd);
+	/* the other vnetd's socket, named after another tap: nobody's now */
+	if (strcmp(used, path))
+		unlink(used);
 	/* committed: the ports are this vnetd's, start them */
 	for (i = 0; i < n; i++) {
 		struct vnetd_port *p = &ports[i];
@@ -300,6 +431,8 @@ int vnetd_handover_take(const char *path, struct vhost_server *srv,
 						   .client = p->cfg.client,
 						   .mode = p->opts.socket_mode };
 
+		if (t[i].fresh)
+			continue;
 		if (t[i].conn >= 0) {
 			ret = vhost_dev_import_end(&p->device.dev, t[i].conn);
 			if (ret) {
@@ -320,6 +453,19 @@ int vnetd_handover_take(const char *path, struct vhost_server *srv,
 		pr_info(p, "taken over: tap %s with %u queue pair%s%s", p->cfg.tap,
 			p->nr_qp, p->nr_qp > 1 ? "s" : "",
 			t[i].conn >= 0 ? ", its frontend connected" : "");
+	}
+	/* closed in the running vnetd: set up as a start would, or closed here */
+	for (i = 0; i < n; i++) {
+		if (!t[i].fresh)
+			continue;
+		if (vnetd_tap_precheck(&ports[i].cfg) ||
+		    vnetd_socket_precheck(&ports[i].cfg) ||
+		    vnetd_port_open(&ports[i], srv)) {
+			ports[i].gone = true;
+			pr_err(&ports[i], "closed in the running vnetd (its tap or netns went) and cannot be set up again: port closed; the other ports are served");
+			continue;
+		}
+		pr_info(&ports[i], "taken over: closed in the running vnetd, set up again");
 	}
 	return 0;
 }

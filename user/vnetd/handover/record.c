@@ -145,6 +145,57 @@ int vnetd_rec_hello_parse(const void *body, size_t len,
 	return 0;
 }
 
+/* a port as "tap=T queues=N[ client]" */
+static const char *port_desc(const struct vnetd_rec_hello_port *p, char *buf,
+			     size_t len)
+{
+	snprintf(buf, len, "tap=%s queues=%u%s", p->tap, p->queues,
+		 p->client ? " client" : "");
+	return buf;
+}
+
+int vnetd_rec_hello_match(const struct vnetd_rec_hello *h, uint32_t our_pid,
+			  const struct vnetd_rec_hello_port *ours,
+			  const bool *closed, unsigned int n, unsigned int *map,
+			  char *why, size_t wlen)
+{
+	const struct vnetd_rec_hello_port *a, *b;
+	char da[64], db[64];
+	unsigned int i, j, k;
+
+	for (j = 0; j < h->nports; j++) {
+		a = &h->port[j];
+		for (k = 0; k < j; k++)
+			if (!strcmp(h->port[k].socket, a->socket))
+				return bad(why, wlen, "port %s: given twice to the new vnetd (pid %u)",
+					   a->socket, h->pid);
+		for (i = 0; i < n && strcmp(ours[i].socket, a->socket); i++)
+			;
+		if (i == n)
+			return bad(why, wlen, "port %s: given to the new vnetd (pid %u), not served by the running vnetd (pid %u); a port is added by a restart, not a hand-over",
+				   a->socket, h->pid, our_pid);
+		b = &ours[i];
+		if (strcmp(a->tap, b->tap) || a->queues != b->queues ||
+		    a->client != b->client)
+			return bad(why, wlen, "port %s: the new vnetd (pid %u) was given %s, the running vnetd (pid %u) serves it with %s; a port changes by a restart, not a hand-over",
+				   a->socket, h->pid, port_desc(a, da, sizeof(da)),
+				   our_pid, port_desc(b, db, sizeof(db)));
+		map[j] = i;
+	}
+	/* every port served goes over; a closed one may stay behind */
+	for (i = 0; i < n; i++) {
+		if (closed[i])
+			continue;
+		for (j = 0; j < h->nports && map[j] != i; j++)
+			;
+		if (j == h->nports)
+			return bad(why, wlen, "port %s (%s): served by the running vnetd (pid %u), not given to the new vnetd (pid %u); a port is removed by a restart, not a hand-over",
+				   ours[i].socket, port_desc(&ours[i], db, sizeof(db)),
+				   our_pid, h->pid);
+	}
+	return 0;
+}
+
 int vnetd_rec_port_parse(const void *body, size_t len, unsigned int nfds,
 			 unsigned int nports, struct vnetd_rec_port *p,
 			 char *why, size_t wlen)
@@ -159,6 +210,10 @@ int vnetd_rec_port_parse(const void *body, size_t len, unsigned int nfds,
 		return bad(why, wlen, "PORT %u of %u", p->index, nports);
 	if (p->flags & ~VNETD_REC_P_ALL)
 		return bad(why, wlen, "PORT %u: flags 0x%x", p->index, p->flags);
+	if ((p->flags & VNETD_REC_P_CLOSED) &&
+	    (p->flags != VNETD_REC_P_CLOSED || p->steer || p->mtu_orig))
+		return bad(why, wlen, "PORT %u: closed, with flags 0x%x", p->index,
+			   p->flags);
 	if (!p->queues || p->queues > VNETD_REC_MAX_QP)
 		return bad(why, wlen, "PORT %u: %u tap queues", p->index,
 			   p->queues);
@@ -167,7 +222,8 @@ int vnetd_rec_port_parse(const void *body, size_t len, unsigned int nfds,
 			   p->index, p->steer, p->queues);
 	if (p->mtu_orig && (p->mtu_orig < 68 || p->mtu_orig > 65535))
 		return bad(why, wlen, "PORT %u: MTU %u", p->index, p->mtu_orig);
-	want = p->queues + !!(p->flags & VNETD_REC_P_NETNS) +
+	want = (p->flags & VNETD_REC_P_CLOSED ? 0 : p->queues) +
+	       !!(p->flags & VNETD_REC_P_NETNS) +
 	       !!(p->flags & VNETD_REC_P_LISTEN);
 	if (nfds != want)
 		return bad(why, wlen, "PORT %u: %u fds, its flags say %u",

@@ -66,7 +66,10 @@ struct vnetd_rec_hdr {
 	uint32_t nfds;		/* fds that come with the datagram */
 };
 
-/* HELLO: one per configured port, in the order of the command line */
+/*
+ * HELLO: one per configured port, in the order of the command line; the
+ * running vnetd matches them to its own by socket path, in any order
+ */
 struct vnetd_rec_hello_port {
 	char socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char tap[IF_NAMESIZE];
@@ -86,9 +89,17 @@ struct vnetd_rec_hello {
 #define VNETD_REC_P_SINGLE_QUEUE (1u << 2) /* a tap without IFF_MULTI_QUEUE */
 #define VNETD_REC_P_NETNS (1u << 3)	/* fd netns_fd: the tap's netns */
 #define VNETD_REC_P_LISTEN (1u << 4)	/* fd listen_fd: the port's socket */
-#define VNETD_REC_P_ALL 0x1fu
+/*
+ * closed in the old one (its tap or netns went): no fds, no STATE; the
+ * new one sets it up anew after the COMMIT, as a start would
+ */
+#define VNETD_REC_P_CLOSED (1u << 5)
+#define VNETD_REC_P_ALL 0x3fu
 
-/* PORT: fds are tap queue 0..queues-1, then netns, then listen */
+/*
+ * PORT: one per HELLO port, in HELLO's order; fds are tap queue
+ * 0..queues-1, then netns, then listen (none when closed)
+ */
 struct vnetd_rec_port {
 	uint32_t index;		/* the port's, in HELLO's order */
 	uint32_t flags;		/* VNETD_REC_P_* */
@@ -149,6 +160,19 @@ int vnetd_rec_check(const void *buf, size_t n, unsigned int nfds,
 /* The bodies, checked; -EPROTO with WHY said. */
 int vnetd_rec_hello_parse(const void *body, size_t len,
 			  struct vnetd_rec_hello *h, char *why, size_t wlen);
+/*
+ * The ports of HELLO H (the new vnetd's, pid H->pid) against the running
+ * vnetd's OURS[0..N) (pid OUR_PID; CLOSED[i]: port i is closed, its tap
+ * or netns gone), matched by socket path in any order: MAP[j] is the
+ * index in OURS of H's port j.  Every port of H must be one of OURS with
+ * the same tap, queue pairs and client mode, and every port of OURS that
+ * is not closed must be in H (a closed one left out is dropped).  0, or
+ * -EPROTO with WHY naming the port and what each vnetd has.
+ */
+int vnetd_rec_hello_match(const struct vnetd_rec_hello *h, uint32_t our_pid,
+			  const struct vnetd_rec_hello_port *ours,
+			  const bool *closed, unsigned int n, unsigned int *map,
+			  char *why, size_t wlen);
 int vnetd_rec_port_parse(const void *body, size_t len, unsigned int nfds,
 			 unsigned int nports, struct vnetd_rec_port *p,
 			 char *why, size_t wlen);
