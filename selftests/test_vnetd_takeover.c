@@ -768,6 +768,81 @@ out:
 }
 
 /*
+ * Two ports, port 0 in a netns of its own that is deleted under the
+ * running vnetd: the --takeover with both ports goes through, the new
+ * vnetd cannot set port 0 up again (its netns is gone), says so and
+ * serves port 1, frames going the whole time; it stops cleanly (exit 0).
+ */
+static void takeover_netns_gone(void)
+{
+	struct pinger pg = {};
+	struct vufe *fe = NULL;
+	struct vufe_opts o;
+	struct vd vd, nv;
+	char ns_b[64];
+	int pfd = -1, i;
+	bool ns_b_made = false;
+
+	vd_init(&vd, "tkn", 2, 1);
+	nv.pid = -1;
+	snprintf(ns_b, sizeof(ns_b), "vnet-v-tknb-%d", getpid());
+	if (sh("ip netns add %s", ns_b)) {
+		test_fail("ip netns add %s", ns_b);
+		goto out;
+	}
+	ns_b_made = true;
+	if (nr_made_ns < sizeof(made_ns) / sizeof(made_ns[0]))
+		snprintf(made_ns[nr_made_ns++], sizeof(made_ns[0]), "%s", ns_b);
+	snprintf(vd.port[0].ns, sizeof(vd.port[0].ns), "%s", ns_b);
+	if (!vd_up(&vd))
+		goto out;
+	pfd = pkt_open(vd.ns, vd.port[1].tap);
+	if (!ASSERT_GE(pfd, 0, "AF_PACKET on port 1's tap"))
+		goto out;
+	o = fe_opts(&vd.port[1]);
+	fe = fe_up(&o);
+	if (!fe)
+		goto out;
+	vufe_post_rx(fe, 0, 0);
+	for (i = 0; i < 10; i++)
+		if (!ping_on(fe, &vd, 1, pfd, &pg, "before"))
+			goto out;
+	if (sh("ip netns del %s", ns_b) ||
+	    !ASSERT_TRUE(log_wait(&vd, "port stopped", WAIT_MS),
+			 "the running vnetd closed port 0"))
+		goto out;
+	ns_b_made = false;
+	vd_twin(&vd, &nv, "tknN");
+	if (!vd_spawn(&nv) || !ping_through(fe, &vd, 1, &nv, pfd, &pg))
+		goto out;
+	ASSERT_TRUE(WIFEXITED(vd.status) && WEXITSTATUS(vd.status) == 0,
+		    "the old vnetd exited 0 after the hand-over");
+	if (!ASSERT_TRUE(log_wait(&nv, "cannot be set up again", START_MS),
+			 vd_log_tail(&nv)))
+		goto out;
+	ASSERT_TRUE(vd_log_has(&nv, "its frontend connected"),
+		    "new: took port 1's frontend");
+	for (i = 0; i < 30; i++)
+		if (!ping_on(fe, &vd, 1, pfd, &pg, "port 1 after the hand-over"))
+			goto out;
+	ASSERT_TRUE(vufe_connected(fe), "port 1's frontend kept its connection");
+	vd_stop(&nv);
+	vd.pid = -1;
+out:
+	close_fd(&pfd);
+	if (fe)
+		vufe_destroy(fe);
+	if (nv.pid > 0)
+		vd_kill(&nv, SIGKILL);
+	vd_cleanup(&vd);
+	if (ns_b_made)
+		sh("ip netns del %s >/dev/null 2>&1", ns_b);
+	for (i = 0; i < (int)nr_made_ns; i++)
+		if (!strcmp(made_ns[i], ns_b))
+			made_ns[i][0] = '\0';
+}
+
+/*
  * Two ports, the --takeover given them in the other order (its default
  * hand-over socket is then named after the other tap): it goes through,
  * the ports are matched by socket path; the running vnetd's hand-over
@@ -991,6 +1066,7 @@ VNET_TEST("vnetd/takeover_rollback_old_gives_up", rollback_old_gives_up);
 VNET_TEST("vnetd/takeover_hostile_peers", hostile_peers);
 VNET_TEST("vnetd/takeover_from_hostile", takeover_from_hostile);
 VNET_TEST("vnetd/takeover_port_gone", takeover_port_gone);
+VNET_TEST("vnetd/takeover_netns_gone", takeover_netns_gone);
 VNET_TEST("vnetd/takeover_any_order", takeover_any_order);
 VNET_TEST("vnetd/takeover_refused_says_who", takeover_refused_says_who);
 VNET_TEST("vnetd/takeover_concurrent", takeover_concurrent);
