@@ -33,6 +33,18 @@ for c in $cmds; do
 	done
 done
 
+# the man page's SYNOPSIS has every command, and every option and word
+# (--prometheus, --listen, ...) the command's usage line gives
+synopsis=$(awk '/^\.SH SYNOPSIS/{f=1;next} /^\.SH /{f=0} f' "$MAN" | sed 's/\\-/-/g; s/\\f[BIRP]//g; s/"//g')
+for c in $cmds; do
+	grep -qE "^\.B vnetctl $c( |$)" <<<"$synopsis"
+	check "docs/man_synopsis_$c" $? "docs/vnetctl.8's SYNOPSIS has no 'vnetctl $c'"
+	for o in $("$VNETCTL" help "$c" | sed -n '1s/^Usage: [^ ]* [^ ]* //p' | grep -oE -- '--[a-z-]+' | sort -u); do
+		grep -qF -- "$o" <<<"$synopsis"
+		check "docs/man_synopsis_${c}_${o#--}" $? "docs/vnetctl.8's SYNOPSIS does not give '$c $o'"
+	done
+done
+
 # global options of --help appear in the man page's OPTIONS
 for o in $("$VNETCTL" --help | grep -oE '^ +-[a-zA-Z], --[a-z-]+' | grep -oE -- '--[a-z-]+'); do
 	sed 's/\\-/-/g' "$MAN" | grep -qF -- "$o"
