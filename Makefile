@@ -317,16 +317,20 @@ DOCDIR     ?= $(PREFIX)/share/doc/vnet
 HOOKDIR    ?= /etc/libvirt/hooks/qemu.d
 # the hook's switch (off as installed; docs/libvirt.md)
 HOOKCONF   ?= /etc/default/vnet-hook
+# the units' VNETD_OPTS (EnvironmentFile=) and an example of the ports
+VNETDCONF  ?= /etc/default/vnetd
+CONFDIR    ?= /etc/vnet
 UNITS      := vnetd@.service vnetd.service vnet-exporter.service
-# every doc the man pages name (they refer to $(DOCDIR)/NAME.md)
-OPS_DOCS   := systemd.md metrics.md libvirt.md cli-contract.md vnetd.md coalesce.md limits.md \
-	      policy.md design.md benchmarks.md evidence.md vhost-user.md vnetd-contract.md \
-	      vnetd-datapath.md sandbox.md handover.md
+# every doc, as docs/ has them (the man pages name $(DOCDIR)/NAME.md, the
+# docs link each other, history/ and evidence/), the docs' index as
+# index.md and the project's README.md, its docs/ links made local
+OPS_DOCS   := $(filter-out README.md,$(notdir $(wildcard docs/*.md))) \
+	      $(patsubst docs/%,%,$(wildcard docs/history/*.md docs/evidence/*.png))
 INSTALLED  := $(PREFIX)/sbin/vnetctl $(PREFIX)/sbin/vnetd \
 	      $(PREFIX)/share/man/man8/vnetctl.8 $(PREFIX)/share/man/man8/vnetd.8 \
 	      $(UNITS:%=$(UNITDIR)/%) $(COMPDIR)/vnetctl $(COMPDIR)/vnetd \
-	      $(HOOKDIR)/vnet $(HOOKCONF) \
-	      $(OPS_DOCS:%=$(DOCDIR)/%)
+	      $(HOOKDIR)/vnet $(HOOKCONF) $(VNETDCONF) $(CONFDIR)/vnetd.conf.example \
+	      $(OPS_DOCS:%=$(DOCDIR)/%) $(DOCDIR)/index.md $(DOCDIR)/README.md
 
 install: $(VNETCTL) $(VNETD)
 	install -D -m 0755 $(VNETCTL) $(DESTDIR)$(PREFIX)/sbin/vnetctl
@@ -348,13 +352,23 @@ install: $(VNETCTL) $(VNETD)
 	@# the operator's switch: never overwritten by a later install
 	[ -e $(DESTDIR)$(HOOKCONF) ] || \
 		install -D -m 0644 libvirt/vnet-hook.default $(DESTDIR)$(HOOKCONF)
+	[ -e $(DESTDIR)$(VNETDCONF) ] || \
+		install -D -m 0644 systemd/vnetd.default $(DESTDIR)$(VNETDCONF)
+	install -D -m 0644 systemd/vnetd.conf.example $(DESTDIR)$(CONFDIR)/vnetd.conf.example
 	for d in $(OPS_DOCS); do \
 		install -D -m 0644 docs/$$d $(DESTDIR)$(DOCDIR)/$$d || exit 1; \
 	done
+	@# the man pages are man pages there, not files next to the docs
+	sed 's|\[\(vnet[a-z]*\)\.8\](vnet[a-z]*\.8) (`man -l docs/vnet[a-z]*\.8`)|\1(8) (`man \1`)|' \
+		docs/README.md > $(DESTDIR)$(DOCDIR)/index.md
+	chmod 0644 $(DESTDIR)$(DOCDIR)/index.md
+	sed 's|](docs/README.md)|](index.md)|g; s|](docs/|](|g' README.md > $(DESTDIR)$(DOCDIR)/README.md
+	chmod 0644 $(DESTDIR)$(DOCDIR)/README.md
 
 uninstall:
 	rm -f $(INSTALLED:%=$(DESTDIR)%)
-	-rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null
+	-rmdir $(DESTDIR)$(DOCDIR)/history $(DESTDIR)$(DOCDIR)/evidence \
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(CONFDIR) 2>/dev/null
 
 # Debian 12 packages needed to build, test, benchmark and package (as root;
 # scripts/bootstrap.sh without its build step).

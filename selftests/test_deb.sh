@@ -45,6 +45,25 @@ hook_off_after_install()
 	case_cleanup
 }
 
+# doc_links_missing DIR: "FILE: LINK" for each relative Markdown link of a
+# .md under DIR (outside code blocks) that names nothing under DIR
+doc_links_missing()
+{
+	local dir=$1 md l t
+
+	while IFS= read -r md; do
+		awk '/^```/ { f = !f; next } !f' "$md" |
+			grep -oE '\]\([^) ]+\)' | sed 's/^](//; s/)$//' |
+			while IFS= read -r l; do
+				case $l in
+				*://* | mailto:* | '#'*) continue ;;
+				esac
+				t=${l%%#*}
+				[ -e "$(dirname "$md")/$t" ] || echo -n "${md#"$dir"/}: $l "
+			done
+	done < <(find "$dir" -name '*.md')
+}
+
 main()
 {
 	local src=$VNET_TMP/src deb f missing="" ver
@@ -61,11 +80,17 @@ main()
 	# a copy: dpkg-buildpackage writes the .deb next to the source tree
 	mkdir -p "$src"
 	tar --exclude=./build --exclude=./.git --exclude=./debian/vnet \
-		--exclude=./debian/.debhelper -C "$VNET_ROOT" -c . | tar -x -C "$src"
+		--exclude=./debian/.debhelper --exclude=./debian/build \
+		-C "$VNET_ROOT" -c . | tar -x -C "$src"
+	# what a developer built in the tree stays (debian/rules clean)
+	mkdir -p "$src/build/selftests"
+	touch "$src/build/selftests/soak" "$src/build/selftests/tapwrite"
 	(cd "$src" && dpkg-buildpackage -b -us -uc) >"$VNET_TMP/build.log" 2>&1
 	expect "dpkg-buildpackage exit" 0 "$?"
 	deb=$(ls "$VNET_TMP"/vnet_*.deb 2>/dev/null | head -n1)
 	expect "a .deb" yes "$([ -f "$deb" ] && echo yes || echo no)"
+	expect "the tree's build/ kept" yes \
+		"$([ -f "$src/build/selftests/soak" ] && [ -f "$src/build/selftests/tapwrite" ] && echo yes || echo no)"
 	report build "$(tail -n 5 "$VNET_TMP/build.log" | tr '\n' ' ')"
 	[ -f "$deb" ] || { ksft_exit; return; }
 
@@ -78,6 +103,10 @@ main()
 		/etc/libvirt/hooks/qemu.d/vnet /etc/default/vnet-hook \
 		/usr/share/doc/vnet/libvirt.md \
 		/usr/share/doc/vnet/systemd.md /usr/share/doc/vnet/metrics.md \
+		/usr/share/doc/vnet/README.md /usr/share/doc/vnet/index.md \
+		/usr/share/doc/vnet/robustness.md /usr/share/doc/vnet/e2e.md \
+		/usr/share/doc/vnet/history/benchmarks-runs.md \
+		/etc/default/vnetd /etc/vnet/vnetd.conf.example \
 		/usr/share/doc/vnet/copyright; do
 		grep -qxF "$f" "$VNET_TMP/files" || missing+="$f "
 	done
@@ -93,6 +122,16 @@ main()
 		zcat "$man" | grep -qE '(^|[^/a-z])docs/' && missing+="$(basename "$man"): names docs/ "
 	done
 	expect "docs the man pages name, not in the package" "" "$missing"
+	# every relative link of every packaged doc resolves in the package
+	expect "links of the packaged docs to what is not in the package" "" \
+		"$(doc_links_missing "$VNET_TMP/x/usr/share/doc/vnet")"
+	# the units' EnvironmentFile= and the example's ports in vnetd's words
+	expect "/etc/default/vnetd sets VNETD_OPTS" yes \
+		"$(grep -q '^VNETD_OPTS=' "$VNET_TMP/x/etc/default/vnetd" && echo yes || echo no)"
+	expect "the units read it" yes \
+		"$(grep -qx 'EnvironmentFile=-/etc/default/vnetd' "$VNET_TMP/x/lib/systemd/system/vnetd@.service" && echo yes || echo no)"
+	expect "the example names ports" yes \
+		"$(grep -qE '^#socket=[^ ]+ tap=' "$VNET_TMP/x/etc/vnet/vnetd.conf.example" && echo yes || echo no)"
 	expect "depends on the shared libraries" yes \
 		"$(dpkg-deb -f "$deb" Depends | grep -q 'libbpf1' && dpkg-deb -f "$deb" Depends | grep -q 'liburing2' && echo yes || echo no)"
 	report contents "$(dpkg-deb -f "$deb" Depends)"
@@ -140,6 +179,8 @@ main()
 	expect "vnetctl gone" no "$([ -e /usr/sbin/vnetctl ] && echo yes || echo no)"
 	expect "hook gone" no "$([ -e /etc/libvirt/hooks/qemu.d/vnet ] && echo yes || echo no)"
 	expect "its switch gone" no "$([ -e /etc/default/vnet-hook ] && echo yes || echo no)"
+	expect "/etc/default/vnetd gone" no "$([ -e /etc/default/vnetd ] && echo yes || echo no)"
+	expect "the example config gone" no "$([ -e /etc/vnet/vnetd.conf.example ] && echo yes || echo no)"
 	report purged "$(run_said)"
 	ksft_exit
 }
