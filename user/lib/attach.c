@@ -13,7 +13,6 @@
  * attached with tcx links (kernel >= 6.6); on older kernels they fall back
  * to a clsact filter (no link; the program is pinned instead).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -36,143 +35,6 @@
 #define VNET_BPF_TCX_EGRESS 47
 #define VNET_TC_LEGACY_HANDLE 0x766e /* "vn" */
 #define VNET_TC_LEGACY_PRIO 0x766e
-
-/* Who holds bpf link LINK_ID open?  Fills "pid N (comm)" or "". */
-static void link_holder(__u32 link_id, char *buf, size_t len)
-{
-	char path[512], line[256], comm[64];
-	struct dirent *p, *f;
-	DIR *proc, *fds;
-	FILE *fp;
-	__u32 id;
-
-	buf[0] = '\0';
-	proc = opendir("/proc");
-	if (!proc)
-		return;
-	while (!buf[0] && (p = readdir(proc))) {
-		if (p->d_name[0] < '0' || p->d_name[0] > '9')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%.16s/fdinfo", p->d_name);
-		fds = opendir(path);
-		if (!fds)
-			continue;
-		while (!buf[0] && (f = readdir(fds))) {
-			snprintf(path, sizeof(path), "/proc/%.16s/fdinfo/%.16s",
-				 p->d_name, f->d_name);
-			fp = fopen(path, "r");
-			if (!fp)
-				continue;
-			while (fgets(line, sizeof(line), fp)) {
-				if (sscanf(line, "link_id: %u", &id) != 1 ||
-				    id != link_id)
-					continue;
-				comm[0] = '\0';
-				snprintf(path, sizeof(path), "/proc/%.16s/comm",
-					 p->d_name);
-				FILE *c = fopen(path, "r");
-				if (c) {
-					if (fgets(comm, sizeof(comm), c))
-						comm[strcspn(comm, "\n")] = 0;
-					fclose(c);
-				}
-				snprintf(buf, len, "pid %d (%.32s)",
-					 atoi(p->d_name), comm);
-				break;
-			}
-			fclose(fp);
-		}
-		closedir(fds);
-	}
-	closedir(proc);
-}
-
-/*
- * The XDP link that holds PROG_ID on IFINDEX, if it was attached with one.
- * ifindexes repeat across network namespaces (every new namespace numbers
- * its first device 2), program ids do not: match both.
- */
-static __u32 xdp_link_of(int ifindex, __u32 prog_id)
-{
-	struct bpf_link_info info;
-	__u32 id = 0;
-	int fd;
-
-	while (!bpf_link_get_next_id(id, &id)) {
-		fd = bpf_link_get_fd_by_id(id);
-		if (fd < 0)
-			continue;
-		if (!vnet_link_info(fd, &info) && info.type == BPF_LINK_TYPE_XDP &&
-		    (int)info.xdp.ifindex == ifindex &&
-		    info.prog_id == prog_id) {
-			close(fd);
-			return id;
-		}
-		close(fd);
-	}
-	return 0;
-}
-
-/*
- * A foreign XDP program on the device: refuse (naming it), or with force
- * take it off.
- */
-static int foreign_xdp(const char *ifname, int ifindex, bool force,
-		       struct vnet_err *err)
-{
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	struct bpf_prog_info pinfo = {};
-	__u32 plen = sizeof(pinfo), link_id;
-	char holder[128] = "", how[256];
-	int fd, ret;
-
-	if (bpf_xdp_query(ifindex, 0, &q))
-		return 0; /* cannot tell; the attach itself will say */
-	if (!q.prog_id)
-		return 0;
-	fd = bpf_prog_get_fd_by_id(q.prog_id);
-	if (fd >= 0) {
-		bpf_obj_get_info_by_fd(fd, &pinfo, &plen);
-		close(fd);
-	}
-	link_id = xdp_link_of(ifindex, q.prog_id);
-	if (link_id)
-		link_holder(link_id, holder, sizeof(holder));
-	if (link_id)
-		snprintf(how, sizeof(how), "attached with bpf link %u%s%s",
-			 link_id, holder[0] ? " held by " : "", holder);
-	else
-		snprintf(how, sizeof(how),
-			 "attached through netlink, no process holds it");
-
-	if (!force) {
-		char ns[NAME_MAX + 8];
-
-		vnet_err_set(err, "%s: a foreign XDP program is attached: '%s' (prog id %u, %s mode, %s); detach it first, use 'vnetctl%s attach %s --tx-hook xdp --force' to replace it, or keep it with the default tc hook ('vnetctl%s attach %s')",
-			     ifname, pinfo.name[0] ? pinfo.name : "?",
-			     q.prog_id, vnet_xdp_mode_name(q.attach_mode), how,
-			     vnet_hint_netns(ns, sizeof(ns)), ifname, ns,
-			     ifname);
-		return -EBUSY;
-	}
-	if (link_id) {
-		fd = bpf_link_get_fd_by_id(link_id);
-		ret = fd < 0 ? -errno : bpf_link_detach(fd) ? -errno : 0;
-		if (fd >= 0)
-			close(fd);
-	} else {
-		__u32 flags = q.attach_mode == XDP_ATTACHED_SKB ?
-				      XDP_FLAGS_SKB_MODE :
-			      q.attach_mode == XDP_ATTACHED_HW ?
-				      XDP_FLAGS_HW_MODE :
-				      XDP_FLAGS_DRV_MODE;
-		ret = bpf_xdp_detach(ifindex, flags, NULL) ? -errno : 0;
-	}
-	if (ret)
-		vnet_err_set(err, "%s: cannot remove the foreign XDP program '%s' (id %u): %s",
-			     ifname, pinfo.name, q.prog_id, strerror(-ret));
-	return ret;
-}
 
 /* tc: a tcx link if the kernel has tcx, else a legacy clsact filter. */
 static int attach_tc(struct bpf_program *prog, int ifindex, bool ingress,
@@ -323,77 +185,64 @@ static int attach_xmit(struct vnet *skel, const char *ifname,
 	return ret;
 }
 
-int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
-		struct vnet_err *err)
+static const char *hook_name(int tx_hook)
 {
-	int tx_hook = opts && opts->tx_hook ? opts->tx_hook : VNET_HOOK_TC;
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	struct vnet_info info = {
-		.abi_version = VNET_ABI_VERSION,
-		.tx_hook = (__u32)tx_hook,
-	};
+	return tx_hook == VNET_HOOK_XDP ? "xdp" : "tc";
+}
+
+/*
+ * Pins of IFNAME already there: 0 to go on (stale ones are removed),
+ * -EALREADY when this device is attached, -EEXIST on another netns's
+ * device or when asked for the other hook.
+ */
+static int check_existing(const char *ifname, int ifindex,
+			  const struct vnet_attach_opts *opts, int tx_hook,
+			  struct vnet_err *err)
+{
 	struct vnet_status st;
-	struct vnet *skel = NULL;
-	enum vnet_map_id id;
-	__u32 key = 0, netns;
-	int ifindex, fd, ret;
+	int ret;
 
-	if (tx_hook != VNET_HOOK_XDP && tx_hook != VNET_HOOK_TC) {
-		vnet_err_set(err, "unknown tx hook %d", tx_hook);
-		return -EINVAL;
-	}
-	ret = vnet_bpffs_ensure(err);
+	if (vnet_status(ifname, &st, NULL))
+		return 0;
+	ret = vnet_pins_other_netns(ifname, &st, err);
 	if (ret)
 		return ret;
-	ret = vnet_tap_check(ifname, &ifindex, err);
-	if (ret)
-		return ret;
+	if (st.present && st.info.ifindex == (__u32)ifindex &&
+	    opts && opts->tx_hook && st.info.tx_hook != (__u32)tx_hook) {
+		char ns[NAME_MAX + 8];
 
-	if (!vnet_status(ifname, &st, NULL)) {
-		ret = vnet_pins_other_netns(ifname, &st, err);
-		if (ret)
-			return ret;
-		if (st.present && st.info.ifindex == (__u32)ifindex &&
-		    opts && opts->tx_hook && st.info.tx_hook != (__u32)tx_hook) {
-			char ns[NAME_MAX + 8];
-
-			/* asked for the other hook: say how, change nothing */
-			vnet_hint_netns(ns, sizeof(ns));
-			vnet_err_set(err, "%s: already attached with the guest-TX hook %s, not %s; to switch: 'vnetctl%s detach %s' then 'vnetctl%s attach %s --tx-hook %s' (the counters start again from zero)",
-				     ifname, st.info.tx_hook == VNET_HOOK_XDP ? "xdp" : "tc",
-				     tx_hook == VNET_HOOK_XDP ? "xdp" : "tc",
-				     ns, ifname, ns, ifname,
-				     tx_hook == VNET_HOOK_XDP ? "xdp" : "tc");
-			return -EEXIST;
-		}
-		if (st.present && st.info.ifindex == (__u32)ifindex) {
-			vnet_err_set(err, "%s: already attached (pins in %s/%s); nothing to do",
-				     ifname, VNET_PIN_ROOT, ifname);
-			return -EALREADY;
-		}
-		/* pins of a device that went away (or whose name was reused) */
-		vnet_detach(ifname, NULL);
+		/* asked for the other hook: say how, change nothing */
+		vnet_hint_netns(ns, sizeof(ns));
+		vnet_err_set(err, "%s: already attached with the guest-TX hook %s, not %s; to switch: 'vnetctl%s detach %s' then 'vnetctl%s attach %s --tx-hook %s' (the counters start again from zero)",
+			     ifname, hook_name((int)st.info.tx_hook),
+			     hook_name(tx_hook), ns, ifname, ns, ifname,
+			     hook_name(tx_hook));
+		return -EEXIST;
 	}
-
-	if (tx_hook == VNET_HOOK_XDP) {
-		ret = foreign_xdp(ifname, ifindex, opts && opts->force, err);
-		if (ret)
-			return ret;
+	if (st.present && st.info.ifindex == (__u32)ifindex) {
+		vnet_err_set(err, "%s: already attached (pins in %s/%s); nothing to do",
+			     ifname, VNET_PIN_ROOT, ifname);
+		return -EALREADY;
 	}
+	/* pins of a device that went away (or whose name was reused) */
+	vnet_detach(ifname, NULL);
+	return 0;
+}
 
-	ret = vnet_netns_ino(&netns);
-	if (ret) {
-		vnet_err_set(err, "cannot read this thread's network namespace: %s",
-			     strerror(-ret));
-		return ret;
-	}
-	info.netns_ino = netns;
-	info.ifindex = (__u32)ifindex;
-	/*
-	 * Guest-RX frames are counted at the net_dev_start_xmit tracepoint,
-	 * where the queue is known; a kernel that cannot attach there (no BTF)
-	 * gets tc egress counting at queue_mapping instead.
-	 */
+/*
+ * Open and load the classifier into *SKELP for IFINDEX in NETNS.
+ * Guest-RX frames are counted at the net_dev_start_xmit tracepoint,
+ * where the queue is known; a kernel that cannot attach there (no BTF)
+ * gets tc egress counting at queue_mapping instead.
+ */
+static int load_programs(struct vnet **skelp,
+			 const struct vnet_attach_opts *opts, int tx_hook,
+			 int ifindex, __u32 netns, struct vnet_info *info,
+			 struct vnet_err *err)
+{
+	struct vnet *skel;
+	int ret = 0;
+
 	for (int try = 0; try < 3; try++) {
 		/*
 		 * 0: with vnet_xmit_rx, CO-RE against the cut of the kernel's
@@ -417,25 +266,32 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 		skel->rodata->rx_count_at_xmit = xmit;
 		skel->rodata->target_ifindex = (__u32)ifindex;
 		skel->rodata->target_netns = netns;
-		info.rx_queue_src = xmit ? VNET_RXQ_XMIT : VNET_RXQ_TC;
+		info->rx_queue_src = xmit ? VNET_RXQ_XMIT : VNET_RXQ_TC;
 		ret = vnet__load(skel);
-		if (!ret)
-			break;
+		if (!ret) {
+			*skelp = skel;
+			return 0;
+		}
 		vnet_skel_destroy(skel);
-		skel = NULL;
 	}
-	if (ret) {
-		vnet_err_set(err, "cannot load the BPF programs: %s%s",
-			     strerror(-ret),
-			     ret == -EPERM ? " (vnetctl needs root: CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN)" :
-			     " (the kernel may lack BPF, XDP or BTF support; run with -d for the verifier's log)");
-		goto out;
-	}
+	vnet_err_set(err, "cannot load the BPF programs: %s%s",
+		     strerror(-ret),
+		     ret == -EPERM ? " (vnetctl needs root: CAP_BPF, CAP_NET_ADMIN, CAP_SYS_ADMIN)" :
+		     " (the kernel may lack BPF, XDP or BTF support; run with -d for the verifier's log)");
+	return ret;
+}
 
-	ret = vnet_pin_dir_make(ifname, err);
-	if (ret)
-		goto out;
-	/* the classifier's maps (bpf/maps.h); the policy record is policy.c's */
+/*
+ * Pin the classifier's maps (bpf/maps.h; the policy record is policy.c's),
+ * fill config with the defaults, record which policy the programs were
+ * linked with.
+ */
+static int pin_maps(struct vnet *skel, const char *ifname,
+		    const struct vnet_attach_opts *opts, struct vnet_err *err)
+{
+	enum vnet_map_id id;
+	int ret;
+
 	for (id = 0; id < VNET_MAP_MAX; id++) {
 		const char *name = vnet_map_name(id);
 		struct bpf_map *m;
@@ -445,69 +301,133 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 		m = bpf_object__find_map_by_name(skel->obj, name);
 		ret = vnet_pin_fd(bpf_map__fd(m), ifname, name, err);
 		if (ret)
-			goto unwind;
+			return ret;
 	}
 	config_defaults(bpf_map__fd(skel->maps.config));
-	/* which policy the programs were linked with (policy.c) */
-	ret = vnet_policy_record(ifname, opts ? opts->policy : NULL, err);
-	if (ret)
-		goto unwind;
+	return vnet_policy_record(ifname, opts ? opts->policy : NULL, err);
+}
 
-	if (tx_hook == VNET_HOOK_XDP) {
-		fd = bpf_link_create(bpf_program__fd(skel->progs.vnet_xdp_tx),
-				     ifindex, BPF_XDP, NULL);
-		if (fd < 0) {
-			ret = -errno;
-			vnet_err_set(err, "%s: cannot attach XDP: %s%s", ifname,
-				     strerror(errno),
-				     errno == EBUSY ? " (another XDP program is attached; use --force)" :
-				     errno == EINVAL ? " (the kernel may lack XDP links, Linux >= 5.9)" : "");
-			goto unwind;
-		}
-		ret = vnet_pin_fd(fd, ifname, VNET_PIN_LINK_XDP, err);
-		close(fd);
-		if (ret)
-			goto unwind;
-		if (!bpf_xdp_query(ifindex, 0, &q))
-			info.xdp_mode = q.attach_mode;
-	} else {
+/* The guest-TX program with an XDP link, pinned; info gets the XDP mode. */
+static int attach_xdp(struct vnet *skel, const char *ifname, int ifindex,
+		      struct vnet_info *info, struct vnet_err *err)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+	int fd, ret;
+
+	fd = bpf_link_create(bpf_program__fd(skel->progs.vnet_xdp_tx),
+			     ifindex, BPF_XDP, NULL);
+	if (fd < 0) {
+		ret = -errno;
+		vnet_err_set(err, "%s: cannot attach XDP: %s%s", ifname,
+			     strerror(errno),
+			     errno == EBUSY ? " (another XDP program is attached; use --force)" :
+			     errno == EINVAL ? " (the kernel may lack XDP links, Linux >= 5.9)" : "");
+		return ret;
+	}
+	ret = vnet_pin_fd(fd, ifname, VNET_PIN_LINK_XDP, err);
+	close(fd);
+	if (ret)
+		return ret;
+	if (!bpf_xdp_query(ifindex, 0, &q))
+		info->xdp_mode = q.attach_mode;
+	return 0;
+}
+
+/* Attach the loaded programs: guest-TX, guest-RX at xmit, tc egress. */
+static int attach_programs(struct vnet *skel, const char *ifname,
+			   int ifindex, int tx_hook, struct vnet_info *info,
+			   struct vnet_err *err)
+{
+	int ret;
+
+	if (tx_hook == VNET_HOOK_XDP)
+		ret = attach_xdp(skel, ifname, ifindex, info, err);
+	else
 		ret = attach_tc(skel->progs.vnet_tc_tx, ifindex, true, ifname,
 				err);
-		if (ret)
-			goto unwind;
-	}
-	if (info.rx_queue_src == VNET_RXQ_XMIT) {
-		ret = attach_xmit(skel, ifname, &info, err);
-		if (ret)
-			goto unwind;
-	}
-	ret = attach_tc(skel->progs.vnet_tc_rx, ifindex, false, ifname, err);
 	if (ret)
-		goto unwind;
+		return ret;
+	if (info->rx_queue_src == VNET_RXQ_XMIT) {
+		ret = attach_xmit(skel, ifname, info, err);
+		if (ret)
+			return ret;
+	}
+	return attach_tc(skel->progs.vnet_tc_rx, ifindex, false, ifname, err);
+}
 
+/* Take down a half-done attach: links close with their last reference. */
+static void unwind_attach(const char *ifname, int ifindex)
+{
+	int lfd = vnet_pin_get(ifname, VNET_PIN_PROG_TC_INGRESS);
+
+	if (lfd >= 0) {
+		detach_legacy_tc(ifindex, true);
+		close(lfd);
+	}
+	lfd = vnet_pin_get(ifname, VNET_PIN_PROG_TC_EGRESS);
+	if (lfd >= 0) {
+		detach_legacy_tc(ifindex, false);
+		close(lfd);
+	}
+	detach_xmit(ifname);
+	vnet_pin_dir_remove(ifname);
+}
+
+int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
+		struct vnet_err *err)
+{
+	int tx_hook = opts && opts->tx_hook ? opts->tx_hook : VNET_HOOK_TC;
+	struct vnet_info info = {
+		.abi_version = VNET_ABI_VERSION,
+		.tx_hook = (__u32)tx_hook,
+	};
+	struct vnet *skel = NULL;
+	__u32 key = 0, netns;
+	int ifindex, ret;
+
+	if (tx_hook != VNET_HOOK_XDP && tx_hook != VNET_HOOK_TC) {
+		vnet_err_set(err, "unknown tx hook %d", tx_hook);
+		return -EINVAL;
+	}
+	ret = vnet_bpffs_ensure(err);
+	if (ret)
+		return ret;
+	ret = vnet_tap_check(ifname, &ifindex, err);
+	if (ret)
+		return ret;
+	ret = check_existing(ifname, ifindex, opts, tx_hook, err);
+	if (ret)
+		return ret;
+	if (tx_hook == VNET_HOOK_XDP) {
+		ret = vnet_foreign_xdp(ifname, ifindex, opts && opts->force, err);
+		if (ret)
+			return ret;
+	}
+	ret = vnet_netns_ino(&netns);
+	if (ret) {
+		vnet_err_set(err, "cannot read this thread's network namespace: %s",
+			     strerror(-ret));
+		return ret;
+	}
+	info.netns_ino = netns;
+	info.ifindex = (__u32)ifindex;
+	ret = load_programs(&skel, opts, tx_hook, ifindex, netns, &info, err);
+	if (ret)
+		return ret;
+	ret = vnet_pin_dir_make(ifname, err);
+	if (ret)
+		goto out;
+	ret = pin_maps(skel, ifname, opts, err);
+	if (!ret)
+		ret = attach_programs(skel, ifname, ifindex, tx_hook, &info,
+				      err);
+	if (ret) {
+		unwind_attach(ifname, ifindex);
+		goto out;
+	}
 	info.ifindex = (__u32)ifindex;
 	info.attached_sec = (__u64)time(NULL);
 	bpf_map_update_elem(bpf_map__fd(skel->maps.info), &key, &info, BPF_ANY);
-	ret = 0;
-	goto out;
-
-unwind:
-	{
-		/* links close with their last reference: unpinning detaches */
-		int lfd = vnet_pin_get(ifname, VNET_PIN_PROG_TC_INGRESS);
-
-		if (lfd >= 0) {
-			detach_legacy_tc(ifindex, true);
-			close(lfd);
-		}
-		lfd = vnet_pin_get(ifname, VNET_PIN_PROG_TC_EGRESS);
-		if (lfd >= 0) {
-			detach_legacy_tc(ifindex, false);
-			close(lfd);
-		}
-		detach_xmit(ifname);
-		vnet_pin_dir_remove(ifname);
-	}
 out:
 	vnet_skel_destroy(skel);
 	return ret;

@@ -32,6 +32,13 @@ int vnet_netns_ino(__u32 *ino);
 int vnet_pins_other_netns(const char *ifname, const struct vnet_status *st,
 			  struct vnet_err *err);
 
+/*
+ * attach_foreign.c: a foreign XDP program on IFINDEX: -EBUSY naming it,
+ * or with FORCE take it off
+ */
+int vnet_foreign_xdp(const char *ifname, int ifindex, bool force,
+		     struct vnet_err *err);
+
 /* status.c */
 int vnet_link_info(int fd, struct bpf_link_info *info);
 __u32 vnet_pinned_prog_id(const char *ifname, const char *pin);
