@@ -19,7 +19,7 @@ case ${1:-} in
 esac
 
 PKGS="
-make gcc libc6-dev pkg-config
+make gcc libc6-dev pkg-config clang-format
 clang llvm libclang-rt-14-dev bpftool libbpf-dev libelf-dev zlib1g-dev
 liburing-dev libmnl-dev libseccomp-dev libmicrohttpd-dev
 iproute2 ethtool jq procps kmod util-linux
