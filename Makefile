@@ -320,6 +320,8 @@ HOOKCONF   ?= /etc/default/vnet-hook
 # the units' VNETD_OPTS (EnvironmentFile=) and an example of the ports
 VNETDCONF  ?= /etc/default/vnetd
 CONFDIR    ?= /etc/vnet
+# the alerts and the dashboard (docs/metrics.md)
+DATADIR    ?= $(PREFIX)/share/vnet
 UNITS      := vnetd@.service vnetd.service vnet-exporter.service
 # every doc, as docs/ has them (the man pages name $(DOCDIR)/NAME.md, the
 # docs link each other, history/ and evidence/), the docs' index as
@@ -330,7 +332,9 @@ INSTALLED  := $(PREFIX)/sbin/vnetctl $(PREFIX)/sbin/vnetd \
 	      $(PREFIX)/share/man/man8/vnetctl.8 $(PREFIX)/share/man/man8/vnetd.8 \
 	      $(UNITS:%=$(UNITDIR)/%) $(COMPDIR)/vnetctl $(COMPDIR)/vnetd \
 	      $(HOOKDIR)/vnet $(HOOKCONF) $(VNETDCONF) $(CONFDIR)/vnetd.conf.example \
-	      $(OPS_DOCS:%=$(DOCDIR)/%) $(DOCDIR)/index.md $(DOCDIR)/README.md
+	      $(OPS_DOCS:%=$(DOCDIR)/%) $(DOCDIR)/index.md $(DOCDIR)/README.md \
+	      $(DATADIR)/prometheus/vnet.rules.yml \
+	      $(DATADIR)/prometheus/vnet.rules.test.yml $(DATADIR)/grafana/vnet.json
 
 install: $(VNETCTL) $(VNETD)
 	install -D -m 0755 $(VNETCTL) $(DESTDIR)$(PREFIX)/sbin/vnetctl
@@ -355,6 +359,9 @@ install: $(VNETCTL) $(VNETD)
 	[ -e $(DESTDIR)$(VNETDCONF) ] || \
 		install -D -m 0644 systemd/vnetd.default $(DESTDIR)$(VNETDCONF)
 	install -D -m 0644 systemd/vnetd.conf.example $(DESTDIR)$(CONFDIR)/vnetd.conf.example
+	install -D -m 0644 prometheus/vnet.rules.yml $(DESTDIR)$(DATADIR)/prometheus/vnet.rules.yml
+	install -D -m 0644 prometheus/vnet.rules.test.yml $(DESTDIR)$(DATADIR)/prometheus/vnet.rules.test.yml
+	install -D -m 0644 grafana/vnet.json $(DESTDIR)$(DATADIR)/grafana/vnet.json
 	for d in $(OPS_DOCS); do \
 		install -D -m 0644 docs/$$d $(DESTDIR)$(DOCDIR)/$$d || exit 1; \
 	done
@@ -368,7 +375,9 @@ install: $(VNETCTL) $(VNETD)
 uninstall:
 	rm -f $(INSTALLED:%=$(DESTDIR)%)
 	-rmdir $(DESTDIR)$(DOCDIR)/history $(DESTDIR)$(DOCDIR)/evidence \
-		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(CONFDIR) 2>/dev/null
+		$(DESTDIR)$(DOCDIR) $(DESTDIR)$(CONFDIR) \
+		$(DESTDIR)$(DATADIR)/prometheus $(DESTDIR)$(DATADIR)/grafana \
+		$(DESTDIR)$(DATADIR) 2>/dev/null
 
 # Debian 12 packages needed to build, test, benchmark and package (as root;
 # scripts/bootstrap.sh without its build step).

@@ -82,6 +82,9 @@ static struct {
 	bool ok;
 } last;
 
+/* for the exporter's own families */
+static struct exporter_counts counts;
+
 static bool ts_before(const struct timespec *a, const struct timespec *b)
 {
 	return a->tv_sec < b->tv_sec ||
@@ -221,6 +224,7 @@ static int body_is(const char *msg)
 static int read_pins(void)
 {
 	static char names[MAX_DEVS][IF_NAMESIZE];
+	struct timespec done;
 	char why[512];
 	FILE *f;
 	int n, left_out;
@@ -238,6 +242,12 @@ static int read_pins(void)
 	if (!f)
 		return -1;
 	left_out = stats_prometheus(f, names, n, -1, true);
+	clock_gettime(CLOCK_MONOTONIC, &done);
+	counts.reads++;
+	counts.left_out = left_out;
+	counts.read_seconds = (double)(done.tv_sec - last.started.tv_sec) +
+			      (done.tv_nsec - last.started.tv_nsec) / 1e9;
+	exporter_self(f, &counts);
 	if (fclose(f))
 		return -1;
 	last.ok = !(left_out > 0 && left_out == n);
@@ -253,6 +263,7 @@ static int read_pins(void)
 /* one scrape: the read that began after this request came, or a new one */
 static int metrics(struct MHD_Connection *c, const struct req *r)
 {
+	counts.scrapes++;
 	if (!last.body || !r || ts_before(&last.started, &r->arrival))
 		if (read_pins())
 			return MHD_NO;
@@ -414,6 +425,7 @@ const struct cli_opt exporter_opts[] = {
 int do_exporter(int argc, char **argv)
 {
 	const char *spec = NULL;
+	unsigned long long reaped = 0;
 	struct MHD_Daemon *d;
 	char shown[128];
 	sigset_t mask;
@@ -466,7 +478,9 @@ int do_exporter(int argc, char **argv)
 
 		sig = sigtimedwait(&mask, NULL, &tick);
 		if (sig < 0) {
-			conns_reap();
+			reaped += (unsigned long long)conns_reap();
+			__atomic_store_n(&counts.reaped, reaped,
+					 __ATOMIC_RELAXED);
 			continue;
 		}
 		if (sig != SIGHUP)

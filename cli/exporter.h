@@ -9,6 +9,7 @@
 #define VNETCTL_EXPORTER_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <microhttpd.h>
 
 /* seconds a connection may be without a request being answered */
@@ -29,5 +30,15 @@ void conns_done(void *cls, struct MHD_Connection *c, void **req,
 int conns_reap(void);
 /* the connections open now */
 int conns_open(void);
+
+/* what the exporter did, for its own families (exporter_self.c) */
+struct exporter_counts {
+	double read_seconds; /* the last read of the pins */
+	int left_out;        /* devices it could not read */
+	unsigned long long reads, scrapes, reaped;
+};
+
+/* the exporter's own families and process_*, into F */
+void exporter_self(FILE *f, const struct exporter_counts *c);
 
 #endif /* VNETCTL_EXPORTER_H */

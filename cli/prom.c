@@ -34,6 +34,12 @@ struct prom_dev {
 	struct vnet_dp_stats *dp; /* NULL: no dp_stats map */
 	bool guard_ok;            /* guard maps read */
 	struct vnet_counter guard[VNET_GUARD_R_MAX];
+	/* the rows shown, queue by queue, tx before rx: found once a scrape */
+	int nrows;
+	struct prom_row {
+		__u16 q;
+		__u8 dir;
+	} rows[VNET_MAX_QUEUES * VNET_DIR_MAX];
 };
 
 /* a label value: backslash, double quote and newline escaped */
@@ -67,20 +73,33 @@ static void sample_start(const char *name, const struct prom_dev *d, __u32 q,
 	fprintf(po, "\",queue=\"%u\",direction=\"%s\"", q, vnet_dir_name(dir));
 }
 
-/* FN(d, q, dir, k) for every shown (device, queue, direction) */
-#define FOR_ROWS(devs, n, only_queue, body)                                   \
+/* the rows of D to show: the queues that carried traffic, or ONLY_QUEUE */
+static void find_rows(struct prom_dev *d, int only_queue)
+{
+	d->nrows = 0;
+	for (__u32 q = 0; q < VNET_MAX_QUEUES; q++) {
+		if (only_queue >= 0 && q != (__u32)only_queue)
+			continue;
+		for (int dir = 0; dir < VNET_DIR_MAX; dir++) {
+			if (only_queue < 0 &&
+			    !stats_key_active(&d->snap, d->dp, vnet_key(dir, q)))
+				continue;
+			d->rows[d->nrows].q = (__u16)q;
+			d->rows[d->nrows++].dir = (__u8)dir;
+		}
+	}
+}
+
+/* BODY for every shown (device d, queue q, direction dir, key k) */
+#define FOR_ROWS(devs, n, only_queue, body)                                    \
 	for (int i_ = 0; i_ < (n); i_++) {                                     \
 		const struct prom_dev *d = &(devs)[i_];                        \
-		for (__u32 q = 0; q < VNET_MAX_QUEUES; q++) {                  \
-			if ((only_queue) >= 0 && q != (__u32)(only_queue))     \
-				continue;                                      \
-			for (int dir = 0; dir < VNET_DIR_MAX; dir++) {         \
-				__u32 k = vnet_key(dir, q);                    \
-				if ((only_queue) < 0 &&                        \
-				    !stats_key_active(&d->snap, d->dp, k))     \
-					continue;                              \
-				body                                           \
-			}                                                      \
+		(void)(only_queue);                                            \
+		for (int r_ = 0; r_ < d->nrows; r_++) {                        \
+			__u32 q = d->rows[r_].q;                               \
+			int dir = d->rows[r_].dir;                             \
+			__u32 k = vnet_key(dir, q);                            \
+			body                                                   \
 		}                                                              \
 	}
 
@@ -319,6 +338,7 @@ int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
 			d->guard_ok = !vnet_guard_get(names[i], &g, d->guard,
 						      NULL);
 		}
+		find_rows(d, only_queue);
 		k++;
 	}
 	print_info(devs, k);

@@ -135,6 +135,14 @@ case_exposition()
 	expect "problems" "" "$bad"
 	report datapath_values "$bad"
 
+	# every family the scrape has (the served tap has them all) documented
+	bad=""
+	for f in $(sed -n 's/^# TYPE \([a-z_]*\) .*/\1/p' <<<"$prom"); do
+		grep -q "\`$f\`" "$VNET_SELFTESTS/../docs/metrics.md" || bad+="$f "
+	done
+	expect "families not in docs/metrics.md" "" "$bad"
+	report families_documented "$bad"
+
 	# one device, one queue; the usage errors
 	run vnetctl stats "$ATT" --prometheus --queue 1
 	expect "one device exit" 0 "$RUN_RC"

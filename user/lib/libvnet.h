@@ -192,11 +192,7 @@ struct vnet_status {
  */
 int vnet_pins_check(const char *ifname, struct vnet_err *err);
 
-/*
- * IFNAME's pins are of a device of this network namespace that is gone:
- * two bpf() calls and a name lookup, not a status read (a scrape of many
- * stale pins)
- */
+/* IFNAME's pins are of a device of this netns that is gone (no status read) */
 bool vnet_pins_gone(const char *ifname);
 
 /* -ENOENT when vnet is not attached to IFNAME (no pins). */
@@ -246,13 +242,14 @@ int vnet_xmit_gc(void);
 
 struct vnet_xmit_status {
 	__u32 link_id, prog_id; /* the dispatcher's */
-	__u32 nr_taps;          /* entries */
+	__u32 nr_taps;          /* entries (without KEY) */
 	bool found;             /* the queried program is in its slot */
 	__u32 slot;
 };
 
-/* -ENOENT when there is no dispatcher */
-int vnet_xmit_query(struct vnet_xmit_status *xs, __u32 prog_id);
+/* -ENOENT: no dispatcher.  KEY: its entry looked up, not every one walked */
+int vnet_xmit_query(struct vnet_xmit_status *xs, __u32 prog_id,
+		    const struct vnet_xmit_key *key);
 
 /* --- maps (maps.c) ---------------------------------------------------- */
 

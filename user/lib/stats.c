@@ -23,43 +23,61 @@ static void add_cpu(struct vnet_class_stats *sum,
 }
 
 /*
- * every key's per-CPU values of the stats map into OUT (key-major, NCPU
- * a key): one BPF_MAP_LOOKUP_BATCH for the whole array where the kernel
- * has it (a scrape of a tap was 512 bpf() calls), else key by key
+ * keys [FIRST, FIRST + N) of the stats map into OUT (key-major, NCPU
+ * values a key): BPF_MAP_LOOKUP_BATCH where the kernel has it (one call
+ * for the range), else key by key
  */
-static int read_all(int fd, struct vnet_class_stats *out, int ncpu)
+static int read_range(int fd, __u32 first, __u32 n,
+		      struct vnet_class_stats *out, int ncpu)
 {
-	__u32 n = VNET_DIR_MAX * VNET_MAX_QUEUES, done = 0, batch, k;
-	__u32 *keys = calloc(n, sizeof(*keys));
-	__u32 in_batch, out_batch;
+	__u32 done = 0, batch, k, in_batch, out_batch;
+	__u32 keys[VNET_MAX_QUEUES];
 	int ret = 0;
 
-	if (!keys)
-		return -ENOMEM;
 	while (done < n) {
 		batch = n - done;
-		if (bpf_map_lookup_batch(fd, done ? &in_batch : NULL,
-					 &out_batch, keys, out + (size_t)done * ncpu,
-					 &batch, NULL)) {
+		/* the batch starts after IN_BATCH, the key read before it */
+		in_batch = first + done - 1;
+		if (bpf_map_lookup_batch(fd, first + done ? &in_batch : NULL,
+					 &out_batch, keys,
+					 out + (size_t)done * ncpu, &batch,
+					 NULL)) {
 			ret = -errno;
-			if (ret == -ENOENT) { /* the last batch */
-				done += batch;
+			if (ret == -ENOENT) /* the map's end */
 				ret = 0;
-			}
+			done += batch;
 			break;
 		}
 		done += batch;
-		in_batch = out_batch;
+		if (batch && keys[batch - 1] != first + done - 1) {
+			ret = -EINVAL; /* not the keys asked for: one by one */
+			break;
+		}
 	}
-	free(keys);
-	if (!ret && done == n)
+	if (!ret && done >= n)
 		return 0;
 	if (ret && ret != -EINVAL && ret != -ENOTSUP && ret != -EOPNOTSUPP)
 		return ret;
 	for (k = 0; k < n; k++)
-		if (bpf_map_lookup_elem(fd, &k, out + (size_t)k * ncpu))
+		if (bpf_map_lookup_elem(fd, &(__u32){ first + k },
+					out + (size_t)k * ncpu))
 			return -errno;
 	return 0;
+}
+
+/*
+ * The queues of direction DIR the classifier counted on: up to the last
+ * with first_seen_ns (the program sets it whenever it counts a frame),
+ * so that a one-queue tap's read is one key a direction, not 256.
+ */
+static __u32 seen_queues(const struct vnet_queue_state *qs, int dir)
+{
+	__u32 q, n = 0;
+
+	for (q = 0; q < VNET_MAX_QUEUES; q++)
+		if (qs[vnet_key(dir, q)].first_seen_ns)
+			n = q + 1;
+	return n;
 }
 
 int vnet_stats_read(const char *ifname, struct vnet_stats_snapshot *snap,
@@ -68,8 +86,8 @@ int vnet_stats_read(const char *ifname, struct vnet_stats_snapshot *snap,
 	struct vnet_map sm = VNET_MAP_INIT, qm = VNET_MAP_INIT;
 	struct vnet_class_stats *percpu = NULL;
 	int ncpu = libbpf_num_possible_cpus();
-	int ret;
-	__u32 k;
+	int ret, dir;
+	__u32 k, n;
 	int c;
 
 	memset(snap, 0, sizeof(*snap));
@@ -84,21 +102,24 @@ int vnet_stats_read(const char *ifname, struct vnet_stats_snapshot *snap,
 	ret = vnet_map_get(ifname, VNET_MAP_QUEUES, VNET_MAP_MMAP, &qm, err);
 	if (ret)
 		goto out;
-	percpu = calloc((size_t)ncpu * VNET_DIR_MAX * VNET_MAX_QUEUES,
-			sizeof(*percpu));
+	percpu = calloc((size_t)ncpu * VNET_MAX_QUEUES, sizeof(*percpu));
 	if (!percpu) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	ret = read_all(sm.fd, percpu, ncpu);
-	if (ret) {
-		vnet_err_set(err, "%s: reading stats: %s", ifname,
-			     strerror(-ret));
-		goto out;
+	for (dir = 0; dir < VNET_DIR_MAX; dir++) {
+		n = seen_queues(qm.mem, dir);
+		ret = read_range(sm.fd, vnet_key(dir, 0), n, percpu, ncpu);
+		if (ret) {
+			vnet_err_set(err, "%s: reading stats: %s", ifname,
+				     strerror(-ret));
+			goto out;
+		}
+		for (k = 0; k < n; k++)
+			for (c = 0; c < ncpu; c++)
+				add_cpu(&snap->cls[vnet_key(dir, k)],
+					&percpu[(size_t)k * ncpu + c]);
 	}
-	for (k = 0; k < VNET_DIR_MAX * VNET_MAX_QUEUES; k++)
-		for (c = 0; c < ncpu; c++)
-			add_cpu(&snap->cls[k], &percpu[(size_t)k * ncpu + c]);
 	memcpy(snap->state, qm.mem, sizeof(snap->state));
 out:
 	free(percpu);

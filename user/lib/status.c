@@ -83,6 +83,8 @@ __u32 vnet_pinned_prog_id(const char *ifname, const char *pin)
  */
 static void xmit_status(const char *ifname, struct vnet_status *st)
 {
+	struct vnet_xmit_key key = { .netns = st->info.netns_ino,
+				     .ifindex = st->info.ifindex };
 	struct vnet_xmit_status xs;
 
 	hook_status(ifname, VNET_PIN_LINK_XMIT, &st->xmit);
@@ -91,7 +93,8 @@ static void xmit_status(const char *ifname, struct vnet_status *st)
 		return;
 	}
 	st->xmit.prog_id = vnet_pinned_prog_id(ifname, VNET_PIN_PROG_XMIT);
-	if (!st->xmit.prog_id || vnet_xmit_query(&xs, st->xmit.prog_id) ||
+	if (!st->xmit.prog_id ||
+	    vnet_xmit_query(&xs, st->xmit.prog_id, key.ifindex ? &key : NULL) ||
 	    !xs.found)
 		return;
 	st->xmit_attach = VNET_XMIT_SHARED;
@@ -174,21 +177,38 @@ const char *vnet_xdp_mode_name(__u32 mode)
 	}
 }
 
-/* the pins' info map names this thread's network namespace */
-static bool pins_this_netns(const char *ifname)
+/*
+ * From the pins' info map alone: 1 when they name this thread's network
+ * namespace, 2 when another one's but this thread is in the host's (no
+ * -n NAME) without a device of that name (a command here may read them,
+ * as vnet_pins_other_netns() decides), 0 when that takes a status read.
+ */
+static int pins_netns_quick(const char *ifname)
 {
 	struct vnet_info in;
 	struct vnet_map m;
+	struct stat host;
 	__u32 key = 0, cur;
-	bool ours;
+	int ret = 0;
 
 	if (vnet_netns_ino(&cur) ||
 	    vnet_map_get_any_ns(ifname, VNET_MAP_INFO, 0, &m, NULL))
-		return false;
-	ours = !bpf_map_lookup_elem(m.fd, &key, &in) && in.netns_ino &&
-	       in.netns_ino == cur;
+		return 0;
+	if (!bpf_map_lookup_elem(m.fd, &key, &in) && in.netns_ino) {
+		if (in.netns_ino == cur)
+			ret = 1;
+		else if (!vnet_netns_named() &&
+			 (stat("/proc/1/ns/net", &host) || host.st_ino == cur) &&
+			 !if_nametoindex(ifname))
+			ret = 2; /* PID 1's may be unreadable: as the full check */
+	}
 	vnet_map_put(&m);
-	return ours;
+	return ret;
+}
+
+static bool pins_this_netns(const char *ifname)
+{
+	return pins_netns_quick(ifname) == 1;
 }
 
 bool vnet_pins_gone(const char *ifname)
@@ -200,8 +220,8 @@ int vnet_pins_check(const char *ifname, struct vnet_err *err)
 {
 	struct vnet_status st;
 
-	/* the usual case in two bpf() calls, not a whole status read */
-	if (pins_this_netns(ifname))
+	/* the usual cases in two bpf() calls, not a whole status read */
+	if (pins_netns_quick(ifname))
 		return 0;
 	/* no pins: the caller's own open says so */
 	if (vnet_status(ifname, &st, NULL))

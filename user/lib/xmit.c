@@ -394,12 +394,27 @@ int vnet_xmit_gc(void)
 	return xmit_remove(NULL, 0, true);
 }
 
-int vnet_xmit_query(struct vnet_xmit_status *xs, __u32 prog_id)
+/* PROG_ID in the dispatcher's slot of entry E */
+static void xmit_found(struct vnet_xmit_status *xs, int progs,
+		       const struct vnet_xmit_entry *e, __u32 prog_id)
+{
+	__u32 id;
+
+	/* the program the dispatcher will really tail-call */
+	if (progs >= 0 && !bpf_map_lookup_elem(progs, &e->slot, &id) &&
+	    id == prog_id) {
+		xs->found = true;
+		xs->slot = e->slot;
+	}
+}
+
+int vnet_xmit_query(struct vnet_xmit_status *xs, __u32 prog_id,
+		    const struct vnet_xmit_key *key)
 {
 	struct bpf_link_info info = {};
 	struct vnet_xmit_key k, next, *prev = NULL;
 	struct vnet_xmit_entry e;
-	__u32 len = sizeof(info), id;
+	__u32 len = sizeof(info);
 	int fd, devs, progs;
 
 	memset(xs, 0, sizeof(*xs));
@@ -413,7 +428,11 @@ int vnet_xmit_query(struct vnet_xmit_status *xs, __u32 prog_id)
 	close(fd);
 	devs = shared_get(VNET_XMIT_PIN_DEVS);
 	progs = shared_get(VNET_XMIT_PIN_PROGS);
-	if (devs >= 0) {
+	if (devs >= 0 && key) {
+		if (prog_id && !bpf_map_lookup_elem(devs, key, &e) &&
+		    e.prog_id == prog_id)
+			xmit_found(xs, progs, &e, prog_id);
+	} else if (devs >= 0) {
 		while (!bpf_map_get_next_key(devs, prev, &next)) {
 			k = next;
 			prev = &k;
@@ -421,16 +440,11 @@ int vnet_xmit_query(struct vnet_xmit_status *xs, __u32 prog_id)
 			if (!prog_id || bpf_map_lookup_elem(devs, &k, &e) ||
 			    e.prog_id != prog_id)
 				continue;
-			/* the program the dispatcher will really tail-call */
-			if (progs >= 0 &&
-			    !bpf_map_lookup_elem(progs, &e.slot, &id) &&
-			    id == prog_id) {
-				xs->found = true;
-				xs->slot = e.slot;
-			}
+			xmit_found(xs, progs, &e, prog_id);
 		}
-		close(devs);
 	}
+	if (devs >= 0)
+		close(devs);
 	if (progs >= 0)
 		close(progs);
 	return 0;
