@@ -128,6 +128,129 @@ static int ep_add(int epfd, int fd, struct ep_item *it)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/* The control loop's state, on run()'s stack. */
+struct ctl {
+	struct vhost_server *srv;
+	struct vnetd_port *ports;
+	unsigned int nports;
+	int sfd, hofd, epfd, wdfd;
+	struct ep_item srv_item, sig_item, wd_item, ho_item;
+	struct ep_item *mon_items; /* one per port */
+};
+
+static void ctl_close(struct ctl *c)
+{
+	if (c->wdfd >= 0)
+		close(c->wdfd);
+	if (c->epfd >= 0)
+		close(c->epfd);
+	free(c->mon_items);
+}
+
+/* The epoll, the watchdog's timer, and every fd the loop waits on. */
+static int ctl_open(struct ctl *c)
+{
+	struct itimerspec its = {
+		.it_interval.tv_nsec = WATCHDOG_MS * 1000000L,
+		.it_value.tv_nsec = WATCHDOG_MS * 1000000L,
+	};
+	unsigned int i;
+	int ret;
+
+	c->mon_items = calloc(c->nports, sizeof(*c->mon_items));
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	c->wdfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (!c->mon_items || c->epfd < 0 || c->wdfd < 0 ||
+	    timerfd_settime(c->wdfd, 0, &its, NULL)) {
+		vhost_err("control loop: %s", strerror(errno));
+		return -ENOMEM;
+	}
+	ret = ep_add(c->epfd, vhost_server_fd(c->srv), &c->srv_item);
+	if (!ret)
+		ret = ep_add(c->epfd, c->sfd, &c->sig_item);
+	if (!ret)
+		ret = ep_add(c->epfd, c->wdfd, &c->wd_item);
+	if (!ret && c->hofd >= 0)
+		ret = ep_add(c->epfd, c->hofd, &c->ho_item);
+	for (i = 0; !ret && i < c->nports; i++) {
+		c->mon_items[i] = (struct ep_item){ EP_MONITOR, &c->ports[i] };
+		if (c->ports[i].mon.fd >= 0)
+			ret = ep_add(c->epfd, c->ports[i].mon.fd,
+				     &c->mon_items[i]);
+	}
+	if (ret)
+		vhost_err("control loop: epoll: %s", strerror(-ret));
+	return ret;
+}
+
+/* SIGINT/SIGTERM: 1, exit; SIGHUP: a warning, 0, vnetd goes on. */
+static int on_signal(struct ctl *c)
+{
+	struct signalfd_siginfo si;
+
+	if (read(c->sfd, &si, sizeof(si)) != sizeof(si))
+		return 0;
+	if (si.ssi_signo == SIGHUP) {
+		vhost_warn("SIGHUP: vnetd reloads by handing its ports over to a new process, without the guests noticing: run 'vnetd --takeover' with this vnetd's arguments ('systemctl reload vnetd@NAME' does); vnetd keeps serving");
+		return 0;
+	}
+	vnetd_notify("STOPPING=1");
+	vhost_info("%s, exiting", strsignal((int)si.ssi_signo));
+	return 1;
+}
+
+/* Every port's queue threads looked at; a port found lost is let go. */
+static void on_watchdog(struct ctl *c)
+{
+	uint64_t ticks;
+	char why[400];
+	unsigned int i;
+
+	if (read(c->wdfd, &ticks, sizeof(ticks)) < 0)
+		return;
+	for (i = 0; i < c->nports; i++) {
+		if (c->ports[i].gone)
+			continue;
+		vnetd_port_watchdog(&c->ports[i]);
+		if (vnetd_port_lost(&c->ports[i], why, sizeof(why)))
+			vnetd_port_lose(c->srv, &c->ports[i], c->epfd, why);
+	}
+}
+
+/* One ready fd: 0 to go on, 1 to leave the loop, -errno on failure. */
+static int dispatch(struct ctl *c, struct ep_item *it, bool *handed)
+{
+	int ret;
+
+	switch (it->kind) {
+	case EP_SERVER:
+		ret = vhost_server_poll(c->srv, 0);
+		if (ret < 0) {
+			vhost_err("vhost-user server: %s", strerror(-ret));
+			return ret;
+		}
+		return 0;
+	case EP_SIGNAL:
+		return on_signal(c);
+	case EP_HANDOVER:
+		if (vnetd_handover_serve(c->hofd, c->srv, c->ports,
+					 c->nports) == 1) {
+			*handed = true;
+			return 1;
+		}
+		return 0;
+	case EP_MONITOR:
+		/* vnetd_port_lose() earlier in this batch */
+		if (!it->port->gone)
+			vnetd_port_monitor_event(it->port);
+		return 0;
+	case EP_WATCHDOG:
+		on_watchdog(c);
+		return 0;
+	}
+	return 0;
+}
+
 /*
  * The control loop until a signal says stop (0), a hand-over gave every
  * port away (*HANDED set, 0), or epoll fails (-errno).
@@ -135,115 +258,32 @@ static int ep_add(int epfd, int fd, struct ep_item *it)
 static int run(struct vhost_server *srv, struct vnetd_port *ports,
 	       unsigned int nports, int sfd, int hofd, bool *handed)
 {
-	struct ep_item srv_item = { EP_SERVER, NULL }, sig_item = { EP_SIGNAL, NULL };
-	struct ep_item wd_item = { EP_WATCHDOG, NULL };
-	struct ep_item ho_item = { EP_HANDOVER, NULL };
-	struct itimerspec its = {
-		.it_interval.tv_nsec = WATCHDOG_MS * 1000000L,
-		.it_value.tv_nsec = WATCHDOG_MS * 1000000L,
+	struct ctl c = {
+		.srv = srv, .ports = ports, .nports = nports,
+		.sfd = sfd, .hofd = hofd, .epfd = -1, .wdfd = -1,
+		.srv_item = { EP_SERVER, NULL },
+		.sig_item = { EP_SIGNAL, NULL },
+		.wd_item = { EP_WATCHDOG, NULL },
+		.ho_item = { EP_HANDOVER, NULL },
 	};
-	struct ep_item *mon_items;
-	uint64_t ticks;
 	struct epoll_event ev[16];
-	struct signalfd_siginfo si;
-	unsigned int i, i2;
-	char why[400];
-	int epfd, wdfd, n, ret = 0;
+	int i, n, ret;
 
-	mon_items = calloc(nports, sizeof(*mon_items));
-	epfd = epoll_create1(EPOLL_CLOEXEC);
-	wdfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-	if (!mon_items || epfd < 0 || wdfd < 0 ||
-	    timerfd_settime(wdfd, 0, &its, NULL)) {
-		vhost_err("control loop: %s", strerror(errno));
-		free(mon_items);
-		if (epfd >= 0)
-			close(epfd);
-		if (wdfd >= 0)
-			close(wdfd);
-		return -ENOMEM;
-	}
-	ret = ep_add(epfd, vhost_server_fd(srv), &srv_item);
-	if (!ret)
-		ret = ep_add(epfd, sfd, &sig_item);
-	if (!ret)
-		ret = ep_add(epfd, wdfd, &wd_item);
-	if (!ret && hofd >= 0)
-		ret = ep_add(epfd, hofd, &ho_item);
-	for (i = 0; !ret && i < nports; i++) {
-		mon_items[i] = (struct ep_item){ EP_MONITOR, &ports[i] };
-		if (ports[i].mon.fd >= 0)
-			ret = ep_add(epfd, ports[i].mon.fd, &mon_items[i]);
-	}
-	if (ret) {
-		vhost_err("control loop: epoll: %s", strerror(-ret));
-		goto out;
-	}
-	for (;;) {
-		n = epoll_wait(epfd, ev, sizeof(ev) / sizeof(ev[0]), -1);
+	ret = ctl_open(&c);
+	while (!ret) {
+		n = epoll_wait(c.epfd, ev, sizeof(ev) / sizeof(ev[0]), -1);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			ret = -errno;
 			vhost_err("control loop: epoll_wait: %s", strerror(errno));
-			goto out;
+			break;
 		}
-		for (i = 0; i < (unsigned int)n; i++) {
-			struct ep_item *it = ev[i].data.ptr;
-
-			switch (it->kind) {
-			case EP_SERVER:
-				ret = vhost_server_poll(srv, 0);
-				if (ret < 0) {
-					vhost_err("vhost-user server: %s",
-						  strerror(-ret));
-					goto out;
-				}
-				ret = 0;
-				break;
-			case EP_SIGNAL:
-				if (read(sfd, &si, sizeof(si)) != sizeof(si))
-					break;
-				if (si.ssi_signo == SIGHUP) {
-					vhost_warn("SIGHUP: vnetd reloads by handing its ports over to a new process, without the guests noticing: run 'vnetd --takeover' with this vnetd's arguments ('systemctl reload vnetd@NAME' does); vnetd keeps serving");
-					break;
-				}
-				vnetd_notify("STOPPING=1");
-				vhost_info("%s, exiting", strsignal((int)si.ssi_signo));
-				goto out;
-			case EP_HANDOVER:
-				if (vnetd_handover_serve(hofd, srv, ports,
-							 nports) == 1) {
-					*handed = true;
-					goto out;
-				}
-				break;
-			case EP_MONITOR:
-				/* vnetd_port_lose() earlier in this batch */
-				if (!it->port->gone)
-					vnetd_port_monitor_event(it->port);
-				break;
-			case EP_WATCHDOG:
-				if (read(wdfd, &ticks, sizeof(ticks)) < 0)
-					break;
-				for (i2 = 0; i2 < nports; i2++) {
-					if (ports[i2].gone)
-						continue;
-					vnetd_port_watchdog(&ports[i2]);
-					if (vnetd_port_lost(&ports[i2], why,
-							    sizeof(why)))
-						vnetd_port_lose(srv, &ports[i2],
-								epfd, why);
-				}
-				break;
-			}
-		}
+		for (i = 0; !ret && i < n; i++)
+			ret = dispatch(&c, ev[i].data.ptr, handed);
 	}
-out:
-	close(wdfd);
-	close(epfd);
-	free(mon_items);
-	return ret;
+	ctl_close(&c);
+	return ret < 0 ? ret : 0;
 }
 
 /*
@@ -334,36 +374,17 @@ static void nofile_raise(void)
 		vhost_warn("RLIMIT_NOFILE: %s", strerror(errno));
 }
 
-_Static_assert(VNETD_REC_MAX_PORTS >= VNETD_MAX_PORTS,
-	       "the hand-over's HELLO names every port");
-
-int main(int argc, char **argv)
+/* Name, logging, SIGPIPE, fd limit, SIGBUS, test switches: 0 or exit status */
+static int process_init(const struct vnetd_opts *o)
 {
-	static struct vnetd_opts o;
-	struct vhost_server srv;
-	struct vnetd_port *ports;
-	unsigned int i, opened = 0;
-	int ret, sfd, hofd = -1, holock = -1, detach_fd = -1;
-	bool handed = false;
-	char why[1024] = "";
-	sigset_t mask;
-
-	ret = vnetd_opts_parse(argc, argv, &o);
-	if (ret)
-		return ret < 0 ? 0 : ret;
-	/* --takeover --detach: the caller waits for the outcome only */
-	if (o.detach) {
-		ret = vnetd_detach(&detach_fd);
-		if (ret >= 0)
-			return ret;
-	}
+	int ret;
 
 	/* vnetctl recognises its datapath by this name (coalesce show) */
 	prctl(PR_SET_NAME, "vnetd", 0, 0, 0);
 	log_journal = stderr_is_journal();
 	vhost_log_set_fn(log_write, NULL);
 	vnet_hint_set(VNET_HINT_VNETD);
-	vhost_log_set_level((enum vhost_log_level)o.log_level);
+	vhost_log_set_level((enum vhost_log_level)o->log_level);
 	libbpf_set_print(libbpf_log);
 	signal(SIGPIPE, SIG_IGN);
 	nofile_raise();
@@ -380,6 +401,14 @@ int main(int argc, char **argv)
 	/* a test build's switches (testing.h); none in build/vnetd */
 	if (vnetd_testing_init())
 		return VNETD_EXIT_STARTUP;
+	return 0;
+}
+
+/* SIGINT, SIGTERM and SIGHUP through a signalfd (returned, or -1). */
+static int signals_open(void)
+{
+	sigset_t mask;
+	int sfd;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -388,124 +417,139 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL)) {
 		vhost_err("sigprocmask: %s", strerror(errno));
-		return VNETD_EXIT_STARTUP;
+		return -1;
 	}
 	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (sfd < 0) {
 		vhost_err("signalfd: %s", strerror(errno));
-		return VNETD_EXIT_STARTUP;
+		return -1;
 	}
 	/* VNETD_SIG_WAKE is the queue threads' (mailbox.c), not this one's */
 	sigemptyset(&mask);
 	sigaddset(&mask, VNETD_SIG_WAKE);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL)) {
 		vhost_err("sigprocmask: %s", strerror(errno));
-		return VNETD_EXIT_STARTUP;
+		close(sfd);
+		return -1;
 	}
-	if (o.agent.ntaps) {
-		/* attach mode: no vhost-user server, no tap of our own */
-		ret = vnetd_agent_run(&o.agent, sfd);
-		goto out_sfd;
+	return sfd;
+}
+
+/* --takeover: every port from the running vnetd, or none (-1); *HOLOCK held */
+static int ports_take(const struct vnetd_opts *o, struct vhost_server *srv,
+		      struct vnetd_port *ports, int *holock, char *why,
+		      size_t len)
+{
+	char def[sizeof(o->takeover_socket) + 32];
+	unsigned int i;
+
+	*holock = vnetd_handover_lock(o->takeover_socket);
+	for (i = 0; i < o->nports; i++)
+		vnetd_port_init(&ports[i], &o->ports[i], &o->port);
+	/* the default socket: any port's tap may name the running one's */
+	snprintf(def, sizeof(def), "%s/%s.takeover", VNETD_TAKEOVER_DIR,
+		 o->ports[0].tap);
+	return vnetd_handover_take(o->takeover_socket,
+				   strcmp(def, o->takeover_socket) ? NULL :
+				   VNETD_TAKEOVER_DIR,
+				   srv, ports, o->nports, why, len) ? -1 : 0;
+}
+
+/* Check every tap and socket before making anything, then open the ports */
+static int ports_open(const struct vnetd_opts *o, struct vhost_server *srv,
+		      struct vnetd_port *ports, unsigned int *opened)
+{
+	unsigned int i;
+
+	for (i = 0; i < o->nports; i++)
+		if (vnetd_tap_precheck(&o->ports[i]))
+			return -1;
+	for (i = 0; i < o->nports; i++)
+		if (vnetd_socket_precheck(&o->ports[i]))
+			return -1;
+	for (i = 0; i < o->nports; i++) {
+		vnetd_port_init(&ports[i], &o->ports[i], &o->port);
+		if (vnetd_port_open(&ports[i], srv))
+			return -1;
+		(*opened)++;
 	}
-	ports = calloc(o.nports, sizeof(*ports));
+	return 0;
+}
+
+/* READY=1: after a hand-over systemd follows this pid (NotifyAccess=all) */
+static void notify_ready(unsigned int nports)
+{
+	char st[128];
+	int ret;
+
+	snprintf(st, sizeof(st), "READY=1\nSTATUS=serving %u port%s\nMAINPID=%d",
+		 nports, nports == 1 ? "" : "s", (int)getpid());
+	ret = vnetd_notify(st);
+	if (ret)
+		vhost_warn("cannot notify systemd ($NOTIFY_SOCKET): %s",
+			   strerror(-ret));
+}
+
+/*
+ * Serve O's ports until a signal (0) or a hand-over; VNETD_EXIT_STARTUP
+ * when they cannot be set up.  DETACH_FD hears how the start went.
+ */
+static int serve(const struct vnetd_opts *o, int sfd, int detach_fd)
+{
+	struct vhost_server srv;
+	struct vnetd_port *ports;
+	unsigned int opened = 0;
+	int ret, hofd = -1, holock = -1;
+	bool handed = false;
+	char why[1024] = "";
+
+	ports = calloc(o->nports, sizeof(*ports));
 	if (!ports) {
 		vhost_err("out of memory");
-		ret = VNETD_EXIT_STARTUP;
-		goto out_sfd;
+		return VNETD_EXIT_STARTUP;
 	}
 	ret = vhost_server_init(&srv);
 	if (ret) {
 		vhost_err("vhost-user server: %s", strerror(-ret));
-		ret = VNETD_EXIT_STARTUP;
-		goto out_ports;
+		free(ports);
+		return VNETD_EXIT_STARTUP;
 	}
-	if (o.takeover) {
-		char def[sizeof(o.takeover_socket) + 32];
-
-		/* one hand-over at a time: the next one waits for this listen */
-		holock = vnetd_handover_lock(o.takeover_socket);
-		/* every port from the running vnetd, or nothing (it serves on) */
-		for (i = 0; i < o.nports; i++)
-			vnetd_port_init(&ports[i], &o.ports[i], &o.port);
-		/* the default socket: any port's tap may name the running one's */
-		snprintf(def, sizeof(def), "%s/%s.takeover", VNETD_TAKEOVER_DIR,
-			 o.ports[0].tap);
-		if (vnetd_handover_take(o.takeover_socket,
-					strcmp(def, o.takeover_socket) ? NULL :
-					VNETD_TAKEOVER_DIR,
-					&srv, ports, o.nports, why,
-					sizeof(why))) {
-			ret = VNETD_EXIT_STARTUP;
+	ret = VNETD_EXIT_STARTUP;
+	if (o->takeover) {
+		if (ports_take(o, &srv, ports, &holock, why, sizeof(why)))
 			goto out_srv;
-		}
-		opened = o.nports;
-	} else {
-		/* nothing made (a socket's directory) before every tap is checked */
-		for (i = 0; i < o.nports; i++) {
-			if (vnetd_tap_precheck(&o.ports[i])) {
-				ret = VNETD_EXIT_STARTUP;
-				goto out_srv;
-			}
-		}
-		for (i = 0; i < o.nports; i++) {
-			if (vnetd_socket_precheck(&o.ports[i])) {
-				ret = VNETD_EXIT_STARTUP;
-				goto out_srv;
-			}
-		}
-		for (i = 0; i < o.nports; i++) {
-			vnetd_port_init(&ports[i], &o.ports[i], &o.port);
-			if (vnetd_port_open(&ports[i], &srv)) {
-				ret = VNETD_EXIT_STARTUP;
-				goto out_srv;
-			}
-			opened++;
-		}
+		opened = o->nports;
+	} else if (ports_open(o, &srv, ports, &opened)) {
+		goto out_srv;
 	}
 	/* where the next vnetd takes over from this one */
-	hofd = vnetd_handover_listen(o.takeover_socket);
+	hofd = vnetd_handover_listen(o->takeover_socket);
 	if (hofd < 0)
 		vhost_warn("no hand-over socket at %s: 'vnetd --takeover' cannot take over from this vnetd",
-			   o.takeover_socket);
+			   o->takeover_socket);
 	if (holock >= 0)
 		close(holock);
 	holock = -1;
-	if (vnetd_ports_sandbox_enter(ports, o.nports)) {
-		ret = VNETD_EXIT_STARTUP;
+	if (vnetd_ports_sandbox_enter(ports, o->nports))
 		goto out_srv;
-	}
-	/*
-	 * every socket listens (or, with --client, is being connected);
-	 * after a hand-over systemd follows this pid (NotifyAccess=all)
-	 */
-	{
-		char st[128];
-
-		snprintf(st, sizeof(st), "READY=1\nSTATUS=serving %u port%s\nMAINPID=%d",
-			 o.nports, o.nports == 1 ? "" : "s", (int)getpid());
-		ret = vnetd_notify(st);
-		if (ret)
-			vhost_warn("cannot notify systemd ($NOTIFY_SOCKET): %s",
-				   strerror(-ret));
-	}
+	/* every socket listens (or, with --client, is being connected) */
+	notify_ready(o->nports);
 	vnetd_detach_done(detach_fd, NULL);
 
-	ret = run(&srv, ports, o.nports, sfd, hofd, &handed) ?
-		      VNETD_EXIT_STARTUP :
-		      0;
+	ret = run(&srv, ports, o->nports, sfd, hofd, &handed) ?
+		      VNETD_EXIT_STARTUP : 0;
 	if (handed) {
 		/* the ports are the new vnetd's: let go, touch nothing */
 		vhost_server_release(&srv);
-		for (i = 0; i < o.nports; i++)
+		for (unsigned int i = 0; i < o->nports; i++)
 			if (!ports[i].gone)
 				vnetd_port_release(&ports[i]);
 		close(hofd);
 		goto out_ports;
 	}
-
 out_srv:
 	vnetd_detach_done(detach_fd, why[0] ? why : "vnetd did not start: see its log");
-	vnetd_handover_unlisten(hofd, o.takeover_socket);
+	vnetd_handover_unlisten(hofd, o->takeover_socket);
 	/* disconnect: every running ring is stopped by its thread */
 	vhost_server_cleanup(&srv);
 	while (opened--)
@@ -515,7 +559,37 @@ out_ports:
 	if (holock >= 0)
 		close(holock);
 	free(ports);
-out_sfd:
+	return ret;
+}
+
+_Static_assert(VNETD_REC_MAX_PORTS >= VNETD_MAX_PORTS,
+	       "the hand-over's HELLO names every port");
+
+int main(int argc, char **argv)
+{
+	static struct vnetd_opts o;
+	int ret, sfd, detach_fd = -1;
+
+	ret = vnetd_opts_parse(argc, argv, &o);
+	if (ret)
+		return ret < 0 ? 0 : ret;
+	/* --takeover --detach: the caller waits for the outcome only */
+	if (o.detach) {
+		ret = vnetd_detach(&detach_fd);
+		if (ret >= 0)
+			return ret;
+	}
+	ret = process_init(&o);
+	if (ret)
+		return ret;
+	sfd = signals_open();
+	if (sfd < 0)
+		return VNETD_EXIT_STARTUP;
+	if (o.agent.ntaps)
+		/* attach mode: no vhost-user server, no tap of our own */
+		ret = vnetd_agent_run(&o.agent, sfd);
+	else
+		ret = serve(&o, sfd, detach_fd);
 	close(sfd);
 	return ret;
 }
