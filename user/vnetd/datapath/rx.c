@@ -43,6 +43,160 @@
 
 #include "rx_int.h"
 
+/* One round's chains: popped, delivered or given back (cur), used entries. */
+struct rx_round {
+	unsigned int npop, cur, nused;
+};
+
+/* How a frame lies over the chains from cur on; end: where the look ended. */
+struct rx_fit {
+	unsigned int nbufs, nskip, end;
+	uint32_t sum;
+};
+
+/*
+ * How many chains from cur on does a frame of LEN need?  A chain without
+ * writable bytes at the start of a frame is given back empty; inside a
+ * mergeable frame it is one of its buffers.  -1 when the ring broke.
+ */
+static inline int rx_fit_chains(struct vnetd_rx *rx, struct rx_round *rd,
+				uint32_t len, struct rx_fit *f)
+{
+	unsigned int j;
+	int got;
+
+	f->nbufs = 0;
+	f->nskip = 0;
+	f->sum = 0;
+	for (j = rd->cur; f->sum < len; j++) {
+		const struct vhost_vq_elem *e;
+
+		if (j == rd->npop) {
+			if (rd->npop == VNETD_RX_ELEMS)
+				break;
+			got = vhost_vq_pop_burst(rx->r.vq,
+						 &rx->r.elems[rd->npop],
+						 VNETD_RX_ELEMS - rd->npop);
+			if (got < 0)
+				return -1;
+			if (!got)
+				break;
+			rd->npop += (unsigned int)got;
+		}
+		e = &rx->r.elems[j];
+		if (!f->nbufs && (e->err || !e->in_len)) {
+			if (!e->err)
+				rx->r.st->drops[VNET_DROP_BAD_DESC]++;
+			rx->used[rd->nused].id = e->head;
+			rx->used[rd->nused++].len = 0;
+			rd->cur = j + 1;
+			continue;
+		}
+		if (e->err) {
+			/*
+			 * Inside a frame, a chain the library could not map
+			 * (more segments than an element holds): no bytes go
+			 * there.  It is given back empty ahead of the frame's
+			 * buffers, which stay consecutive in the used ring.
+			 */
+			f->nskip++;
+			continue;
+		}
+		f->nbufs++;
+		f->sum += e->in_len > len ? len : (uint32_t)e->in_len;
+		if (!rx->mrg)
+			break;
+	}
+	f->end = j;
+	return 0;
+}
+
+/*
+ * A frame of LEN the chains found cannot hold: dropped (RX_DONE, go on
+ * with the next frame) or kept for later (RX_AGAIN, RX_STARVED).
+ */
+static inline enum rx_stop rx_fit_short(struct vnetd_rx *rx,
+					const struct rx_round *rd,
+					const struct rx_fit *f)
+{
+	if (!rx->mrg && f->nbufs) {
+		/* one chain must hold it: drop, keep the chain */
+		rx->r.st->drops[VNET_DROP_TOO_BIG]++;
+		return RX_DONE;
+	}
+	if (f->end == VNETD_RX_ELEMS && rd->cur == 0) {
+		/* more chains than a round holds: never fits */
+		rx->r.st->drops[VNET_DROP_TOO_BIG]++;
+		return RX_DONE;
+	}
+	if (f->end == VNETD_RX_ELEMS)
+		return RX_AGAIN;
+	if (rd->npop - rd->cur >= rx->r.vq->num) {
+		/* every buffer the ring can hold is too little */
+		rx->r.st->drops[VNET_DROP_TOO_BIG]++;
+		return RX_DONE;
+	}
+	return RX_STARVED;
+}
+
+/*
+ * Copy frame BUF of LEN into the chains F found: num_buffers in its
+ * header, the chains it skips given back empty ahead of its buffers.
+ */
+static inline void rx_frame_put(struct vnetd_rx *rx, struct rx_round *rd,
+				const struct rx_fit *f, uint8_t *buf,
+				uint32_t len)
+{
+	unsigned int j, cur = rd->cur, end = cur + f->nbufs + f->nskip;
+	uint32_t off = 0;
+
+	/* the header tells the guest how many buffers follow */
+	if (rx->hdr_len == sizeof(struct virtio_net_hdr_mrg_rxbuf)) {
+		uint16_t nb = htole16(rx->mrg ? (uint16_t)f->nbufs : 1);
+
+		memcpy(buf + offsetof(struct virtio_net_hdr_mrg_rxbuf,
+				      num_buffers),
+		       &nb, sizeof(nb));
+	}
+	for (j = cur; f->nskip && j < end; j++) {
+		if (!rx->r.elems[j].err)
+			continue;
+		rx->used[rd->nused].id = rx->r.elems[j].head;
+		rx->used[rd->nused++].len = 0;
+	}
+	for (; cur < end; cur++) {
+		const struct vhost_vq_elem *e = &rx->r.elems[cur];
+		uint32_t n;
+
+		if (e->err)
+			continue;
+		n = elem_copy(e, buf + off, len - off, true);
+		vhost_vq_log_write(rx->r.vq, e, n);
+		rx->used[rd->nused].id = e->head;
+		rx->used[rd->nused++].len = n;
+		off += n;
+	}
+	rd->cur = cur;
+}
+
+/* Push the round; the chains popped and not used are rewound. */
+static inline enum rx_stop rx_round_end(struct vnetd_rx *rx,
+					const struct rx_round *rd,
+					enum rx_stop why, unsigned int *frames,
+					uint64_t bytes)
+{
+	unsigned int nused = why == RX_BROKEN ? 0 : rd->nused;
+
+	if (rd->npop > rd->cur)
+		vhost_vq_rewind(rx->r.vq, rd->npop - rd->cur);
+	if (rx_push(rx, nused, frames, bytes, true) || why == RX_BROKEN) {
+		rx->r.st->drops[VNET_DROP_BROKEN] += *frames;
+		*frames = 0;
+		return RX_BROKEN;
+	}
+	return why;
+}
+
 /*
  * Deliver pending frames into popped chains: one round, at most
  * VNETD_RX_ELEMS chains, pushed together.  *FRAMES gets how many frames
@@ -53,15 +207,14 @@
  */
 static enum rx_stop rx_deliver(struct vnetd_rx *rx, unsigned int *frames)
 {
-	struct vhost_vq *vq = rx->r.vq;
 	struct vnet_dp_stats *st = rx->r.st;
-	unsigned int npop = 0, cur = 0, nused = 0, nbufs, nskip, j;
+	struct rx_round rd = { 0, 0, 0 };
 	unsigned int hdr = rx->hdr_len;
 	enum rx_stop why = RX_DONE;
+	struct rx_fit f;
 	uint64_t bytes = 0;
-	uint32_t len, sum, off;
+	uint32_t len;
 	uint8_t *buf;
-	int got;
 
 	*frames = 0;
 	if (rx->count && rx->read_hdr != hdr) {
@@ -77,123 +230,23 @@ static enum rx_stop rx_deliver(struct vnetd_rx *rx, unsigned int *frames)
 			rx_next(rx);
 			continue;
 		}
-		/*
-		 * How many chains from cur on does the frame need?  A chain
-		 * without writable bytes at the start of a frame is given back
-		 * empty; inside a mergeable frame it is one of its buffers.
-		 */
-		nbufs = 0;
-		nskip = 0;
-		sum = 0;
-		for (j = cur; sum < len; j++) {
-			const struct vhost_vq_elem *e;
-
-			if (j == npop) {
-				if (npop == VNETD_RX_ELEMS)
-					break;
-				got = vhost_vq_pop_burst(vq, &rx->r.elems[npop],
-							 VNETD_RX_ELEMS - npop);
-				if (got < 0) {
-					why = RX_BROKEN;
-					goto out;
-				}
-				if (!got)
-					break;
-				npop += (unsigned int)got;
-			}
-			e = &rx->r.elems[j];
-			if (!nbufs && (e->err || !e->in_len)) {
-				if (!e->err)
-					st->drops[VNET_DROP_BAD_DESC]++;
-				rx->used[nused].id = e->head;
-				rx->used[nused++].len = 0;
-				cur = j + 1;
-				continue;
-			}
-			if (e->err) {
-				/*
-				 * Inside a frame, a chain the library could
-				 * not map (more segments than an element
-				 * holds): no bytes go there.  It is given
-				 * back empty ahead of the frame's buffers,
-				 * which stay consecutive in the used ring.
-				 */
-				nskip++;
-				continue;
-			}
-			nbufs++;
-			sum += e->in_len > len ? len : (uint32_t)e->in_len;
-			if (!rx->mrg)
-				break;
+		if (rx_fit_chains(rx, &rd, len, &f)) {
+			why = RX_BROKEN;
+			break;
 		}
-		if (!rx->mrg && nbufs && sum < len) {
-			/* one chain must hold it: drop, keep the chain */
-			st->drops[VNET_DROP_TOO_BIG]++;
+		if (f.sum < len) {
+			why = rx_fit_short(rx, &rd, &f);
+			if (why != RX_DONE)
+				break;
 			rx_next(rx);
 			continue;
 		}
-		if (sum < len) {
-			if (j == VNETD_RX_ELEMS && cur == 0) {
-				/* more chains than a round holds: never fits */
-				st->drops[VNET_DROP_TOO_BIG]++;
-				rx_next(rx);
-				continue;
-			}
-			if (j == VNETD_RX_ELEMS) {
-				why = RX_AGAIN;
-				break;
-			}
-			if (npop - cur >= vq->num) {
-				/* every buffer the ring can hold is too little */
-				st->drops[VNET_DROP_TOO_BIG]++;
-				rx_next(rx);
-				continue;
-			}
-			why = RX_STARVED;
-			break;
-		}
-
-		/* the header tells the guest how many buffers follow */
-		if (hdr == sizeof(struct virtio_net_hdr_mrg_rxbuf)) {
-			uint16_t nb = htole16(rx->mrg ? (uint16_t)nbufs : 1);
-
-			memcpy(buf + offsetof(struct virtio_net_hdr_mrg_rxbuf,
-					      num_buffers),
-			       &nb, sizeof(nb));
-		}
-		for (j = cur; nskip && j < cur + nbufs + nskip; j++) {
-			if (!rx->r.elems[j].err)
-				continue;
-			rx->used[nused].id = rx->r.elems[j].head;
-			rx->used[nused++].len = 0;
-		}
-		for (off = 0, j = 0; j < nbufs + nskip; j++, cur++) {
-			const struct vhost_vq_elem *e = &rx->r.elems[cur];
-			uint32_t n;
-
-			if (e->err)
-				continue;
-			n = elem_copy(e, buf + off, len - off, true);
-			vhost_vq_log_write(vq, e, n);
-			rx->used[nused].id = e->head;
-			rx->used[nused++].len = n;
-			off += n;
-		}
+		rx_frame_put(rx, &rd, &f, buf, len);
 		bytes += len - hdr;
 		(*frames)++;
 		rx_next(rx);
 	}
-out:
-	if (npop > cur)
-		vhost_vq_rewind(vq, npop - cur);
-	if (why == RX_BROKEN)
-		nused = 0;
-	if (rx_push(rx, nused, frames, bytes, true) || why == RX_BROKEN) {
-		st->drops[VNET_DROP_BROKEN] += *frames;
-		*frames = 0;
-		return RX_BROKEN;
-	}
-	return why;
+	return rx_round_end(rx, &rd, why, frames, bytes);
 }
 
 /* The mean length of the N frames ORDER[0..n) of LEN[] just read. */

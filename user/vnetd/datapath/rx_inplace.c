@@ -24,6 +24,51 @@ static enum rx_stop rx_fault(struct vhost_vq *vq)
 }
 
 /*
+ * Chain I's writable iovecs for read I, and the tail of slot I behind
+ * them for what the chain cannot hold.
+ */
+static inline void rx_direct_iov(struct vnetd_rx *rx, unsigned int i)
+{
+	const struct vhost_vq_elem *e = &rx->r.elems[i];
+	struct iovec *v = rx->iov + (size_t)i * VNETD_RX_IOV;
+	unsigned int c = 0;
+	uint32_t in = 0;
+
+	if (!e->err && e->in_len) {
+		memcpy(v, &e->iov[e->out_num], e->in_num * sizeof(*v));
+		c = e->in_num;
+		in = e->in_len < VNETD_RX_SLOT ? (uint32_t)e->in_len :
+						 VNETD_RX_SLOT;
+	}
+	if (in < VNETD_RX_SLOT) {
+		v[c].iov_base = rx_slot(rx, i) + in;
+		v[c++].iov_len = VNETD_RX_SLOT - in;
+	}
+	rx->in_chain[i] = in;
+	rx->iovcnt[i] = c;
+}
+
+/*
+ * Frame I of LEN cannot be delivered where it landed: it becomes a bounce
+ * frame, whole in its slot.  One that overflowed its chain starts big
+ * reads (MRG_RXBUF) or bounce bursts.
+ */
+static inline void rx_direct_bounce(struct vnetd_rx *rx, unsigned int i,
+				    uint32_t len)
+{
+	if (len > rx->in_chain[i] && rx->in_chain[i]) {
+		if (rx->mrg && rx->big_bursts)
+			rx->big = rx->big_bursts;
+		else
+			rx->bounce = VNETD_RX_BIG_BURSTS;
+	}
+	elem_copy(&rx->r.elems[i], rx_slot(rx, i),
+		  len < rx->in_chain[i] ? len : rx->in_chain[i], false);
+	rx->len[i] = len;
+	rx->order[rx->count++] = (uint8_t)i;
+}
+
+/*
  * One direct burst of up to N reads (above): pops the chains, reads, and
  * delivers the frames that fit where they landed; the others are left
  * pending as bounce frames.  *READ gets how many reads found a frame (0:
@@ -47,25 +92,8 @@ enum rx_stop vnetd_rx_direct(struct vnetd_rx *rx, unsigned int n, int *read,
 	if (r <= 0)
 		return r < 0 ? RX_BROKEN : RX_STARVED;
 	got = (unsigned int)r;
-	for (i = 0; i < got; i++) {
-		const struct vhost_vq_elem *e = &rx->r.elems[i];
-		struct iovec *v = rx->iov + (size_t)i * VNETD_RX_IOV;
-		unsigned int c = 0;
-		uint32_t in = 0;
-
-		if (!e->err && e->in_len) {
-			memcpy(v, &e->iov[e->out_num], e->in_num * sizeof(*v));
-			c = e->in_num;
-			in = e->in_len < VNETD_RX_SLOT ? (uint32_t)e->in_len :
-							 VNETD_RX_SLOT;
-		}
-		if (in < VNETD_RX_SLOT) {
-			v[c].iov_base = rx_slot(rx, i) + in;
-			v[c++].iov_len = VNETD_RX_SLOT - in;
-		}
-		rx->in_chain[i] = in;
-		rx->iovcnt[i] = c;
-	}
+	for (i = 0; i < got; i++)
+		rx_direct_iov(rx, i);
 	r = vnetd_tapio_readv_burst(rx->io, rx->iov, rx->iovcnt, got, rx->res);
 	if (r <= 0) {
 		vhost_vq_rewind(vq, got);
@@ -98,16 +126,7 @@ enum rx_stop vnetd_rx_direct(struct vnetd_rx *rx, unsigned int n, int *read,
 			continue;
 		}
 		/* from here on bounce frames, each whole in its slot */
-		if (len > rx->in_chain[i] && rx->in_chain[i]) {
-			if (rx->mrg && rx->big_bursts)
-				rx->big = rx->big_bursts;
-			else
-				rx->bounce = VNETD_RX_BIG_BURSTS;
-		}
-		elem_copy(e, rx_slot(rx, i),
-			  len < rx->in_chain[i] ? len : rx->in_chain[i], false);
-		rx->len[i] = len;
-		rx->order[rx->count++] = (uint8_t)i;
+		rx_direct_bounce(rx, i, len);
 	}
 	rx->mean = (uint32_t)(sum / (unsigned int)r);
 	if (got > cur)
@@ -190,6 +209,59 @@ static int rx_big_chains(struct vnetd_rx *rx, unsigned int *npop,
 	return (int)c;
 }
 
+/* One read into the chains' iovecs (C), slot 0's tail behind them. */
+static inline int rx_big_read(struct vnetd_rx *rx, int c, uint64_t sum)
+{
+	if (sum < VNETD_RX_SLOT) {
+		rx->iov[c].iov_base = rx_slot(rx, 0) + sum;
+		rx->iov[c++].iov_len = VNETD_RX_SLOT - (size_t)sum;
+	}
+	rx->iovcnt[0] = (unsigned int)c;
+	return vnetd_tapio_readv_burst(rx->io, rx->iov, rx->iovcnt, 1,
+				       rx->res);
+}
+
+/* A frame of LEN that did not fit: bounce frame 0, in front of its tail. */
+static inline void rx_big_bounce(struct vnetd_rx *rx, unsigned int lead,
+				 unsigned int nb, uint32_t len)
+{
+	uint32_t off = 0;
+	unsigned int j;
+
+	/* the chains' part to the slot's front */
+	for (j = lead; j < lead + nb && off < len; j++)
+		off += elem_copy(&rx->r.elems[j], rx_slot(rx, 0) + off,
+				 len - off, false);
+	rx->len[0] = len;
+	rx->order[0] = 0;
+	rx->count = 1;
+}
+
+/*
+ * Deliver a frame of LEN where it landed, in the chains from LEAD on that
+ * it filled: their used entries, num_buffers.  Returns how many.
+ */
+static inline unsigned int rx_big_put(struct vnetd_rx *rx, unsigned int lead,
+				      unsigned int nb, uint32_t len,
+				      unsigned int *nused)
+{
+	struct vhost_vq_elem *el = rx->r.elems;
+	unsigned int j, cnt = 0;
+	uint32_t left = len, fill;
+
+	for (j = lead; left && j < lead + nb; j++) {
+		fill = el[j].in_len < left ? (uint32_t)el[j].in_len : left;
+		vhost_vq_log_write(rx->r.vq, &el[j], fill);
+		rx->used[*nused].id = el[j].head;
+		rx->used[(*nused)++].len = fill;
+		left -= fill;
+		cnt++;
+	}
+	/* the header is in the first chain (logged above) */
+	put_num_buffers(&el[lead], (uint16_t)cnt);
+	return cnt;
+}
+
 /*
  * Mergeable big reads, after a frame overflowed its chain (GSO frames
  * into the guest's mergeable buffers): up to N frames, one read each, into
@@ -208,9 +280,9 @@ enum rx_stop vnetd_rx_big(struct vnetd_rx *rx, unsigned int n, int *read,
 	struct vhost_vq *vq = rx->r.vq;
 	struct vhost_vq_elem *el = rx->r.elems;
 	unsigned int hdr = rx->hdr_len;
-	unsigned int k, nused = 0, multi = 0, npop, lead, nb, j, cnt;
+	unsigned int k, nused = 0, multi = 0, npop, lead, nb, cnt;
 	uint64_t bytes = 0, lens = 0, sum;
-	uint32_t len, left, fill, off;
+	uint32_t len;
 	enum rx_stop why = RX_DONE;
 	int c, r;
 
@@ -237,13 +309,7 @@ enum rx_stop vnetd_rx_big(struct vnetd_rx *rx, unsigned int n, int *read,
 				why = RX_STARVED;
 			break;
 		}
-		if (sum < VNETD_RX_SLOT) {
-			rx->iov[c].iov_base = rx_slot(rx, 0) + sum;
-			rx->iov[c++].iov_len = VNETD_RX_SLOT - (size_t)sum;
-		}
-		rx->iovcnt[0] = (unsigned int)c;
-		r = vnetd_tapio_readv_burst(rx->io, rx->iov, rx->iovcnt, 1,
-					    rx->res);
+		r = rx_big_read(rx, c, sum);
 		if (r <= 0) {
 			vhost_vq_rewind(vq, npop - lead);
 			if (r == -EFAULT)
@@ -261,27 +327,12 @@ enum rx_stop vnetd_rx_big(struct vnetd_rx *rx, unsigned int n, int *read,
 			continue;
 		}
 		if (len > sum || el[lead].in_len < hdr) {
-			/* bounce frame 0: the chains' part to the slot's front */
-			for (off = 0, j = lead; j < lead + nb && off < len; j++)
-				off += elem_copy(&el[j], rx_slot(rx, 0) + off,
-						 len - off, false);
+			rx_big_bounce(rx, lead, nb, len);
 			vhost_vq_rewind(vq, npop - lead);
-			rx->len[0] = len;
-			rx->order[0] = 0;
-			rx->count = 1;
 			multi++;
 			break;
 		}
-		for (left = len, cnt = 0, j = lead; left && j < lead + nb; j++) {
-			fill = el[j].in_len < left ? (uint32_t)el[j].in_len : left;
-			vhost_vq_log_write(vq, &el[j], fill);
-			rx->used[nused].id = el[j].head;
-			rx->used[nused++].len = fill;
-			left -= fill;
-			cnt++;
-		}
-		/* the header is in the first chain (logged above) */
-		put_num_buffers(&el[lead], (uint16_t)cnt);
+		cnt = rx_big_put(rx, lead, nb, len, &nused);
 		multi += cnt > 1;
 		if (npop > lead + cnt)
 			vhost_vq_rewind(vq, npop - lead - cnt);
