@@ -13,9 +13,12 @@
 #
 # With VNETCTL_B=path (another vnetctl, e.g. a build of an older commit)
 # the same is measured for it, interleaved with this build's repetitions,
-# and the ratios this/B are printed.  Root.
+# and the ratios this/B are printed.  With -P SECS, then a real Prometheus
+# (Debian's, its own storage under a temporary directory, a loopback port)
+# scrapes this build's exporter every second for SECS seconds: scrapes,
+# failed scrapes (up 0) and the slowest scrape_duration_seconds.  Root.
 #
-#   bench/bench_exporter.sh [-n TAPS] [-r REPS]
+#   bench/bench_exporter.sh [-n TAPS] [-r REPS] [-P SECS]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=selftests/lib.sh
@@ -23,11 +26,13 @@ source "$HERE/../selftests/lib.sh"
 
 NTAPS=256
 REPS=7
-while getopts "n:r:h" o; do
+PROM_SECS=0
+while getopts "n:r:P:h" o; do
 	case $o in
 	n) NTAPS=$OPTARG ;;
 	r) REPS=$OPTARG ;;
-	*) sed -n '3,18p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+	P) PROM_SECS=$OPTARG ;;
+	*) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
 	esac
 done
 [ "$(id -u)" = 0 ] || { echo "bench_exporter: needs root (taps, netns, BPF)" >&2; exit 2; }
@@ -141,5 +146,32 @@ if [ -n "$B" ]; then
 	paste "$T/one.A" "$T/one.B" | awk '{ print $1 / $2 }' >"$T/r1"
 	paste "$T/fifty.A" "$T/fifty.B" | awk '{ print $1 / $2 }' >"$T/r50"
 	echo "this/B per repetition (min median max): one scrape $(stat3 "$T/r1" | awk '{ printf "%.3f %.3f %.3f", $1/1000, $2/1000, $3/1000 }'), 50 at once $(stat3 "$T/r50" | awk '{ printf "%.3f %.3f %.3f", $1/1000, $2/1000, $3/1000 }')"
+fi
+
+# a real Prometheus at 1 s for PROM_SECS
+if [ "$PROM_SECS" -gt 0 ] && command -v prometheus >/dev/null; then
+	pport=$((20000 + RANDOM % 40000))
+	cat >"$T/prometheus.yml" <<-EOF
+	global:
+	  scrape_interval: 1s
+	  scrape_timeout: 1s
+	scrape_configs:
+	  - job_name: vnet
+	    static_configs:
+	      - targets: ['127.0.0.1:$PORTA']
+	EOF
+	prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
+		--web.listen-address="127.0.0.1:$pport" --log.level=warn >"$T/prometheus.log" 2>&1 &
+	PIDS+=("$!")
+	busywait 60000 curl -sf -o /dev/null "http://127.0.0.1:$pport/-/ready"
+	echo "bench_exporter: Prometheus scrapes every second for $PROM_SECS s ..." >&2
+	sleep "$PROM_SECS"
+	q()
+	{
+		curl -s "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$1" |
+			jq -r '.data.result[0].value[1] // "-"'
+	}
+	w="${PROM_SECS}s"
+	echo "Prometheus at 1 s for $PROM_SECS s: $(q "count_over_time(up{job=\"vnet\"}[$w])") scrapes, $(q "count_over_time(up{job=\"vnet\"}[$w]) - sum_over_time(up{job=\"vnet\"}[$w])") failed, slowest scrape_duration_seconds $(q "max_over_time(scrape_duration_seconds{job=\"vnet\"}[$w])")"
 fi
 rm -rf "$T"
