@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Inside the hand-over (handover.c: the socket, the running vnetd's
- * side; handover_take.c: the new vnetd's side).
+ * Inside the hand-over (handover.c: the socket; handover_serve.c: the
+ * running vnetd's side; handover_take.c: the new vnetd's side).
  */
 #ifndef VNETD_HANDOVER_INT_H
 #define VNETD_HANDOVER_INT_H
@@ -25,6 +25,8 @@ struct vnetd_ho_msg {
 int vnetd_ho_send(int fd, uint32_t type, const void *body, size_t len,
 		  const void *extra, size_t elen, const int *fds,
 		  unsigned int nfds);
+/* close the N fds of FDS that are open (>= 0) */
+void vnetd_ho_close_fds(int *fds, unsigned int n);
 /* FAIL with the reason, best effort. */
 void vnetd_ho_fail(int fd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

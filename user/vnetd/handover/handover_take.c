@@ -27,7 +27,7 @@
 #define COMMIT_MS 30000
 /*
  * The first PORT, while another hand-over from the same vnetd may go
- * first (its HELLO, READY and PREPARED waits: handover.c)
+ * first (its HELLO, READY and PREPARED waits: handover_serve.c)
  */
 #define QUEUED_MS 100000
 /* a vnetd to take over from at the socket again, after a hand-over */
@@ -175,25 +175,23 @@ static int take_port(int fd, struct vnetd_port *ports, unsigned int n,
 	return ret;
 }
 
-/* STATE I and its FRAMEs: the device imported, its rings not started */
-static int take_state(int fd, struct vnetd_port *ports, unsigned int n,
-		      unsigned int i, struct taken *t,
-		      struct vhost_user_msg *msgs, char *why, size_t wlen)
+/* STATE I parsed into S and MSGS (*NMSG); the frontend's connection to T */
+static int recv_state(int fd, unsigned int n, unsigned int i,
+		      struct taken *t, struct vnetd_rec_state *s,
+		      struct vhost_user_msg *msgs, unsigned int *nmsg,
+		      char *why, size_t wlen)
 {
-	struct vnetd_port *p = &ports[i];
-	struct vhost_dev *dev = &p->device.dev;
-	struct vnetd_rec_state s;
 	struct vnetd_ho_msg m;
-	unsigned int k, nmsg = 0;
+	unsigned int k;
 	int ret;
 
 	ret = vnetd_ho_recv(fd, STATE_MS, VNETD_REC_STATE, &m, why, wlen);
 	if (ret)
 		return ret;
-	ret = vnetd_rec_state_parse(m.body, m.len, m.fds, m.nfds, n, &s, msgs,
-				    VHOST_HANDOVER_MAX_MSGS, &nmsg, why, wlen);
-	if (!ret && s.index != i) {
-		snprintf(why, wlen, "STATE %u where %u was due", s.index, i);
+	ret = vnetd_rec_state_parse(m.body, m.len, m.fds, m.nfds, n, s, msgs,
+				    VHOST_HANDOVER_MAX_MSGS, nmsg, why, wlen);
+	if (!ret && s->index != i) {
+		snprintf(why, wlen, "STATE %u where %u was due", s->index, i);
 		ret = -EPROTO;
 	}
 	if (ret) {
@@ -201,8 +199,24 @@ static int take_state(int fd, struct vnetd_port *ports, unsigned int n,
 			close(m.fds[k]);
 		return ret;
 	}
-	if (s.flags & VNETD_REC_S_CONN)
+	if (s->flags & VNETD_REC_S_CONN)
 		t->conn = m.fds[0];
+	return 0;
+}
+
+/*
+ * The device's NMSG messages imported into P (the import begun in any
+ * case, for undo() to abort); each message takes or closes its fds, the
+ * refused ones too.
+ */
+static int import_msgs(struct vnetd_port *p, struct taken *t,
+		       struct vhost_user_msg *msgs, unsigned int nmsg,
+		       char *why, size_t wlen)
+{
+	struct vhost_dev *dev = &p->device.dev;
+	unsigned int k;
+	int ret = 0;
+
 	if (t->conn < 0 && nmsg) {
 		snprintf(why, wlen, "%s: a device state without a frontend",
 			 p->name);
@@ -210,7 +224,6 @@ static int take_state(int fd, struct vnetd_port *ports, unsigned int n,
 	}
 	vhost_dev_import_begin(dev);
 	t->importing = true;
-	/* each message takes or closes its fds, the refused ones too */
 	for (k = 0; k < nmsg; k++) {
 		if (ret) {
 			for (unsigned int j = 0; j < msgs[k].nfds; j++)
@@ -224,13 +237,18 @@ static int take_state(int fd, struct vnetd_port *ports, unsigned int n,
 				 vhost_user_request_name(msgs[k].hdr.request),
 				 strerror(-ret));
 	}
-	if (ret)
-		return ret;
-	/* broken before: it stays so until the frontend restarts it */
-	for (k = 0; k < dev->nr_vqs && k < VNETD_REC_MAX_VQS; k++)
-		if (s.broken[k / 64] & (1ULL << (k % 64)))
-			vhost_vq_set_broken(&dev->vqs[k], "broken before the hand-over (the previous vnetd's log says why); the ring is stopped until the frontend restarts it");
-	for (k = 0; k < s.frames; k++) {
+	return ret;
+}
+
+/* COUNT FRAMEs of port I: read from the tap, pending in P's queue pairs */
+static int take_frames(int fd, struct vnetd_port *p, unsigned int n,
+		       unsigned int i, uint32_t count, char *why, size_t wlen)
+{
+	struct vnetd_ho_msg m;
+	uint32_t k;
+	int ret;
+
+	for (k = 0; k < count; k++) {
 		struct vnetd_rec_frame f;
 		const void *data;
 
@@ -260,6 +278,29 @@ static int take_state(int fd, struct vnetd_port *ports, unsigned int n,
 		}
 	}
 	return 0;
+}
+
+/* STATE I and its FRAMEs: the device imported, its rings not started */
+static int take_state(int fd, struct vnetd_port *ports, unsigned int n,
+		      unsigned int i, struct taken *t,
+		      struct vhost_user_msg *msgs, char *why, size_t wlen)
+{
+	struct vnetd_port *p = &ports[i];
+	struct vhost_dev *dev = &p->device.dev;
+	struct vnetd_rec_state s;
+	unsigned int k, nmsg = 0;
+	int ret;
+
+	ret = recv_state(fd, n, i, t, &s, msgs, &nmsg, why, wlen);
+	if (!ret)
+		ret = import_msgs(p, t, msgs, nmsg, why, wlen);
+	if (ret)
+		return ret;
+	/* broken before: it stays so until the frontend restarts it */
+	for (k = 0; k < dev->nr_vqs && k < VNETD_REC_MAX_VQS; k++)
+		if (s.broken[k / 64] & (1ULL << (k % 64)))
+			vhost_vq_set_broken(&dev->vqs[k], "broken before the hand-over (the previous vnetd's log says why); the ring is stopped until the frontend restarts it");
+	return take_frames(fd, p, n, i, s.frames, why, wlen);
 }
 
 /* nothing committed: let go of what was received, touching nothing */
@@ -361,27 +402,20 @@ static int hello(const char *path, const char *tap_dir,
 	}
 }
 
-int vnetd_handover_take(const char *path, const char *tap_dir,
-			struct vhost_server *srv, struct vnetd_port *ports,
-			unsigned int n, char *out, size_t olen)
+/*
+ * After the first PORT: the other ports, READY, each port's STATE,
+ * PREPARED and the running vnetd's COMMIT.
+ */
+static int take_rest(int fd, struct vnetd_port *ports, unsigned int n,
+		     struct taken *t, char *why, size_t wlen)
 {
 	struct vhost_user_msg *msgs = NULL;
 	struct vnetd_ho_msg m;
-	struct taken t[VNETD_REC_MAX_PORTS];
-	char why[1024] = "", used[SUN_LEN_MAX];
 	unsigned int i;
-	int fd, ret;
+	int ret = 0;
 
-	for (i = 0; i < n; i++)
-		t[i] = (struct taken){ .listen_fd = -1, .conn = -1 };
-	ret = hello(path, tap_dir, ports, n, t, &fd, used, why, sizeof(why));
-	if (fd < 0) {
-		vhost_err("--takeover: %s", why);
-		snprintf(out, olen, "--takeover: %s", why);
-		return ret;
-	}
 	for (i = 1; !ret && i < n; i++)
-		ret = take_port(fd, ports, n, i, &t[i], PORT_MS, why, sizeof(why));
+		ret = take_port(fd, ports, n, i, &t[i], PORT_MS, why, wlen);
 	if (!ret)
 		ret = vnetd_ho_send(fd, VNETD_REC_READY, NULL, 0, NULL, 0, NULL, 0);
 	msgs = calloc(VHOST_HANDOVER_MAX_MSGS, sizeof(*msgs));
@@ -390,10 +424,11 @@ int vnetd_handover_take(const char *path, const char *tap_dir,
 	for (i = 0; !ret && i < n; i++)
 		if (!t[i].fresh)
 			ret = take_state(fd, ports, n, i, &t[i], msgs, why,
-					 sizeof(why));
+					 wlen);
+	free(msgs);
 	/* a test build's failures at the worst moment: rings frozen */
 	if (!ret && vnetd_switch(VNETD_SW_TAKEOVER_FAIL, 0) == 1) {
-		snprintf(why, sizeof(why), "VNETD_TEST_TAKEOVER_FAIL=1: giving up before PREPARED");
+		snprintf(why, wlen, "VNETD_TEST_TAKEOVER_FAIL=1: giving up before PREPARED");
 		ret = -ECANCELED;
 	}
 	if (!ret && vnetd_switch(VNETD_SW_TAKEOVER_FAIL, 0) == 2)
@@ -403,28 +438,20 @@ int vnetd_handover_take(const char *path, const char *tap_dir,
 				    NULL, 0);
 	if (!ret) {
 		ret = vnetd_ho_recv(fd, COMMIT_MS, VNETD_REC_COMMIT, &m, why,
-				    sizeof(why));
+				    wlen);
 		for (i = 0; i < m.nfds; i++)
 			close(m.fds[i]);
 	}
-	free(msgs);
-	if (ret) {
-		if (!why[0])
-			snprintf(why, sizeof(why), "%s", strerror(-ret));
-		vnetd_ho_fail(fd, "%s", why);
-		close(fd);
-		undo(ports, n, t);
-		vhost_err("--takeover failed: %s; the running vnetd serves on",
-			  why);
-		snprintf(out, olen, "--takeover failed: %s; the running vnetd serves on",
-			 why);
-		return ret;
-	}
-	close(fd);
-	/* the other vnetd's socket, named after another tap: nobody's now */
-	if (strcmp(used, path))
-		unlink(used);
-	/* committed: the ports are this vnetd's, start them */
+	return ret;
+}
+
+/* Committed: the ports taken over are this vnetd's, serve them. */
+static void start_taken(struct vhost_server *srv, struct vnetd_port *ports,
+			unsigned int n, struct taken *t)
+{
+	unsigned int i;
+	int ret;
+
 	for (i = 0; i < n; i++) {
 		struct vnetd_port *p = &ports[i];
 		const struct vhost_port_cfg pc = { .path = p->cfg.socket,
@@ -454,7 +481,14 @@ int vnetd_handover_take(const char *path, const char *tap_dir,
 			p->nr_qp, p->nr_qp > 1 ? "s" : "",
 			t[i].conn >= 0 ? ", its frontend connected" : "");
 	}
-	/* closed in the running vnetd: set up as a start would, or closed here */
+}
+
+/* Closed in the running vnetd: set up as a start would, or closed here. */
+static void reopen_closed(struct vhost_server *srv, struct vnetd_port *ports,
+			  unsigned int n, const struct taken *t)
+{
+	unsigned int i;
+
 	for (i = 0; i < n; i++) {
 		if (!t[i].fresh)
 			continue;
@@ -467,5 +501,44 @@ int vnetd_handover_take(const char *path, const char *tap_dir,
 		}
 		pr_info(&ports[i], "taken over: closed in the running vnetd, set up again");
 	}
+}
+
+int vnetd_handover_take(const char *path, const char *tap_dir,
+			struct vhost_server *srv, struct vnetd_port *ports,
+			unsigned int n, char *out, size_t olen)
+{
+	struct taken t[VNETD_REC_MAX_PORTS];
+	char why[1024] = "", used[SUN_LEN_MAX];
+	unsigned int i;
+	int fd, ret;
+
+	for (i = 0; i < n; i++)
+		t[i] = (struct taken){ .listen_fd = -1, .conn = -1 };
+	ret = hello(path, tap_dir, ports, n, t, &fd, used, why, sizeof(why));
+	if (fd < 0) {
+		vhost_err("--takeover: %s", why);
+		snprintf(out, olen, "--takeover: %s", why);
+		return ret;
+	}
+	if (!ret)
+		ret = take_rest(fd, ports, n, t, why, sizeof(why));
+	if (ret) {
+		if (!why[0])
+			snprintf(why, sizeof(why), "%s", strerror(-ret));
+		vnetd_ho_fail(fd, "%s", why);
+		close(fd);
+		undo(ports, n, t);
+		vhost_err("--takeover failed: %s; the running vnetd serves on",
+			  why);
+		snprintf(out, olen, "--takeover failed: %s; the running vnetd serves on",
+			 why);
+		return ret;
+	}
+	close(fd);
+	/* the other vnetd's socket, named after another tap: nobody's now */
+	if (strcmp(used, path))
+		unlink(used);
+	start_taken(srv, ports, n, t);
+	reopen_closed(srv, ports, n, t);
 	return 0;
 }
