@@ -101,13 +101,72 @@ static void print_dp(__u32 q, int dir, const struct vnet_dp_stats *d)
 	out_text("\n");
 }
 
+/* A text row per class of key K (queue Q, DIR): counts, rates since PREV. */
+static void print_classes(const struct vnet_stats_snapshot *s,
+			  const struct vnet_stats_snapshot *prev, double dt,
+			  __u32 q, __u32 dir, __u32 k)
+{
+	int c;
+
+	for (c = 0; c < VNET_CLASS_MAX; c++) {
+		const struct vnet_counter *v =
+			vnet_class_counter(&s->cls[k], c);
+
+		out_text("%-5u %-3s %-10s", q, vnet_dir_name(dir),
+			 vnet_class_name(c));
+		out_obj_open(vnet_class_name(c));
+		out_u64("packets", " %14llu", v->packets);
+		out_u64("bytes", " %16llu", v->bytes);
+		out_obj_close();
+		if (prev) {
+			const struct vnet_counter *p =
+				vnet_class_counter(&prev->cls[k], c);
+
+			out_text(" %12.0f %14.0f",
+				 (v->packets - p->packets) / dt,
+				 (v->bytes - p->bytes) * 8 / dt);
+		}
+		out_text("\n");
+	}
+}
+
+/* The classifier's state of key K and, with PREV, the rates (JSON only). */
+static void print_state_rates(const struct vnet_stats_snapshot *s,
+			      const struct vnet_stats_snapshot *prev,
+			      double dt, __u32 k)
+{
+	int c;
+
+	out_obj_open("state");
+	out_u64("urgent", NULL, s->state[k].urgent);
+	out_u64("push", NULL, s->state[k].push);
+	out_u64("last_urgent_ns", NULL, s->state[k].last_urgent_ns);
+	out_u64("last_push_ns", NULL, s->state[k].last_push_ns);
+	out_obj_close();
+	if (!prev)
+		return;
+	out_obj_open("rates");
+	for (c = 0; c < VNET_CLASS_MAX; c++) {
+		const struct vnet_counter *v =
+			vnet_class_counter(&s->cls[k], c);
+		const struct vnet_counter *p =
+			vnet_class_counter(&prev->cls[k], c);
+
+		out_obj_open(vnet_class_name(c));
+		out_double("pps", NULL, (v->packets - p->packets) / dt);
+		out_double("bps", NULL, (v->bytes - p->bytes) * 8 / dt);
+		out_obj_close();
+	}
+	out_obj_close();
+}
+
 static void print_stats(const char *dev, const struct vnet_stats_snapshot *s,
 			const struct vnet_stats_snapshot *prev, double dt,
 			int only_queue, const struct vnet_dp_stats *dp)
 {
 	bool dp_served = dp && served(dev, dp);
 	__u32 dir, q, k;
-	int c, rows = 0;
+	int rows = 0;
 
 	out_obj_open(NULL);
 	out_str("ifname", "%s\n", dev);
@@ -132,55 +191,14 @@ static void print_stats(const char *dev, const struct vnet_stats_snapshot *s,
 			out_obj_open(NULL);
 			out_u64("queue", NULL, q);
 			out_str("dir", NULL, vnet_dir_name(dir));
-			for (c = 0; c < VNET_CLASS_MAX; c++) {
-				const struct vnet_counter *v =
-					vnet_class_counter(&s->cls[k], c);
-
-				out_text("%-5u %-3s %-10s", q, vnet_dir_name(dir),
-					 vnet_class_name(c));
-				out_obj_open(vnet_class_name(c));
-				out_u64("packets", " %14llu", v->packets);
-				out_u64("bytes", " %16llu", v->bytes);
-				out_obj_close();
-				if (prev) {
-					const struct vnet_counter *p =
-						vnet_class_counter(&prev->cls[k], c);
-
-					out_text(" %12.0f %14.0f",
-						 (v->packets - p->packets) / dt,
-						 (v->bytes - p->bytes) * 8 / dt);
-				}
-				out_text("\n");
-			}
+			print_classes(s, prev, dt, q, dir, k);
 			/*
 			 * vnetd's counters: in JSON always (zeros where no
 			 * datapath serves the tap), in text only where one does
 			 */
 			if (dp && (out_json || dp_served))
 				print_dp(q, (int)dir, &dp[k]);
-			out_obj_open("state");
-			out_u64("urgent", NULL, s->state[k].urgent);
-			out_u64("push", NULL, s->state[k].push);
-			out_u64("last_urgent_ns", NULL, s->state[k].last_urgent_ns);
-			out_u64("last_push_ns", NULL, s->state[k].last_push_ns);
-			out_obj_close();
-			if (prev) {
-				out_obj_open("rates");
-				for (c = 0; c < VNET_CLASS_MAX; c++) {
-					const struct vnet_counter *v =
-						vnet_class_counter(&s->cls[k], c);
-					const struct vnet_counter *p =
-						vnet_class_counter(&prev->cls[k], c);
-
-					out_obj_open(vnet_class_name(c));
-					out_double("pps", NULL,
-						   (v->packets - p->packets) / dt);
-					out_double("bps", NULL,
-						   (v->bytes - p->bytes) * 8 / dt);
-					out_obj_close();
-				}
-				out_obj_close();
-			}
+			print_state_rates(s, prev, dt, k);
 			out_obj_close();
 		}
 	}
@@ -321,103 +339,150 @@ static void stats_print(struct stats_dev *devs, int n, bool all, double dt,
 	out_doc_end();
 }
 
-int do_stats(int argc, char **argv)
+/* vnetctl stats's options */
+struct stats_args {
+	unsigned int queue, watch, count;
+	bool have_queue, have_count, prom;
+};
+
+/* The options into A: 0, or the exit status of a bad one. */
+static int stats_parse(int argc, char **argv, struct stats_args *a)
 {
-	struct stats_dev *devs = NULL;
-	unsigned int queue = 0, watch = 0, count = 0, v;
-	bool have_queue = false, have_count = false, prom = false, all;
-	struct timespec ts;
-	double t0, t1;
-	unsigned int i;
-	int opt, ret = 0, n, k;
+	unsigned int v;
+	int opt;
 
 	while ((opt = cli_getopt(argc, argv, stats_opts, "")) != -1) {
 		switch (opt) {
 		case 'q':
 			if (!cli_parse_u32("stats", "--queue", optarg, 0,
-					   VNET_MAX_QUEUES - 1, &queue))
+					   VNET_MAX_QUEUES - 1, &a->queue))
 				return EXIT_USAGE;
-			have_queue = true;
+			a->have_queue = true;
 			break;
 		case 'w':
 			if (!cli_parse_u32("stats", "--watch", optarg, 1, 3600,
-					   &watch))
+					   &a->watch))
 				return EXIT_USAGE;
 			break;
 		case 'c':
 			if (!cli_parse_u32("stats", "--count", optarg, 1,
 					   1000000, &v))
 				return EXIT_USAGE;
-			count = v;
-			have_count = true;
+			a->count = v;
+			a->have_count = true;
 			break;
 		case 'P':
-			prom = true;
+			a->prom = true;
 			break;
 		default:
 			return cli_bad_option("stats", opt, argv);
 		}
 	}
-	if (prom)
-		return prometheus(argc - optind, argv + optind,
-				  have_queue ? (int)queue : -1, watch);
-	if (optind < argc - 1)
-		return cli_usage("stats", "too many arguments");
-	if (have_count && !watch)
-		return cli_usage("stats", "--count needs --watch");
-	if (optind < argc && argv[optind][0] == '-')
-		return cli_usage("stats", "unknown option '%s'", argv[optind]);
+	return 0;
+}
 
-	/* no DEV: every attached device that is present */
-	all = optind == argc;
-	if (all) {
-		n = stats_all(&devs);
-		if (n < 0)
+/*
+ * The devices to read: NAME, or (NULL) every attached one that is present,
+ * each with its snapshots.  *N gets how many; 0 or the exit status.
+ */
+static int stats_devs(const char *name, struct stats_dev **devsp, int *n)
+{
+	struct stats_dev *devs;
+	int k;
+
+	if (!name) {
+		*n = stats_all(devsp);
+		if (*n < 0)
 			return 1;
 	} else {
-		if (vnet_ifname_invalid(argv[optind]))
+		if (vnet_ifname_invalid(name))
 			return cli_usage("stats", "'%s' is not a device name: %s",
-					 argv[optind],
-					 vnet_ifname_invalid(argv[optind]));
-		n = 1;
-		devs = calloc(1, sizeof(*devs));
-		if (!devs)
+					 name, vnet_ifname_invalid(name));
+		*n = 1;
+		*devsp = calloc(1, sizeof(**devsp));
+		if (!*devsp)
 			return cli_error("out of memory");
-		snprintf(devs[0].name, IF_NAMESIZE, "%.15s", argv[optind]);
+		snprintf((*devsp)[0].name, IF_NAMESIZE, "%.15s", name);
 	}
-	for (k = 0; k < n; k++) {
+	devs = *devsp;
+	for (k = 0; k < *n; k++) {
 		devs[k].cur = malloc(sizeof(*devs[k].cur));
 		devs[k].prev = malloc(sizeof(*devs[k].prev));
-		if (!devs[k].cur || !devs[k].prev) {
-			ret = cli_error("out of memory");
-			goto out;
-		}
+		if (!devs[k].cur || !devs[k].prev)
+			return cli_error("out of memory");
 	}
-	ret = stats_read(devs, n, all);
-	if (ret)
-		goto out;
-	t0 = now_s();
-	if (!watch) {
-		stats_print(devs, n, all, 0, have_queue ? (int)queue : -1);
-		goto out;
-	}
-	for (i = 0; !have_count || i < count; i++) {
-		ts.tv_sec = watch;
-		ts.tv_nsec = 0;
-		nanosleep(&ts, NULL);
-		ret = stats_read(devs, n, all);
-		if (ret)
-			goto out;
-		t1 = now_s();
-		stats_print(devs, n, all, t1 - t0, have_queue ? (int)queue : -1);
-		t0 = t1;
-	}
-out:
+	return 0;
+}
+
+static void stats_devs_free(struct stats_dev *devs, int n)
+{
+	int k;
+
 	for (k = 0; devs && k < n; k++) {
 		free(devs[k].dp);
 		free(devs[k].cur);
 		free(devs[k].prev);
 	}
 	free(devs);
+}
+
+/* Read and print once, or with --watch every A->watch seconds, with rates. */
+static int stats_report(struct stats_dev *devs, int n, bool all,
+			const struct stats_args *a)
+{
+	int only_queue = a->have_queue ? (int)a->queue : -1;
+	struct timespec ts;
+	double t0, t1;
+	unsigned int i;
+	int ret;
+
+	ret = stats_read(devs, n, all);
+	if (ret)
+		return ret;
+	t0 = now_s();
+	if (!a->watch) {
+		stats_print(devs, n, all, 0, only_queue);
+		return 0;
+	}
+	for (i = 0; !a->have_count || i < a->count; i++) {
+		ts.tv_sec = a->watch;
+		ts.tv_nsec = 0;
+		nanosleep(&ts, NULL);
+		ret = stats_read(devs, n, all);
+		if (ret)
+			return ret;
+		t1 = now_s();
+		stats_print(devs, n, all, t1 - t0, only_queue);
+		t0 = t1;
+	}
+	return 0;
+}
+
+int do_stats(int argc, char **argv)
+{
+	struct stats_args a = {};
+	struct stats_dev *devs = NULL;
+	bool all;
+	int ret, n = 0;
+
+	ret = stats_parse(argc, argv, &a);
+	if (ret)
+		return ret;
+	if (a.prom)
+		return prometheus(argc - optind, argv + optind,
+				  a.have_queue ? (int)a.queue : -1, a.watch);
+	if (optind < argc - 1)
+		return cli_usage("stats", "too many arguments");
+	if (a.have_count && !a.watch)
+		return cli_usage("stats", "--count needs --watch");
+	if (optind < argc && argv[optind][0] == '-')
+		return cli_usage("stats", "unknown option '%s'", argv[optind]);
+
+	/* no DEV: every attached device that is present */
+	all = optind == argc;
+	ret = stats_devs(all ? NULL : argv[optind], &devs, &n);
+	if (!ret)
+		ret = stats_report(devs, n, all, &a);
+	stats_devs_free(devs, n);
 	return ret;
 }
