@@ -117,6 +117,88 @@ static int publish(struct agent_tap *t)
 	return bpf_map_update_elem(t->info.fd, &key, &in, BPF_EXIST) ? -errno : 0;
 }
 
+/* T's pins are this device's, no other agent nor vnetd drives it (*IN) */
+static int tap_check_free(struct agent_tap *t, struct vnet_info *in,
+			  struct vnet_err *err)
+{
+	struct vnet_tap_users u;
+	__u32 key = 0;
+	int i, ret;
+
+	if (bpf_map_lookup_elem(t->info.fd, &key, in)) {
+		ret = -errno;
+		vnet_err_set(err, "%s: info map: %s", t->name, strerror(errno));
+		return ret;
+	}
+	if ((int)in->ifindex != t->ifindex) {
+		vnet_err_set(err, "%s: the pins are of another device (ifindex %u, %s is %d now: recreated?); run 'vnetctl detach %s' and 'vnetctl attach %s'",
+			     t->name, in->ifindex, t->name, t->ifindex, t->name,
+			     t->name);
+		return -ESTALE;
+	}
+	if (in->agent_pid != (__u32)getpid() && vnet_agent_alive(in, NULL)) {
+		vnet_err_set(err, "%s: already driven by the vnetd agent with pid %u; one agent per tap",
+			     t->name, in->agent_pid);
+		return -EBUSY;
+	}
+	if (!vnet_tap_users(t->name, &u) && u.vnetd) {
+		for (i = 0; i < u.nr && strncmp(u.user[i].comm, "vnetd", 5); i++)
+			;
+		vnet_err_set(err, "%s: served by vnetd (pid %d), whose guest-TX batch is the tap's rx-frames already; the agent is for taps of kernel vhost-net (attach mode)",
+			     t->name, i < u.nr ? u.user[i].pid : 0);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/* The config and queues maps, read-only, and tun's rx-frames into *C. */
+static int tap_map(struct agent_tap *t, struct vnet_ethtool_coalesce *c,
+		   struct vnet_err *err)
+{
+	int ret;
+
+	ret = vnet_map_get(t->name, VNET_MAP_CONFIG, VNET_MAP_MMAP,
+			   &t->cfg_map, err);
+	if (ret)
+		return ret;
+	t->cfg = t->cfg_map.mem;
+	ret = vnet_map_get(t->name, VNET_MAP_QUEUES, VNET_MAP_MMAP,
+			   &t->qs_map, err);
+	if (ret)
+		return ret;
+	t->qs = t->qs_map.mem;
+	ret = vnet_ethtool_coalesce_get(t->ifindex, c, err);
+	if (ret)
+		return ret;
+	if (!(c->present & VNET_ETC_RX_FRAMES)) {
+		vnet_err_set(err, "%s: the driver reports no rx-frames", t->name);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+/* T idle at RX_FRAMES; counters go on across a re-open of the same pins */
+static void tap_reset(struct agent_tap *t, const struct vnetd_agent_opts *o,
+		      const struct vnet_info *in, __u32 rx_frames)
+{
+	t->cur = rx_frames;
+	t->driving = false;
+	t->due = 0;
+	t->changed = false;
+	memset(&t->pub, 0, sizeof(t->pub));
+	t->pub.agent_pid = (__u32)getpid();
+	t->pub.agent_state = VNET_AGENT_IDLE;
+	t->pub.agent_heartbeat_ns = vnetd_now_ns();
+	t->pub.agent_interval_ms = o->interval_ms;
+	t->pub.agent_max_rate = o->max_rate;
+	t->pub.agent_hold = o->hold;
+	if (in->agent_pid == (__u32)getpid()) {
+		t->pub.agent_samples = in->agent_samples;
+		t->pub.agent_changes = in->agent_changes;
+		t->pub.agent_limited = in->agent_limited;
+	}
+}
+
 /*
  * Start driving T: attached, the pins match the device, nobody else
  * drives it.  0, or -errno with err naming the cause and the fix.
@@ -125,12 +207,9 @@ static int tap_open(struct agent_tap *t, const struct vnetd_agent_opts *o,
 		    struct vnet_err *err)
 {
 	struct vnet_ethtool_coalesce c = {};
-	struct vnet_tap_users u;
 	struct vnet_info in = {};
 	struct stat sb;
-	__u32 key = 0;
-	__u64 now = vnetd_now_ns();
-	int ret, i;
+	int ret;
 
 	ret = vnet_tap_check(t->name, &t->ifindex, err);
 	if (ret)
@@ -139,50 +218,11 @@ static int tap_open(struct agent_tap *t, const struct vnetd_agent_opts *o,
 	ret = vnet_map_get(t->name, VNET_MAP_INFO, 0, &t->info, err);
 	if (ret)
 		return ret;
-	if (bpf_map_lookup_elem(t->info.fd, &key, &in)) {
-		ret = -errno;
-		vnet_err_set(err, "%s: info map: %s", t->name, strerror(errno));
-		goto fail;
-	}
-	if ((int)in.ifindex != t->ifindex) {
-		vnet_err_set(err, "%s: the pins are of another device (ifindex %u, %s is %d now: recreated?); run 'vnetctl detach %s' and 'vnetctl attach %s'",
-			     t->name, in.ifindex, t->name, t->ifindex, t->name,
-			     t->name);
-		ret = -ESTALE;
-		goto fail;
-	}
-	if (in.agent_pid != (__u32)getpid() && vnet_agent_alive(&in, NULL)) {
-		vnet_err_set(err, "%s: already driven by the vnetd agent with pid %u; one agent per tap",
-			     t->name, in.agent_pid);
-		ret = -EBUSY;
-		goto fail;
-	}
-	if (!vnet_tap_users(t->name, &u) && u.vnetd) {
-		for (i = 0; i < u.nr && strncmp(u.user[i].comm, "vnetd", 5); i++)
-			;
-		vnet_err_set(err, "%s: served by vnetd (pid %d), whose guest-TX batch is the tap's rx-frames already; the agent is for taps of kernel vhost-net (attach mode)",
-			     t->name, i < u.nr ? u.user[i].pid : 0);
-		ret = -EBUSY;
-		goto fail;
-	}
-	ret = vnet_map_get(t->name, VNET_MAP_CONFIG, VNET_MAP_MMAP,
-			   &t->cfg_map, err);
+	ret = tap_check_free(t, &in, err);
+	if (!ret)
+		ret = tap_map(t, &c, err);
 	if (ret)
 		goto fail;
-	t->cfg = t->cfg_map.mem;
-	ret = vnet_map_get(t->name, VNET_MAP_QUEUES, VNET_MAP_MMAP,
-			   &t->qs_map, err);
-	if (ret)
-		goto fail;
-	t->qs = t->qs_map.mem;
-	ret = vnet_ethtool_coalesce_get(t->ifindex, &c, err);
-	if (ret)
-		goto fail;
-	if (!(c.present & VNET_ETC_RX_FRAMES)) {
-		vnet_err_set(err, "%s: the driver reports no rx-frames", t->name);
-		ret = -EOPNOTSUPP;
-		goto fail;
-	}
 	ret = info_pin_stat(t, &sb);
 	if (ret) {
 		vnet_err_set(err, "%s: info pin: %s", t->name, strerror(-ret));
@@ -190,23 +230,7 @@ static int tap_open(struct agent_tap *t, const struct vnetd_agent_opts *o,
 	}
 	t->info_dev = sb.st_dev;
 	t->info_ino = sb.st_ino;
-	t->cur = c.rx_frames;
-	t->driving = false;
-	t->due = 0;
-	t->changed = false;
-	memset(&t->pub, 0, sizeof(t->pub));
-	t->pub.agent_pid = (__u32)getpid();
-	t->pub.agent_state = VNET_AGENT_IDLE;
-	t->pub.agent_heartbeat_ns = now;
-	t->pub.agent_interval_ms = o->interval_ms;
-	t->pub.agent_max_rate = o->max_rate;
-	t->pub.agent_hold = o->hold;
-	/* counters go on across a re-open of the same pins */
-	if (in.agent_pid == (__u32)getpid()) {
-		t->pub.agent_samples = in.agent_samples;
-		t->pub.agent_changes = in.agent_changes;
-		t->pub.agent_limited = in.agent_limited;
-	}
+	tap_reset(t, o, &in, c.rx_frames);
 	ret = publish(t);
 	if (ret) {
 		vnet_err_set(err, "%s: cannot write the info map: %s", t->name,
@@ -477,6 +501,50 @@ static bool signalled(int sfd)
 	return true;
 }
 
+/* Open every tap of O, each said; 1 when one cannot be. */
+static int taps_open(struct agent_tap *taps, const struct vnetd_agent_opts *o)
+{
+	struct vnet_err err = {};
+	unsigned int i;
+
+	for (i = 0; i < o->ntaps; i++) {
+		taps[i].name = o->taps[i];
+		taps[i].info.fd = -1;
+		taps[i].cfg_map.fd = -1;
+		taps[i].qs_map.fd = -1;
+		if (tap_open(&taps[i], o, &err)) {
+			vhost_err("agent: %s", err.msg);
+			return 1;
+		}
+		ag_info(&taps[i], "driving tun's rx-frames (now %u) from the adaptive-tx recommendation: every %u ms, a step of %u %% and %u frames for %u samples, at most %u change%s per second",
+			taps[i].cur, o->interval_ms, VNETD_AGENT_STEP_PCT,
+			VNETD_AGENT_STEP_MIN, o->hold, o->max_rate,
+			o->max_rate == 1 ? "" : "s");
+	}
+	return 0;
+}
+
+/* The agent exits: the static value back where it drove, its entry idle. */
+static void taps_release(struct agent_tap *taps, unsigned int n)
+{
+	for (struct agent_tap *t = taps; t < taps + n; t++) {
+		__u64 now = vnetd_now_ns();
+
+		if (!t->open)
+			continue;
+		if (t->driving)
+			restore(t, "the agent exits: the static value", false,
+				now);
+		if (!t->open)
+			continue;
+		t->pub.agent_pid = 0;
+		t->pub.agent_state = VNET_AGENT_IDLE;
+		t->pub.agent_heartbeat_ns = now;
+		publish(t);
+		tap_close(t);
+	}
+}
+
 int vnetd_agent_run(const struct vnetd_agent_opts *o, int sfd)
 {
 	struct agent_tap *taps;
@@ -495,24 +563,9 @@ int vnetd_agent_run(const struct vnetd_agent_opts *o, int sfd)
 		vhost_err("agent: out of memory");
 		return 1;
 	}
-	for (i = 0; i < o->ntaps; i++) {
-		taps[i].name = o->taps[i];
-		taps[i].info.fd = -1;
-		taps[i].cfg_map.fd = -1;
-		taps[i].qs_map.fd = -1;
-	}
-	for (i = 0; i < o->ntaps; i++) {
-		if (tap_open(&taps[i], o, &err)) {
-			vhost_err("agent: %s", err.msg);
-			ret = 1;
-			goto out;
-		}
-		ag_info(&taps[i], "driving tun's rx-frames (now %u) from the adaptive-tx recommendation: every %u ms, a step of %u %% and %u frames for %u samples, at most %u change%s per second",
-			taps[i].cur, o->interval_ms, VNETD_AGENT_STEP_PCT,
-			VNETD_AGENT_STEP_MIN, o->hold, o->max_rate,
-			o->max_rate == 1 ? "" : "s");
-	}
-
+	ret = taps_open(taps, o);
+	if (ret)
+		goto out;
 	vnetd_notify("READY=1"); /* systemd Type=notify: every tap is open */
 	next = vnetd_now_ns();
 	for (;;) {
@@ -540,23 +593,7 @@ int vnetd_agent_run(const struct vnetd_agent_opts *o, int sfd)
 			break;
 	}
 out:
-	for (i = 0; i < o->ntaps; i++) {
-		struct agent_tap *t = &taps[i];
-
-		if (!t->open)
-			continue;
-		now = vnetd_now_ns();
-		if (t->driving)
-			restore(t, "the agent exits: the static value", false,
-				now);
-		if (!t->open)
-			continue;
-		t->pub.agent_pid = 0;
-		t->pub.agent_state = VNET_AGENT_IDLE;
-		t->pub.agent_heartbeat_ns = now;
-		publish(t);
-		tap_close(t);
-	}
+	taps_release(taps, o->ntaps);
 	free(taps);
 	return ret;
 }
