@@ -155,6 +155,61 @@ int vnetd_ho_recv(int fd, int timeout_ms, uint32_t want,
 	return vnetd_ho_recv_serving(fd, timeout_ms, want, NULL, m, why, wlen);
 }
 
+/* The fds that came with MH, in M's (at most VNETD_REC_MAX_FDS). */
+static void take_fds(struct msghdr *mh, struct vnetd_ho_msg *m)
+{
+	struct cmsghdr *c;
+
+	for (c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+		size_t k, nfd;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (k = 0; k < nfd && m->nfds < VNETD_REC_MAX_FDS; k++)
+			memcpy(&m->fds[m->nfds++], CMSG_DATA(c) + k * sizeof(int),
+			       sizeof(int));
+	}
+}
+
+/*
+ * The datagram of N bytes in BUF (MH's flags) into M: whole, a record,
+ * of type WANT.  A FAIL is -ECANCELED with its reason in WHY.
+ */
+static int check_msg(const uint8_t *buf, ssize_t n, int flags, uint32_t want,
+		     struct vnetd_ho_msg *m, char *why, size_t wlen)
+{
+	int ret;
+
+	if (!n) {
+		snprintf(why, wlen, "the other vnetd closed the connection before %s",
+			 vnetd_rec_type_name(want));
+		return -ECONNRESET;
+	}
+	if (flags & (MSG_TRUNC | MSG_CTRUNC)) {
+		snprintf(why, wlen, "a message too large (or too many fds)");
+		return -EMSGSIZE;
+	}
+	ret = vnetd_rec_check(buf, (size_t)n, m->nfds, &m->hdr, &m->body,
+			      &m->len, why, wlen);
+	if (ret)
+		return ret;
+	if (m->hdr.type == VNETD_REC_FAIL) {
+		char reason[VNETD_REC_REASON];
+
+		vnetd_rec_fail_parse(m->body, m->len, reason, sizeof(reason));
+		snprintf(why, wlen, "the other vnetd gave up: %s", reason);
+		return -ECANCELED;
+	}
+	if (m->hdr.type != want) {
+		snprintf(why, wlen, "%s where %s was due",
+			 vnetd_rec_type_name(m->hdr.type),
+			 vnetd_rec_type_name(want));
+		return -EPROTO;
+	}
+	return 0;
+}
+
 int vnetd_ho_recv_serving(int fd, int timeout_ms, uint32_t want,
 			  struct vhost_server *srv, struct vnetd_ho_msg *m,
 			  char *why, size_t wlen)
@@ -168,7 +223,6 @@ int vnetd_ho_recv_serving(int fd, int timeout_ms, uint32_t want,
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = ctl.buf,
 			     .msg_controllen = sizeof(ctl.buf) };
-	struct cmsghdr *c;
 	ssize_t n;
 	int ret;
 
@@ -192,50 +246,12 @@ int vnetd_ho_recv_serving(int fd, int timeout_ms, uint32_t want,
 			 vnetd_rec_type_name(want), strerror(errno));
 		return ret;
 	}
-	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		size_t k, nfd;
-
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		nfd = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (k = 0; k < nfd && m->nfds < VNETD_REC_MAX_FDS; k++)
-			memcpy(&m->fds[m->nfds++], CMSG_DATA(c) + k * sizeof(int),
-			       sizeof(int));
+	take_fds(&mh, m);
+	ret = check_msg(buf, n, mh.msg_flags, want, m, why, wlen);
+	if (ret) {
+		vnetd_ho_close_fds(m->fds, m->nfds);
+		m->nfds = 0;
 	}
-	if (!n) {
-		snprintf(why, wlen, "the other vnetd closed the connection before %s",
-			 vnetd_rec_type_name(want));
-		ret = -ECONNRESET;
-		goto err;
-	}
-	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
-		snprintf(why, wlen, "a message too large (or too many fds)");
-		ret = -EMSGSIZE;
-		goto err;
-	}
-	ret = vnetd_rec_check(buf, (size_t)n, m->nfds, &m->hdr, &m->body,
-			      &m->len, why, wlen);
-	if (ret)
-		goto err;
-	if (m->hdr.type == VNETD_REC_FAIL) {
-		char reason[VNETD_REC_REASON];
-
-		vnetd_rec_fail_parse(m->body, m->len, reason, sizeof(reason));
-		snprintf(why, wlen, "the other vnetd gave up: %s", reason);
-		ret = -ECANCELED;
-		goto err;
-	}
-	if (m->hdr.type != want) {
-		snprintf(why, wlen, "%s where %s was due",
-			 vnetd_rec_type_name(m->hdr.type),
-			 vnetd_rec_type_name(want));
-		ret = -EPROTO;
-		goto err;
-	}
-	return 0;
-err:
-	vnetd_ho_close_fds(m->fds, m->nfds);
-	m->nfds = 0;
 	return ret;
 }
 
