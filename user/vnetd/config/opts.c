@@ -481,38 +481,14 @@ static int agent_finish(struct vnetd_opts *o)
 	return 0;
 }
 
-/* Every port is known: CPUs exist, no socket or tap is used twice. */
-static int ports_check(struct vnetd_opts *o)
-{
-	unsigned int i, j;
-
-	for (i = 0; i < o->nports; i++) {
-		for (j = 0; j < i; j++) {
-			if (!strcmp(o->ports[i].socket, o->ports[j].socket))
-				return vnetd_usage_error("%s: socket %s is also used by %s",
-						   o->origin[i], o->ports[i].socket,
-						   o->origin[j]);
-			/* pins are named by device: one port per tap name */
-			if (!strcmp(o->ports[i].tap, o->ports[j].tap))
-				return vnetd_usage_error("%s: tap %s is also used by %s",
-						   o->origin[i], o->ports[i].tap,
-						   o->origin[j]);
-		}
-	}
-	return 0;
-}
-
-int vnetd_opts_parse(int argc, char **argv, struct vnetd_opts *o)
+/* Every option of ARGV through its parser: 0, or the exit status. */
+static int opts_read(int argc, char **argv, struct vnetd_opts *o)
 {
 	struct option lopts[NR_OPTS + 1] = {};
 	char sopts[2 * NR_OPTS + 2] = ":";
 	unsigned int i, n = 1;
 	int c, ret;
 
-	o->log_level = VHOST_LOG_INFO;
-	o->port.socket_gid = (gid_t)-1;
-	o->port.socket_mode = 0600;
-	o->port.packed = true;
 	for (i = 0; i < NR_OPTS; i++) {
 		const struct opt_def *d = &opt_table[i];
 
@@ -543,6 +519,20 @@ int vnetd_opts_parse(int argc, char **argv, struct vnetd_opts *o)
 	}
 	if (optind < argc)
 		return vnetd_usage_error("unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+int vnetd_opts_parse(int argc, char **argv, struct vnetd_opts *o)
+{
+	int ret;
+
+	o->log_level = VHOST_LOG_INFO;
+	o->port.socket_gid = (gid_t)-1;
+	o->port.socket_mode = 0600;
+	o->port.packed = true;
+	ret = opts_read(argc, argv, o);
+	if (ret)
+		return ret;
 	if (vnetd_sandbox.off && vnetd_sandbox.user)
 		return vnetd_usage_error("--user is part of the sandbox: not with --no-sandbox");
 
@@ -553,36 +543,13 @@ int vnetd_opts_parse(int argc, char **argv, struct vnetd_opts *o)
 	}
 	if (o->have_agent_opts)
 		return vnetd_usage_error("--agent-interval, --agent-max-rate and --agent-hold go with --agent TAP");
-
-	if (o->have_socket || o->have_tap) {
-		if (!o->have_socket)
-			return vnetd_usage_error("--tap needs --socket");
-		if (!o->have_tap)
-			return vnetd_usage_error("--socket needs --tap");
-		if (!o->main.queues)
-			o->main.queues = 1;
-		ret = vnetd_port_add(o, &o->main, "--socket");
-		if (ret)
-			return ret;
-	} else if (o->have_queues || o->have_client) {
-		return vnetd_usage_error("--queues and --client go with --socket/--tap (use queues=N, client in --port or --config)");
-	}
-	for (i = 0; i < o->nspecs; i++) {
-		ret = vnetd_parse_port_spec(o, o->specs[i]);
-		if (ret)
-			return ret;
-	}
-	for (i = 0; i < o->nconfigs; i++) {
-		ret = vnetd_parse_config(o, o->configs[i]);
-		if (ret)
-			return ret;
-	}
-	if (!o->nports)
-		return vnetd_usage_error("no port: give --socket and --tap, --port or --config");
+	ret = vnetd_ports_collect(o);
+	if (ret)
+		return ret;
 	if (o->detach && !o->takeover)
 		return vnetd_usage_error("--detach goes with --takeover");
 	if (!o->takeover_socket[0])
 		snprintf(o->takeover_socket, sizeof(o->takeover_socket),
 			 "%s/%s.takeover", VNETD_TAKEOVER_DIR, o->ports[0].tap);
-	return ports_check(o);
+	return vnetd_ports_check(o);
 }

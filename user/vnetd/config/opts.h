@@ -69,5 +69,9 @@ int vnetd_port_add(struct vnetd_opts *o, const struct vnetd_port_cfg *c,
 		   const char *where);
 int vnetd_parse_port_spec(struct vnetd_opts *o, const char *spec);
 int vnetd_parse_config(struct vnetd_opts *o, const char *path);
+/* every port from the options (--socket/--tap, --port, --config) */
+int vnetd_ports_collect(struct vnetd_opts *o);
+/* no socket or tap used by two ports */
+int vnetd_ports_check(const struct vnetd_opts *o);
 
 #endif

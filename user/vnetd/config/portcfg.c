@@ -429,3 +429,60 @@ out:
 	return ret;
 }
 
+/*
+ * The ports of O's options: --socket and --tap, each --port, each
+ * --config's.  0, or the exit status of a usage error.
+ */
+int vnetd_ports_collect(struct vnetd_opts *o)
+{
+	unsigned int i;
+	int ret;
+
+	if (o->have_socket || o->have_tap) {
+		if (!o->have_socket)
+			return vnetd_usage_error("--tap needs --socket");
+		if (!o->have_tap)
+			return vnetd_usage_error("--socket needs --tap");
+		if (!o->main.queues)
+			o->main.queues = 1;
+		ret = vnetd_port_add(o, &o->main, "--socket");
+		if (ret)
+			return ret;
+	} else if (o->have_queues || o->have_client) {
+		return vnetd_usage_error("--queues and --client go with --socket/--tap (use queues=N, client in --port or --config)");
+	}
+	for (i = 0; i < o->nspecs; i++) {
+		ret = vnetd_parse_port_spec(o, o->specs[i]);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < o->nconfigs; i++) {
+		ret = vnetd_parse_config(o, o->configs[i]);
+		if (ret)
+			return ret;
+	}
+	if (!o->nports)
+		return vnetd_usage_error("no port: give --socket and --tap, --port or --config");
+	return 0;
+}
+
+/* Every port is known: no socket or tap is used twice. */
+int vnetd_ports_check(const struct vnetd_opts *o)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < o->nports; i++) {
+		for (j = 0; j < i; j++) {
+			if (!strcmp(o->ports[i].socket, o->ports[j].socket))
+				return vnetd_usage_error("%s: socket %s is also used by %s",
+						   o->origin[i], o->ports[i].socket,
+						   o->origin[j]);
+			/* pins are named by device: one port per tap name */
+			if (!strcmp(o->ports[i].tap, o->ports[j].tap))
+				return vnetd_usage_error("%s: tap %s is also used by %s",
+						   o->origin[i], o->ports[i].tap,
+						   o->origin[j]);
+		}
+	}
+	return 0;
+}
