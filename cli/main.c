@@ -209,15 +209,26 @@ static bool wants_help(int argc, char **argv)
 	return false;
 }
 
-int main(int argc, char **argv)
+/* -V: vnetctl's version, the ABI's and the JSON schema's */
+static void print_version(void)
 {
-	const char *netns = NULL;
-	const struct cmd *c;
-	struct vnet_err err = {};
-	bool amb;
+	if (out_json)
+		printf(out_pretty ?
+			       "{\n  \"name\": \"%s\",\n  \"version\": \"%s\",\n  \"abi\": %d,\n  \"json_schema\": %d\n}\n" :
+			       "{\"name\":\"%s\",\"version\":\"%s\",\"abi\":%d,\"json_schema\":%d}\n",
+		       prog_name, VNET_VERSION, VNET_ABI_VERSION,
+		       VNETCTL_JSON_SCHEMA);
+	else
+		printf("%s %s (vnet ABI %d, JSON schema %d)\n",
+		       prog_name, VNET_VERSION, VNET_ABI_VERSION,
+		       VNETCTL_JSON_SCHEMA);
+}
+
+/* The options before the command: -1 to go on, or the exit status. */
+static int parse_global(int argc, char **argv, const char **netns)
+{
 	int opt;
 
-	cli_cmds = cmds;
 	/* '+': stop at the command; its own options are parsed by it */
 	opterr = 0; /* one message per mistake: ours */
 	while ((opt = cli_getopt(argc, argv, global_opts, "+")) != -1) {
@@ -229,7 +240,7 @@ int main(int argc, char **argv)
 			out_json = out_pretty = true;
 			break;
 		case 'n':
-			netns = optarg;
+			*netns = optarg;
 			break;
 		case 'd':
 			debug = true;
@@ -238,16 +249,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			if (out_json)
-				printf(out_pretty ?
-					       "{\n  \"name\": \"%s\",\n  \"version\": \"%s\",\n  \"abi\": %d,\n  \"json_schema\": %d\n}\n" :
-					       "{\"name\":\"%s\",\"version\":\"%s\",\"abi\":%d,\"json_schema\":%d}\n",
-				       prog_name, VNET_VERSION, VNET_ABI_VERSION,
-				       VNETCTL_JSON_SCHEMA);
-			else
-				printf("%s %s (vnet ABI %d, JSON schema %d)\n",
-				       prog_name, VNET_VERSION, VNET_ABI_VERSION,
-				       VNETCTL_JSON_SCHEMA);
+			print_version();
 			return 0;
 		case ':':
 			return cli_usage(NULL, "option '%s' needs a value; try '%s --help'",
@@ -257,6 +259,43 @@ int main(int argc, char **argv)
 					 argv[optind - 1], prog_name);
 		}
 	}
+	return -1;
+}
+
+/*
+ * Commands that read pins, where /sys/fs/bpf is no bpffs: under `ip
+ * netns exec` (a private /sys), in another private mount namespace,
+ * or not mounted at all: say which and the fix rather than "not
+ * attached".  attach mounts bpffs itself; help needs none; gc has
+ * /run/vnet to clean all the same where nothing is pinned.  0, or the
+ * exit status.
+ */
+static int bpffs_check_for(const struct cmd *c, int argc, char **argv)
+{
+	struct vnet_err err = {};
+	int ret;
+
+	if (c->fn == do_attach || c->fn == do_help || c->fn == do_exporter ||
+	    wants_help(argc, argv))
+		return 0;
+	ret = vnet_bpffs_check(&err);
+	if (ret == -ENOTSUP || (ret && c->fn != do_gc))
+		return cli_error("%s", err.msg);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *netns = NULL;
+	const struct cmd *c;
+	struct vnet_err err = {};
+	bool amb;
+	int ret;
+
+	cli_cmds = cmds;
+	ret = parse_global(argc, argv, &netns);
+	if (ret >= 0)
+		return ret;
 	if (optind >= argc) {
 		cli_usage(NULL, "no command given");
 		usage(stderr);
@@ -269,20 +308,9 @@ int main(int argc, char **argv)
 	vnet_libbpf_log(debug ? stderr : NULL);
 	if (netns && vnet_netns_enter(netns, &err))
 		return cli_error("%s", err.msg);
-	/*
-	 * Commands that read pins, where /sys/fs/bpf is no bpffs: under `ip
-	 * netns exec` (a private /sys), in another private mount namespace,
-	 * or not mounted at all: say which and the fix rather than "not
-	 * attached".  attach mounts bpffs itself; help needs none; gc has
-	 * /run/vnet to clean all the same where nothing is pinned.
-	 */
-	if (c->fn != do_attach && c->fn != do_help && c->fn != do_exporter &&
-	    !wants_help(argc, argv)) {
-		int ret = vnet_bpffs_check(&err);
-
-		if (ret == -ENOTSUP || (ret && c->fn != do_gc))
-			return cli_error("%s", err.msg);
-	}
+	ret = bpffs_check_for(c, argc, argv);
+	if (ret)
+		return ret;
 
 	argc -= optind;
 	argv += optind;
