@@ -482,18 +482,11 @@ static void give_back(struct vhost_vq *vq, const uint16_t *ids, unsigned int n)
 	vq->owe_call = true;
 }
 
-static int packed_start(struct vhost_vq *vq)
+/* Map the descriptor ring and the event areas: false when one cannot be. */
+static bool packed_map(struct vhost_vq *vq)
 {
-	unsigned int back;
 	uint64_t gpa;
 
-	vq->notify_on_empty = false; /* a legacy feature: not with packed */
-	if (vq->last_avail_idx >= vq->num || vq->used_idx >= vq->num) {
-		vhost_err("%s: vq %u: packed base avail %u used %u, ring size %u",
-			  vq_name(vq), vq->index, vq->last_avail_idx,
-			  vq->used_idx, vq->num);
-		return -EINVAL;
-	}
 	vq->packed.desc = vhost_vq_map(vq, "packed descriptor ring",
 				       vq->desc_uva,
 				       (uint64_t)vq->num * sizeof(*vq->packed.desc),
@@ -506,15 +499,49 @@ static int packed_start(struct vhost_vq *vq)
 					       vq->used_uva,
 					       sizeof(*vq->packed.device_event),
 					       4, &vq->packed.device_event_gpa);
-	if (!vq->packed.desc || !vq->packed.driver_event ||
-	    !vq->packed.device_event) {
+	return vq->packed.desc && vq->packed.driver_event &&
+	       vq->packed.device_event;
+}
+
+/*
+ * The base is taken as it is (SET_VRING_BASE, the journal's, or where the
+ * last run stopped): a packed ring keeps no index in shared memory to
+ * resync from.  One thing is checked: the descriptor at the base must not
+ * be a used one of the base's own lap.  The device writes used entries only
+ * behind the chains it popped, so at a right base that slot is available
+ * or still the previous lap's; a used entry there means the device went
+ * further (QEMU hands a restarted backend the base of the ring's last
+ * start).  Serving from there would hand the guest buffers it already got
+ * back: the ring is broken instead, with the fix (docs/vhost-user-rings.md).
+ */
+static void packed_check_base(struct vhost_vq *vq)
+{
+	uint16_t f = flags_load(vq, vq->last_avail_idx);
+	bool w = vq->avail_wrap;
+
+	if (!!(f & F_AVAIL) == w && !!(f & F_USED) == w)
+		vhost_vq_set_broken(vq, "packed ring base %u (wrap %u) is stale: that descriptor was already used (the frontend kept the base of an earlier start, as QEMU does when the backend restarted under a running guest); the guest's driver must reset the device (e.g. rebind virtio_net, or reboot)",
+				    vq->last_avail_idx, w);
+}
+
+static int packed_start(struct vhost_vq *vq)
+{
+	unsigned int back;
+
+	vq->notify_on_empty = false; /* a legacy feature: not with packed */
+	if (vq->last_avail_idx >= vq->num || vq->used_idx >= vq->num) {
+		vhost_err("%s: vq %u: packed base avail %u used %u, ring size %u",
+			  vq_name(vq), vq->index, vq->last_avail_idx,
+			  vq->used_idx, vq->num);
+		return -EINVAL;
+	}
+	if (!packed_map(vq)) {
 		vhost_vq_stop(vq);
 		return -EFAULT;
 	}
 	/*
-	 * Per id and per pop.  Kept over a stop and start of the same size:
-	 * chains in flight then are pushed with the counts they were popped
-	 * with.
+	 * Per id and per pop, kept over a stop and start of the same size:
+	 * chains in flight are pushed with the counts they were popped with.
 	 */
 	if (vq->packed.alloc != vq->num) {
 		vhost_vq_packed_free(vq);
@@ -533,28 +560,7 @@ static int packed_start(struct vhost_vq *vq)
 	}
 	/* a journal may know better than the frontend (journal.c) */
 	back = vhost_jr_start(vq, vq->packed.pop_id);
-	/*
-	 * The base is taken as it is (SET_VRING_BASE, the journal's, or
-	 * where the last run stopped): a packed ring keeps no index in
-	 * shared memory to resync from.  One thing is checked: the
-	 * descriptor at the base must not be
-	 * a used one of the base's own lap.  The device writes used entries
-	 * only behind the chains it popped, so at a right base that slot is
-	 * available or still the previous lap's; a used entry there means the
-	 * device went further (QEMU hands a restarted backend the base of the
-	 * ring's last start).  Serving from there would hand the guest buffers
-	 * it already got back: the ring is broken instead, with the fix.  See
-	 * docs/vhost-user.md, "Packed rings".
-	 */
-	{
-		uint16_t f = flags_load(vq, vq->last_avail_idx);
-		bool w = vq->avail_wrap;
-
-		if (!!(f & F_AVAIL) == w && !!(f & F_USED) == w) {
-			vhost_vq_set_broken(vq, "packed ring base %u (wrap %u) is stale: that descriptor was already used (the frontend kept the base of an earlier start, as QEMU does when the backend restarted under a running guest); the guest's driver must reset the device (e.g. rebind virtio_net, or reboot)",
-					    vq->last_avail_idx, w);
-		}
-	}
+	packed_check_base(vq);
 	vq->packed.pops = 0;
 	vq->packed.cnt = 0;
 	vq->packed.scan = pos_pack(vq->last_avail_idx, vq->avail_wrap);
