@@ -454,6 +454,7 @@ int do_exporter(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	raise_nofile();
+	stats_prometheus_keep_open();
 	d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
 				     (strchr(shown, '[') ? MHD_USE_IPv6 : 0),
 			     0, NULL, NULL, handle, NULL,

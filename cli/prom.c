@@ -27,21 +27,6 @@
 /* where this scrape goes */
 static FILE *po;
 
-struct prom_dev {
-	char name[IF_NAMESIZE];
-	char netns[NAME_MAX + 1]; /* "" when it has no name */
-	struct vnet_stats_snapshot snap;
-	struct vnet_dp_stats *dp; /* NULL: no dp_stats map */
-	bool guard_ok;            /* guard maps read */
-	struct vnet_counter guard[VNET_GUARD_R_MAX];
-	/* the rows shown, queue by queue, tx before rx: found once a scrape */
-	int nrows;
-	struct prom_row {
-		__u16 q;
-		__u8 dir;
-	} rows[VNET_MAX_QUEUES * VNET_DIR_MAX];
-};
-
 /* a label value: backslash, double quote and newline escaped */
 static void label(const char *s)
 {
@@ -289,58 +274,110 @@ static bool dp_any(const struct vnet_dp_stats *dp)
 	return false;
 }
 
+/*
+ * D read the long way (every pin opened): 1, 0 when the device is gone
+ * (no series), -1 with ERR set
+ */
+static int read_dev(const char *name, struct prom_dev *d, struct vnet_err *err)
+{
+	struct vnet_status st;
+	struct vnet_guard g;
+
+	if (vnet_pins_gone(name))
+		return 0; /* gone: no series, and no status read */
+	if (!vnet_status(name, &st, err) && !st.present)
+		return 0; /* gone: no series */
+	if (err->msg[0])
+		return -1;
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	if (!st.info.netns_ino ||
+	    vnet_netns_name(st.info.netns_ino, d->netns, sizeof(d->netns)))
+		d->netns[0] = '\0';
+	if (vnet_stats_read(name, &d->snap, err))
+		return -1;
+	d->served = st.info.vnetd_socket[0] != '\0';
+	d->dp = stats_dp_read(name);
+	d->guard_ok = !vnet_guard_get(name, &g, d->guard, NULL);
+	return 1;
+}
+
+/* the exporter: its devices kept open between scrapes (prom_cache.c) */
+static bool keep_open;
+
+void stats_prometheus_keep_open(void)
+{
+	keep_open = true;
+}
+
+/*
+ * N devices' room, zeroed; the exporter keeps it from scrape to scrape
+ * (a snapshot is 74 KB: fresh pages for 256 taps cost more than reading
+ * them)
+ */
+static struct prom_dev *devs_get(int n)
+{
+	static struct prom_dev *kept;
+	static int room;
+	struct prom_dev *d;
+
+	if (!keep_open)
+		return calloc(n ? n : 1, sizeof(*kept));
+	if (n > room) {
+		d = realloc(kept, sizeof(*kept) * (size_t)n);
+		if (!d)
+			return NULL;
+		kept = d;
+		room = n;
+	}
+	return kept;
+}
+
 int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
 		     bool lenient)
 {
 	struct vnet_err err = {};
-	struct vnet_status st;
 	struct prom_dev *devs;
-	int i, k = 0, ret = 0, left_out = 0;
+	int i, k = 0, ret = 0, left_out = 0, r;
 
 	po = f;
-	devs = calloc(n ? n : 1, sizeof(*devs));
+	devs = devs_get(n);
 	if (!devs)
 		return cli_error("out of memory");
+	if (keep_open)
+		prom_cache_begin();
 	for (i = 0; i < n; i++) {
 		struct prom_dev *d = &devs[k];
 
-		if (vnet_pins_gone(names[i]))
-			continue; /* gone: no series, and no status read */
-		if (!vnet_status(names[i], &st, &err) && !st.present)
-			continue; /* gone: no series */
-		if (!err.msg[0]) {
-			snprintf(d->name, sizeof(d->name), "%s", names[i]);
-			if (!st.info.netns_ino ||
-			    vnet_netns_name(st.info.netns_ino, d->netns,
-					    sizeof(d->netns)))
-				d->netns[0] = '\0';
-			vnet_stats_read(names[i], &d->snap, &err);
+		r = keep_open ? prom_cache_read(names[i], d) : -1;
+		if (r < 0) {
+			if (!d->dp_mapped)
+				free(d->dp);
+			memset(d, 0, sizeof(*d));
+			r = read_dev(names[i], d, &err);
 		}
-		if (err.msg[0] && !lenient) {
+		if (!r)
+			continue;
+		if (r < 0 && !lenient) {
 			ret = cli_error("%s", err.msg);
 			goto out;
 		}
-		if (err.msg[0]) {
+		if (r < 0) {
 			skipped(err.msg);
 			err.msg[0] = '\0';
 			left_out++;
 			continue;
 		}
-		d->dp = stats_dp_read(names[i]);
 		/* a tap no vnetd serves (vnetctl attach): no datapath zeros */
-		if (d->dp && !st.info.vnetd_socket[0] && !dp_any(d->dp)) {
-			free(d->dp);
+		if (d->dp && !d->served && !dp_any(d->dp)) {
+			if (!d->dp_mapped)
+				free(d->dp);
 			d->dp = NULL;
-		}
-		{
-			struct vnet_guard g;
-
-			d->guard_ok = !vnet_guard_get(names[i], &g, d->guard,
-						      NULL);
 		}
 		find_rows(d, only_queue);
 		k++;
 	}
+	if (keep_open)
+		prom_cache_end();
 	print_info(devs, k);
 	print_families(devs, k, only_queue);
 	print_guard(devs, k);
@@ -351,7 +388,9 @@ int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
 	}
 out:
 	for (i = 0; i < k; i++)
-		free(devs[i].dp);
-	free(devs);
+		if (!devs[i].dp_mapped)
+			free(devs[i].dp);
+	if (!keep_open)
+		free(devs);
 	return ret;
 }

@@ -2,6 +2,7 @@
 #ifndef VNETCTL_H
 #define VNETCTL_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include "libvnet.h"
@@ -76,6 +77,24 @@ bool stats_dp_active(const struct vnet_dp_stats *d); /* counted anything */
 struct vnet_dp_stats *stats_dp_read(const char *dev); /* malloc'd, or NULL */
 bool stats_key_active(const struct vnet_stats_snapshot *s,
 		      const struct vnet_dp_stats *dp, __u32 k);
+/* one device of a scrape (prom.c, prom_cache.c) */
+struct prom_dev {
+	char name[IF_NAMESIZE];
+	char netns[NAME_MAX + 1]; /* "" when it has no name */
+	struct vnet_stats_snapshot snap;
+	struct vnet_dp_stats *dp; /* NULL: no dp_stats map */
+	bool dp_mapped;           /* dp is the map's mmapped values */
+	bool guard_ok;            /* guard maps read */
+	bool served;              /* a vnetd port serves it */
+	struct vnet_counter guard[VNET_GUARD_R_MAX];
+	/* the rows shown, queue by queue, tx before rx: found once a scrape */
+	int nrows;
+	struct prom_row {
+		__u16 q;
+		__u8 dir;
+	} rows[VNET_MAX_QUEUES * VNET_DIR_MAX];
+};
+
 /*
  * prom.c: the Prometheus text format of devices NAMES into F (gone ones
  * left out).  LENIENT (the exporter, and stats --prometheus of every
@@ -84,6 +103,16 @@ bool stats_key_active(const struct vnet_stats_snapshot *s,
  */
 int stats_prometheus(FILE *f, char (*names)[IF_NAMESIZE], int n, int only_queue,
 		     bool lenient);
+/* from now on, keep the devices' maps open between calls (the exporter) */
+void stats_prometheus_keep_open(void);
+/*
+ * prom_cache.c: D of NAME through its kept-open maps: 1, 0 when it is gone
+ * (no series), -1 when it cannot be kept open (read it the long way);
+ * begin and end bracket a scrape (what was not read is closed)
+ */
+int prom_cache_read(const char *name, struct prom_dev *d);
+void prom_cache_begin(void);
+void prom_cache_end(void);
 
 /*
  * coalesce show's per-queue decisions (coalesce_state.c): the notification

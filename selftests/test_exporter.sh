@@ -135,6 +135,13 @@ rate_positive()
 	gt0 "$(value "$1")"
 }
 
+# push_count DEV: its guest-TX push frames on queue 0 in a scrape ("" none)
+push_count()
+{
+	curl -s "http://127.0.0.1:$EPORT/metrics" |
+		sed -n "s/^vnet_packets_total{device=\"$1\",queue=\"0\",direction=\"tx\",class=\"push\"} //p"
+}
+
 # conns PORT: the exporter's established TCP connections on PORT
 conns()
 {
@@ -147,6 +154,15 @@ fleet_checks()
 {
 	local dev=$1 fds=() fd i codes port epid2 body r0 r1 f
 
+	# the exporter keeps a tap's maps open between scrapes: a tap attached
+	# again (new maps) is read from its new maps, not the old ones
+	expect "kept open: no push yet" "" "$(push_count "$dev")"
+	"$TAPWRITE" -n "$NS" -d "$dev" -q 1 send 0 push 3 >/dev/null 2>&1
+	expect "kept open: push counted" 3 "$(push_count "$dev")"
+	"$VNETCTL" -n "$NS" detach "$dev" >/dev/null && "$VNETCTL" -n "$NS" attach "$dev" >/dev/null
+	expect "attached again: counted anew" "" "$(push_count "$dev")"
+	"$TAPWRITE" -n "$NS" -d "$dev" -q 1 send 0 push 2 >/dev/null 2>&1
+	expect "attached again: the new maps" 2 "$(push_count "$dev")"
 	expect "attach-mode tap: no datapath families" 0 \
 		"$("$VNETCTL" -n "$NS" stats --prometheus "$dev" | grep -c '^# TYPE vnet_datapath_')"
 	# 1000 connections from 127.0.0.1 that send nothing: one address holds

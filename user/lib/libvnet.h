@@ -169,9 +169,8 @@ struct vnet_status {
 	bool present;  /* the device still exists (links are live) */
 	struct vnet_info info;
 	/*
-	 * xmit: prog_id is the tap's vnet_xmit_rx; link_id its own link
-	 * (xmit_attach VNET_XMIT_PER_TAP), 0 when the shared dispatcher
-	 * tail-calls it (VNET_XMIT_SHARED: the xmit_dispatcher_* fields).
+	 * xmit: prog_id is the tap's vnet_xmit_rx; link_id its own link (per
+	 * tap), 0 when the shared dispatcher tail-calls it (xmit_dispatcher_*)
 	 */
 	struct vnet_hook_status xdp, tc_ingress, tc_egress, xmit;
 	__u32 xmit_attach;             /* VNET_XMIT_* as found now, 0: not reached */
@@ -242,7 +241,6 @@ int vnet_xmit_gc(void);
 
 struct vnet_xmit_status {
 	__u32 link_id, prog_id; /* the dispatcher's */
-	__u32 nr_taps;          /* entries (without KEY) */
 	bool found;             /* the queried program is in its slot */
 	__u32 slot;
 };
@@ -303,6 +301,9 @@ struct vnet_stats_snapshot {
 	struct vnet_queue_state state[VNET_DIR_MAX * VNET_MAX_QUEUES];
 };
 
+/* vnet_stats_fill(): SNAP from an open stats map and the queues' values QS */
+int vnet_stats_fill(int stats_fd, const struct vnet_queue_state *qs,
+		    struct vnet_stats_snapshot *snap);
 int vnet_stats_read(const char *ifname, struct vnet_stats_snapshot *snap,
 		    struct vnet_err *err);
 

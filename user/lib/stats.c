@@ -80,49 +80,52 @@ static __u32 seen_queues(const struct vnet_queue_state *qs, int dir)
 	return n;
 }
 
+int vnet_stats_fill(int stats_fd, const struct vnet_queue_state *qs,
+		    struct vnet_stats_snapshot *snap)
+{
+	struct vnet_class_stats *percpu;
+	int ncpu = libbpf_num_possible_cpus();
+	int ret = 0, dir, c;
+	__u32 k, n;
+
+	memset(snap, 0, sizeof(*snap));
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	percpu = calloc((size_t)ncpu * VNET_MAX_QUEUES, sizeof(*percpu));
+	if (!percpu)
+		return -ENOMEM;
+	for (dir = 0; dir < VNET_DIR_MAX && !ret; dir++) {
+		n = seen_queues(qs, dir);
+		ret = read_range(stats_fd, vnet_key(dir, 0), n, percpu, ncpu);
+		for (k = 0; !ret && k < n; k++)
+			for (c = 0; c < ncpu; c++)
+				add_cpu(&snap->cls[vnet_key(dir, k)],
+					&percpu[(size_t)k * ncpu + c]);
+	}
+	if (!ret)
+		memcpy(snap->state, qs, sizeof(snap->state));
+	free(percpu);
+	return ret;
+}
+
 int vnet_stats_read(const char *ifname, struct vnet_stats_snapshot *snap,
 		    struct vnet_err *err)
 {
 	struct vnet_map sm = VNET_MAP_INIT, qm = VNET_MAP_INIT;
-	struct vnet_class_stats *percpu = NULL;
-	int ncpu = libbpf_num_possible_cpus();
-	int ret, dir;
-	__u32 k, n;
-	int c;
+	int ret;
 
 	memset(snap, 0, sizeof(*snap));
-	if (ncpu <= 0) {
-		vnet_err_set(err, "cannot count CPUs: %s", strerror(-ncpu));
-		return ncpu ? ncpu : -EINVAL;
-	}
 	ret = vnet_map_get(ifname, VNET_MAP_STATS, 0, &sm, err);
 	if (ret)
 		return ret;
 	/* per-queue state: a plain read through the mmapable map */
 	ret = vnet_map_get(ifname, VNET_MAP_QUEUES, VNET_MAP_MMAP, &qm, err);
-	if (ret)
-		goto out;
-	percpu = calloc((size_t)ncpu * VNET_MAX_QUEUES, sizeof(*percpu));
-	if (!percpu) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (dir = 0; dir < VNET_DIR_MAX; dir++) {
-		n = seen_queues(qm.mem, dir);
-		ret = read_range(sm.fd, vnet_key(dir, 0), n, percpu, ncpu);
-		if (ret) {
+	if (!ret) {
+		ret = vnet_stats_fill(sm.fd, qm.mem, snap);
+		if (ret)
 			vnet_err_set(err, "%s: reading stats: %s", ifname,
 				     strerror(-ret));
-			goto out;
-		}
-		for (k = 0; k < n; k++)
-			for (c = 0; c < ncpu; c++)
-				add_cpu(&snap->cls[vnet_key(dir, k)],
-					&percpu[(size_t)k * ncpu + c]);
 	}
-	memcpy(snap->state, qm.mem, sizeof(snap->state));
-out:
-	free(percpu);
 	vnet_map_put(&qm);
 	vnet_map_put(&sm);
 	return ret;

@@ -436,7 +436,6 @@ int vnet_xmit_query(struct vnet_xmit_status *xs, __u32 prog_id,
 		while (!bpf_map_get_next_key(devs, prev, &next)) {
 			k = next;
 			prev = &k;
-			xs->nr_taps++;
 			if (!prog_id || bpf_map_lookup_elem(devs, &k, &e) ||
 			    e.prog_id != prog_id)
 				continue;
