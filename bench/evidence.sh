@@ -63,8 +63,11 @@
 # set` words for it, EVIDENCE_ENV_ARM: NAME=VALUE words for its vnetd's
 # environment, the test switches of docs/vnetd.md "Test builds" (to try
 # values and variants; docs/evidence.md): that arm runs VNETD_TESTING
-# (default build/vnetd-testing, vnetd's code and flags with the switches).  Not a test: make check does not
-# run it.  docs/evidence.md explains the method and holds a run.
+# (default build/vnetd-testing, vnetd's code and flags with the switches);
+# EVIDENCE_BULK_RATE (iperf3 -b, e.g. 1000M): the rr-under-bulk streams
+# capped at that rate, the same on every arm, so that a round trip is
+# compared under the same stream and not under what each backend lets the
+# stream reach.  Not a test: make check does not run it.  docs/evidence.md explains the method and holds a run.
 
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -476,14 +479,15 @@ workload_cmd()
 	rr-sparse) rr_cmd "$irq" "--tcp -i $h -p 11111 --mps=100" $((2 * SECS)) ;;
 	udp-sparse) rr_cmd "$irq" "-i $h -p 11112 --mps=100" $((2 * SECS)) ;;
 	rr-under-bulk)
-		# the stream starts first and outlasts the RR run; its rate is
-		# reported as bulk_kbps
+		# the stream starts first (its first per-second line: iperf3
+		# writes them to a file only with --forceflush) and outlasts the
+		# RR run; its rate is reported as bulk_kbps
 		rr_cmd "$irq" "--tcp -i $h -p 11111" "$SECS" \
-			"iperf3 -c $h -p 5202 -R -t $((SECS + 3)) -f k --connect-timeout 5000 >/tmp/bulk 2>&1 & bp=\$!; n=0; while ! grep -q ' sec ' /tmp/bulk 2>/dev/null; do n=\$((n+1)); [ \$n -ge 100 ] && break; sleep 0.05; done;" \
+			"iperf3 -c $h -p 5202 -R -t $((SECS + 6)) ${EVIDENCE_BULK_RATE:+-b $EVIDENCE_BULK_RATE} -f k --forceflush --connect-timeout 5000 >/tmp/bulk 2>&1 & bp=\$!; n=0; while ! grep -q ' sec ' /tmp/bulk 2>/dev/null; do n=\$((n+1)); [ \$n -ge 100 ] && { echo 'the bulk stream did not start' >&2; exit 1; }; sleep 0.05; done;" \
 			"wait \$bp; awk '/receiver\$/ { print \"bulk_kbps\", \$7 }' /tmp/bulk;" ;;
 	rr-under-bulk-tx)
 		rr_cmd "$irq" "--tcp -i $h -p 11111" "$SECS" \
-			"iperf3 -c $h -p 5202 -t $((SECS + 3)) -f k --connect-timeout 5000 >/tmp/bulk 2>&1 & bp=\$!; n=0; while ! grep -q ' sec ' /tmp/bulk 2>/dev/null; do n=\$((n+1)); [ \$n -ge 100 ] && break; sleep 0.05; done;" \
+			"iperf3 -c $h -p 5202 -t $((SECS + 6)) ${EVIDENCE_BULK_RATE:+-b $EVIDENCE_BULK_RATE} -f k --forceflush --connect-timeout 5000 >/tmp/bulk 2>&1 & bp=\$!; n=0; while ! grep -q ' sec ' /tmp/bulk 2>/dev/null; do n=\$((n+1)); [ \$n -ge 100 ] && { echo 'the bulk stream did not start' >&2; exit 1; }; sleep 0.05; done;" \
 			"wait \$bp; awk '/receiver\$/ { print \"bulk_kbps\", \$7 }' /tmp/bulk;" ;;
 	udp64)
 		echo "$irq; a=\$(s); iperf3 -c $h -p 5201 -u -l 64 -b 0 -t $SECS -f k --connect-timeout 5000 >/tmp/o 2>&1; rc=\$?; b=\$(s); echo irq \$((b - a)); [ \$rc = 0 ] || cat /tmp/o; exit \$rc" ;;
