@@ -88,12 +88,12 @@ case_list()
 	runner -l
 	expect "-l exit" 0 "$RUN_RC"
 	expect "-l: every test, in order" \
-		"fake/one fake/two fake/slow plain handover_record/header handover_record/hello handover_record/hello_max handover_record/port handover_record/state handover_record/frame handover_record/fail_reason" \
+		"fake/one fake/two fake/slow plain handover_record/header handover_record/hello handover_record/hello_max handover_record/port handover_record/hello_match handover_record/state handover_record/frame handover_record/fail_reason" \
 		"$(words)"
 	expect "-l: test_classify not built, said on stderr" yes \
 		"$(grep -q 'test_classify: not built' <<<"$RUN_ERR" && echo yes || echo no)"
 	runner -l -t 'fake/*' -d fake/two -t 'handover_record/h*'
-	expect "-l -t -d" "fake/one fake/slow handover_record/header handover_record/hello handover_record/hello_max" "$(words)"
+	expect "-l -t -d" "fake/one fake/slow handover_record/header handover_record/hello handover_record/hello_max handover_record/hello_match" "$(words)"
 	runner -l -t fake,plain
 	expect "-l: a group, a program that does not select" "fake/one fake/two fake/slow plain" "$(words)"
 	runner -l -t 'plain/b*'
@@ -112,7 +112,7 @@ case_select()
 	expect "not the other cases" no "$(has "fake/one")"
 	expect "a program without a selected test is not started" no "$(has "# test_plain")"
 	runner test_handover_record -t 'handover_record/*' -d '*/frame'
-	expect "PROGRAM and -d: count line" "6 passed, 0 failed, 0 skipped" "$(count_line)"
+	expect "PROGRAM and -d: count line" "7 passed, 0 failed, 0 skipped" "$(count_line)"
 	expect "PROGRAM: only it" no "$(has "# test_fake")"
 	report select "$(run_said)"
 }
@@ -162,7 +162,7 @@ case_all()
 {
 	runner
 	expect "exit" 1 "$RUN_RC"
-	expect "count line" "13 passed, 1 failed, 0 skipped" "$(count_line)"
+	expect "count line" "14 passed, 1 failed, 0 skipped" "$(count_line)"
 	expect "the missing program" yes "$(has "FAIL: test_classify (0.000 s): build/selftests/test_classify is not built (make all)")"
 	expect "every program" 3 "$(grep -Ec '^# test_(fake|plain|handover_record)$' <<<"$RUN_OUT")"
 	report all "$(run_said)"
@@ -185,7 +185,7 @@ case_parallel()
 
 	runner -j 2 -t fake -t handover_record
 	expect "exit" 0 "$RUN_RC"
-	expect "count line" "11 passed, 0 failed, 0 skipped" "$(count_line)"
+	expect "count line" "12 passed, 0 failed, 0 skipped" "$(count_line)"
 	# each program's lines together: between its "# test_x" and the next
 	# program's, only its own results
 	blocks=$(awk '/^# test_/ { p = $2 } /^PASS: / { split($2, n, "/"); print p, n[1] }' <<<"$RUN_OUT" | sort -u | tr '\n' ' ')
