@@ -446,6 +446,32 @@ _cleanup_ns()
 	done
 }
 
+# processes a case started: procs_add PID... has end_case kill (TERM) and
+# reap them; procs_forget when the case reaped them itself
+_procs=()
+procs_add()
+{
+	_procs+=("$@")
+}
+
+procs_forget()
+{
+	_procs=()
+}
+
+# end_case: the case's processes stopped, its taps and netns removed
+end_case()
+{
+	local pid
+
+	for pid in ${_procs[@]+"${_procs[@]}"}; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	_procs=()
+	case_cleanup
+}
+
 # case_cleanup: detach and delete what the current case created
 case_cleanup()
 {

@@ -26,20 +26,7 @@ source "$(dirname "$0")/lib.sh"
 
 KSFT_PREFIX=exporter
 
-_pids=()
-
-stop_all()
-{
-	local pid
-
-	for pid in ${_pids[@]+"${_pids[@]}"}; do
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	_pids=()
-}
-
-trap 'stop_all; _cleanup_all' EXIT
+trap 'end_case; _cleanup_all' EXIT
 
 yesno()
 {
@@ -58,7 +45,7 @@ exporter_start()
 		EPORT=$(rand_port)
 		"$VNETCTL" exporter --listen "127.0.0.1:$EPORT" >"$VNET_TMP/exporter.log" 2>&1 &
 		EPID=$!
-		_pids+=("$EPID")
+		procs_add "$EPID"
 		# ours answering, not another server on a port we drew
 		busywait 5000 sh -c "curl -sf http://127.0.0.1:$EPORT/ | grep -q 'vnet exporter'" &&
 			kill -0 "$EPID" 2>/dev/null && return 0
@@ -88,7 +75,7 @@ prometheus_start()
 			--web.listen-address="127.0.0.1:$PPORT" \
 			--log.level=warn >"$VNET_TMP/prometheus.log" 2>&1 &
 		PPID_=$!
-		_pids+=("$PPID_")
+		procs_add "$PPID_"
 		busywait 60000 sh -c "curl -sf -o /dev/null http://127.0.0.1:$PPORT/-/ready || ! kill -0 $PPID_" &&
 			kill -0 "$PPID_" 2>/dev/null && return 0
 		kill "$PPID_" 2>/dev/null
@@ -221,7 +208,7 @@ fleet_checks()
 	unshare -m sh -c "umount -l /sys/fs/bpf && exec '$VNETCTL' exporter --listen 127.0.0.1:$port" \
 		>"$VNET_TMP/exporter2.log" 2>&1 &
 	epid2=$!
-	_pids+=("$epid2")
+	procs_add "$epid2"
 	busywait 5000 curl -s -o /dev/null "http://127.0.0.1:$port/"
 	body=$(curl -s -w ' %{http_code}' "http://127.0.0.1:$port/metrics")
 	expect "no bpffs: 500" 500 "${body##* }"
@@ -233,7 +220,7 @@ fleet_checks()
 	port=$(rand_port)
 	nsenter --net="/var/run/netns/$NS" "$VNETCTL" exporter --listen ":$port" >"$VNET_TMP/exporter3.log" 2>&1 &
 	epid2=$!
-	_pids+=("$epid2")
+	procs_add "$epid2"
 	busywait 5000 nsenter --net="/var/run/netns/$NS" curl -s -o /dev/null "http://127.0.0.1:$port/"
 	expect ":PORT: IPv4" 200 "$(nsenter --net="/var/run/netns/$NS" curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics")"
 	expect ":PORT: IPv6" 200 "$(nsenter --net="/var/run/netns/$NS" curl -s -o /dev/null -w '%{http_code}' "http://[::1]:$port/metrics")"
@@ -317,7 +304,7 @@ main()
 		sleep 0.2
 	done) &
 	tpid=$!
-	_pids+=("$tpid")
+	procs_add "$tpid"
 	q="rate(vnet_packets_total{device=\"$dev\",queue=\"0\",direction=\"tx\",class=\"push\"}[5s])"
 	busywait 90000 rate_positive "$q"
 	expect "Prometheus: push rate > 0" yes "$(yesno gt0 "$(value "$q")")"
@@ -349,7 +336,7 @@ main()
 	wait "$EPID"
 	expect "exit after SIGTERM" 0 "$?"
 	report exporter_signals "$(tail -c 300 "$VNET_TMP/exporter.log")"
-	stop_all
+	end_case
 	ksft_exit
 }
 

@@ -28,20 +28,6 @@ ALL_CASES="runtime_files"
 VNETD=${VNETD:-$OUT/vnetd}
 RUN=/run/vnet
 
-_daemons=()
-
-end_case()
-{
-	local pid
-
-	for pid in ${_daemons[@]+"${_daemons[@]}"}; do
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	_daemons=()
-	case_cleanup
-}
-
 yesno()
 {
 	"$@" && echo yes || echo no
@@ -73,11 +59,11 @@ case_runtime_files()
 	# a running vnetd: its journal and hand-over socket stay
 	"$VNETD" --socket "$live" --tap "$ltap" --netns "$NS" >"$VNET_TMP/live.log" 2>&1 &
 	lpid=$!
-	_daemons+=("$lpid")
+	procs_add "$lpid"
 	# one that crashed: both are left over
 	"$VNETD" --socket "$dead" --tap "$dtap" --netns "$NS" >"$VNET_TMP/dead.log" 2>&1 &
 	dpid=$!
-	_daemons+=("$dpid")
+	procs_add "$dpid"
 	busywait 10000 test -S "$RUN/$ltap.takeover" -a -f "$(journal "$live")" \
 		-a -S "$RUN/$dtap.takeover" -a -f "$(journal "$dead")" ||
 		{ fail gc_setup "no vnetd files: $(ls "$RUN") $(tail -c 300 "$VNET_TMP/live.log")"; end_case; return; }
@@ -90,12 +76,12 @@ case_runtime_files()
 	: >"$(journal "$old")"
 	sleep 300 9<"$(journal "$held")" &
 	spid=$!
-	_daemons+=("$spid")
+	procs_add "$spid"
 	python3 -c 'import socket, sys, time
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.bind(sys.argv[1]); s.listen(1); time.sleep(300)' "$qemu" &
 	qpid=$!
-	_daemons+=("$qpid")
+	procs_add "$qpid"
 	busywait 5000 test -S "$qemu"
 	# a tap gone with its pins left
 	tap_create "$NS" "$gtap" && run vnetctl -n "$NS" attach "$gtap"

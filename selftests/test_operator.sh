@@ -22,24 +22,10 @@ IO=${IO:-$OUT/bench/bench_vnetd_io}
 
 ALL_CASES="hints cli_words netns_exec attach_mode_stats map_keys_documented status_netns tap_kind_warnings tx_hook_switch ifname_limit vnetd_config_lines vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify vnetd_reload libvirt_hook make_deps"
 
-_daemons=()
-
 new_case()
 {
 	DEV=$(rand_tap)
 	ns_create "$1" && tap_create "$NS" "$DEV"
-}
-
-end_case()
-{
-	local pid
-
-	for pid in ${_daemons[@]+"${_daemons[@]}"}; do
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	_daemons=()
-	case_cleanup
 }
 
 trap 'end_case; _cleanup_all' EXIT
@@ -419,7 +405,7 @@ vnetd_start()
 	shift
 	"$VNETD" "$@" >"$log" 2>&1 &
 	VPID=$!
-	_daemons+=("$VPID")
+	procs_add "$VPID"
 }
 
 vnetd_stop()
@@ -584,7 +570,7 @@ case_vnetd_log()
 	JOURNAL_STREAM=$js "$VNETD" --socket "$VNET_TMP/log2.sock" --tap "${tap}c" --cpus 0 \
 		--netns "$NS" -v 2>>"$log" &
 	VPID=$!
-	_daemons+=("$VPID")
+	procs_add "$VPID"
 	busywait 5000 test -S "$VNET_TMP/log2.sock" && busywait 5000 grep -q "^<7>" "$log"
 	vnetd_stop
 	expect "an error at priority 3" yes "$(has "$(cat "$log")" "^<3>.*another process is listening")"
@@ -611,7 +597,7 @@ case_vnetd_notify()
 	tap=$(rand_tap)
 	"$UNIXSOCK" notify "$nsock" 120 >"$VNET_TMP/notify.out" 2>&1 &
 	npid=$!
-	_daemons+=("$npid")
+	procs_add "$npid"
 	busywait 2000 test -S "$nsock"
 	NOTIFY_SOCKET=$nsock vnetd_start "$VNET_TMP/notify.log" --socket "$sock" --tap "$tap" --netns "$NS"
 	busywait 5000 grep -q READY=1 "$VNET_TMP/notify.out"
@@ -651,7 +637,7 @@ case_vnetd_notify()
 	expect "tap removed" no "$(yesno tap_exists "$tap")"
 	expect "pins removed" yes "$(yesno pins_gone "$tap")"
 	report sigterm_cleans_up "$(cat "$VNET_TMP/notify.out") $(tail -c 300 "$VNET_TMP/notify.log")"
-	_daemons=()
+	procs_forget
 
 	# the agent: SIGHUP is a warning there too
 	DEV=$(rand_tap)
@@ -746,7 +732,7 @@ case_vnetd_reload()
 	tap=$(rand_tap)
 	"$UNIXSOCK" notify "$nsock" 120 >"$VNET_TMP/reload.out" 2>&1 &
 	npid=$!
-	_daemons+=("$npid")
+	procs_add "$npid"
 	busywait 2000 test -S "$nsock"
 	NOTIFY_SOCKET=$nsock vnetd_start "$VNET_TMP/reload.log" --socket "$sock" --tap "$tap" --netns "$NS"
 	oldpid=$VPID
@@ -762,7 +748,7 @@ case_vnetd_reload()
 	expect "old vnetd exit" 0 "$?"
 	new=$(sed -n 's/.*MAINPID=\([0-9]*\).*/\1/p' "$VNET_TMP/reload.out" | tail -n 1)
 	expect "systemd told the new main pid" yes "$(yesno test -n "$new" -a "$new" != "$oldpid")"
-	[ -n "$new" ] && _daemons+=("$new")
+	[ -n "$new" ] && procs_add "$new"
 	expect "new main pid runs" yes "$(yesno kill -0 "${new:-0}")"
 	expect "old vnetd said so" yes "$(has "$(cat "$VNET_TMP/reload.log")" "handed over to pid ${new:-x}")"
 	expect "socket still listens" yes "$(yesno "$UNIXSOCK" connect "$sock")"
@@ -775,7 +761,7 @@ case_vnetd_reload()
 	busywait 5000 sh -c "! kill -0 ${new:-0} 2>/dev/null"
 	expect "first successor gone" no "$(yesno kill -0 "${new:-0}" 2>/dev/null)"
 	new=$(sed -n 's/.*MAINPID=\([0-9]*\).*/\1/p' "$VNET_TMP/reload.out" | tail -n 1)
-	[ -n "$new" ] && _daemons+=("$new")
+	[ -n "$new" ] && procs_add "$new"
 	run timeout 60 "$IO" signals --socket "$sock" --netns "$NS" --tap "$tap" --frames 100
 	expect "frames after the second reload" 0 "$RUN_RC"
 	# a reload for other ports is refused, and the running one serves on

@@ -21,20 +21,6 @@ IO=${IO:-$OUT/bench/bench_vnetd_io}
 
 ALL_CASES="exposition json"
 
-_pids=()
-
-end_case()
-{
-	local pid
-
-	for pid in ${_pids[@]+"${_pids[@]}"}; do
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	_pids=()
-	case_cleanup
-}
-
 trap 'end_case; _cleanup_all' EXIT
 
 # prom_value TEXT METRIC LABELS: the value of the sample METRIC{LABELS}
@@ -63,7 +49,7 @@ setup()
 	SRV=$(rand_tap)
 	sock=$VNET_TMP/$SRV.sock
 	"$VNETD" --socket "$sock" --tap "$SRV" --netns "$NS" >"$VNET_TMP/vnetd.log" 2>&1 &
-	_pids+=("$!")
+	procs_add "$!"
 	_case_taps+=("$NS $SRV")
 	busywait 5000 test -S "$sock" || return 1
 	run timeout 60 "$IO" signals --socket "$sock" --netns "$NS" --tap "$SRV" --frames 100

@@ -34,20 +34,6 @@ CAP_SYS_ADMIN=21
 CAP_PERFMON=38
 CAP_BPF=39
 
-_pids=()
-
-end_case()
-{
-	local pid
-
-	for pid in ${_pids[@]+"${_pids[@]}"}; do
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	_pids=()
-	case_cleanup
-}
-
 trap 'end_case; _cleanup_all' EXIT
 
 # capmask CAP...: the CapEff hex /proc prints for exactly these
@@ -74,7 +60,7 @@ start()
 	_case_taps+=("$NS $TAP")
 	${PREFIX_CMD:-} "${BIN:-$VNETD}" --socket "$SOCK" --tap "$TAP" "$@" >"$LOG" 2>&1 &
 	PID=$!
-	_pids+=("$PID")
+	procs_add "$PID"
 	busywait 20000 grep -q "sandbox" "$LOG"
 }
 
@@ -109,7 +95,7 @@ stop()
 	kill -TERM "$PID" 2>/dev/null
 	wait "$PID"
 	STOP_RC=$?
-	_pids=()
+	procs_forget
 }
 
 # check_threads QUEUES SECCOMP CONTROL_CAPS QUEUE_CAPS UID: every thread
@@ -252,7 +238,7 @@ violation()
 	busywait 5000 eval '! kill -0 "$PID" 2>/dev/null'
 	wait "$PID"
 	expect "exit status" 159 "$?"
-	_pids=()
+	procs_forget
 	expect "names thread and syscall" yes \
 		"$(grep -qE "sandbox: thread $thread made a forbidden syscall [0-9]+ \(personality\): vnetd exits \(status 159\)" "$LOG" && echo yes || echo no)"
 	report "$name" "$(tail -c 600 "$LOG")"

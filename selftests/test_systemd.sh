@@ -33,20 +33,6 @@ UNITS="$VNET_ROOT/systemd/vnetd@.service $VNET_ROOT/systemd/vnetd.service"
 
 ALL_CASES="verify exporter_unit hardened"
 
-_pids=()
-
-end_case()
-{
-	local pid
-
-	for pid in ${_pids[@]+"${_pids[@]}"}; do
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	_pids=()
-	case_cleanup
-}
-
 trap 'end_case; _cleanup_all' EXIT
 
 # unit_get UNIT KEY: the value of KEY= in UNIT (the last one)
@@ -136,12 +122,12 @@ case_hardened()
 
 	"$UNIXSOCK" notify "$nsock" 60 >"$VNET_TMP/notify.out" 2>&1 &
 	npid=$!
-	_pids+=("$npid")
+	procs_add "$npid"
 	busywait 2000 test -S "$nsock"
 	NOTIFY_SOCKET=$nsock sandbox "$dir" "$VNETD" --config "$dir/test.conf" \
 		>"$VNET_TMP/vnetd.log" 2>&1 &
 	vpid=$!
-	_pids+=("$vpid")
+	procs_add "$vpid"
 	busywait 10000 grep -q READY=1 "$VNET_TMP/notify.out"
 	expect "READY=1" yes "$(grep -q READY=1 "$VNET_TMP/notify.out" && echo yes || echo no)"
 
@@ -154,7 +140,7 @@ case_hardened()
 	bnd=$(grep -o 'MAINPID=[0-9]*' "$VNET_TMP/notify.out" | head -n1 | cut -d= -f2)
 	[ "$(cat "/proc/${bnd:-0}/comm" 2>/dev/null)" = vnetd ] || bnd=$vpid
 	# end_case stops vnetd itself, not only the shell around the sandbox
-	_pids+=("$bnd")
+	procs_add "$bnd"
 	expect "vnetd's bounding set" "$(printf '%016x' "$want")" \
 		"$(awk '/^CapBnd:/ { print $2 }' "/proc/$bnd/status" 2>/dev/null)"
 	expect "no new privileges" 1 "$(awk '/^NoNewPrivs:/ { print $2 }' "/proc/$bnd/status" 2>/dev/null)"
@@ -186,7 +172,7 @@ case_hardened()
 	new=$(grep -o 'MAINPID=[0-9]*' "$VNET_TMP/notify.out" | tail -n1 | cut -d= -f2)
 	expect "MAINPID moved" yes "$([ -n "$new" ] && [ "$new" != "$bnd" ] && echo yes || echo no)"
 	bnd=${new:-0}
-	_pids+=("$bnd")
+	procs_add "$bnd"
 	expect "new vnetd's bounding set" "$(printf '%016x' "$want")" \
 		"$(awk '/^CapBnd:/ { print $2 }' "/proc/$bnd/status" 2>/dev/null)"
 	run timeout 60 "$IO" signals --socket "$sock" --netns "$NS" --tap "$tap" --frames 200
@@ -201,7 +187,7 @@ case_hardened()
 	expect "pins removed" yes "$(pins_gone "$tap" && echo yes || echo no)"
 	expect "socket removed" no "$([ -e "$sock" ] && echo yes || echo no)"
 	report hardened_stops "$(cat "$VNET_TMP/notify.out") $(tail -c 300 "$VNET_TMP/vnetd.log")"
-	_pids=()
+	procs_forget
 	end_case
 }
 
