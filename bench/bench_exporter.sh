@@ -40,15 +40,9 @@ command -v curl >/dev/null || { echo "bench_exporter: needs curl" >&2; exit 2; }
 
 A=$VNETCTL
 B=${VNETCTL_B:-}
-PIDS=()
 cleanup()
 {
-	local p
-
-	for p in ${PIDS[@]+"${PIDS[@]}"}; do
-		kill "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
+	end_case # the exporters and Prometheus (procs_add), by pid
 	_cleanup_all
 	# the taps went with the netns: their pins are a gone device's
 	"$A" gc >/dev/null 2>&1
@@ -85,10 +79,10 @@ start()
 }
 
 read -r PA PORTA < <(start "$A") || { echo "bench_exporter: exporter A does not start" >&2; exit 1; }
-PIDS+=("$PA")
+procs_add "$PA"
 if [ -n "$B" ]; then
 	read -r PB PORTB < <(start "$B") || { echo "bench_exporter: exporter B does not start" >&2; exit 1; }
-	PIDS+=("$PB")
+	procs_add "$PB"
 fi
 
 one()
@@ -162,7 +156,7 @@ if [ "$PROM_SECS" -gt 0 ] && command -v prometheus >/dev/null; then
 	EOF
 	prometheus --config.file="$T/prometheus.yml" --storage.tsdb.path="$T/tsdb" \
 		--web.listen-address="127.0.0.1:$pport" --log.level=warn >"$T/prometheus.log" 2>&1 &
-	PIDS+=("$!")
+	procs_add "$!"
 	busywait 60000 curl -sf -o /dev/null "http://127.0.0.1:$pport/-/ready"
 	echo "bench_exporter: Prometheus scrapes every second for $PROM_SECS s ..." >&2
 	sleep "$PROM_SECS"
