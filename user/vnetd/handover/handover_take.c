@@ -324,18 +324,11 @@ int vnetd_handover_lock(const char *path)
 {
 	const struct timespec nap = { 0, 10 * 1000 * 1000 };
 	uint64_t deadline = vnetd_now_ns() + QUEUED_MS * 1000000ULL;
-	char dir[SUN_LEN_MAX], *slash;
+	char dir[SUN_LEN_MAX];
 	bool said = false;
 	int fd;
 
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
-	else if (slash == dir)
-		dir[1] = '\0';
-	else
-		*slash = '\0';
+	vnetd_socket_dir(dir, sizeof(dir), path);
 	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno; /* no directory: no vnetd there either */

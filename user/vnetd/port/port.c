@@ -103,21 +103,28 @@ static pid_t socket_owner(unsigned long ino, char *comm, size_t len)
  * programs, so that a wrong path or a second vnetd costs nothing.  Client
  * mode connects to QEMU's socket: nothing to check.
  */
-int vnetd_socket_precheck(const struct vnetd_port_cfg *c)
+void vnetd_socket_dir(char *dir, size_t len, const char *path)
 {
-	char dir[sizeof(c->socket)], *slash;
-	struct stat st;
+	char *slash;
 
-	if (c->client)
-		return 0;
-	snprintf(dir, sizeof(dir), "%s", c->socket);
+	snprintf(dir, len, "%s", path);
 	slash = strrchr(dir, '/');
 	if (!slash)
-		snprintf(dir, sizeof(dir), ".");
+		snprintf(dir, len, ".");
 	else if (slash == dir)
 		dir[1] = '\0';
 	else
 		*slash = '\0';
+}
+
+int vnetd_socket_precheck(const struct vnetd_port_cfg *c)
+{
+	char dir[sizeof(c->socket)];
+	struct stat st;
+
+	if (c->client)
+		return 0;
+	vnetd_socket_dir(dir, sizeof(dir), c->socket);
 	if (stat(dir, &st)) {
 		if (errno != ENOENT || mkdir(dir, 0755)) {
 			vhost_err("%s: cannot use the socket's directory %s: %s%s",

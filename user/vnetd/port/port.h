@@ -94,6 +94,8 @@ int vnetd_port_adopt(struct vnetd_port *p, const struct vnetd_port_adopt *a);
  * removed or deleted.
  */
 void vnetd_port_release(struct vnetd_port *p);
+/* the directory of socket PATH into DIR ("." for a bare name) */
+void vnetd_socket_dir(char *dir, size_t len, const char *path);
 int vnetd_socket_precheck(const struct vnetd_port_cfg *c);
 /*
  * Before any port is opened: refuses (-1, logged) a tap that vnetd would
