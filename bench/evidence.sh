@@ -67,7 +67,8 @@
 # EVIDENCE_BULK_RATE (iperf3 -b, e.g. 1000M): the rr-under-bulk streams
 # capped at that rate, the same on every arm, so that a round trip is
 # compared under the same stream and not under what each backend lets the
-# stream reach.  Not a test: make check does not run it.  docs/evidence.md explains the method and holds a run.
+# stream reach.  EVIDENCE_RT (a SCHED_FIFO priority, e.g. 10): the
+# host threads a round trip crosses run at it, every arm alike.  Not a test: make check does not run it.  docs/evidence.md explains the method and holds a run.
 
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -403,6 +404,25 @@ ip netns exec "$NS" sockperf server -p 11112 >"$VM_LOGS/sockperf-udp-server.log"
 PIDS+=("$!")
 _vm_poll 5000 sh -c "ip netns exec $NS ss -Hltn 'sport = :5201' | grep -q . && ip netns exec $NS ss -Hltn 'sport = :5202' | grep -q . && ip netns exec $NS ss -Hltn 'sport = :11111' | grep -q . && ip netns exec $NS ss -Hlun 'sport = :11112' | grep -q ." ||
 	die "iperf3/sockperf servers did not start"
+
+# EVIDENCE_RT=PRIO: the host threads a round trip crosses (QEMU's main
+# thread, which every arm's NIC shares, every vnetd thread, the sockperf
+# servers) run at SCHED_FIFO PRIO, every arm alike, so that none of them
+# waits for a CPU behind the stream's threads or the TCG vCPU: what gap is
+# left between two arms is their work, not the scheduler's queue
+if [ -n "${EVIDENCE_RT:-}" ]; then
+	rt=("$QEMU_PID")
+	for a in $ALL_ARMS; do
+		i=$(arm_index "$a")
+		[ "$i" != 0 ] && rt+=("$(ls /proc/"${VPIDS[$i]}"/task | tr '\n' ' ')")
+	done
+	# shellcheck disable=SC2207 # pids, words
+	rt+=($(pgrep -x sockperf))
+	for t in ${rt[*]}; do
+		chrt -f -p "$EVIDENCE_RT" "$t" || die "chrt -f -p $EVIDENCE_RT $t failed"
+	done
+	echo "SCHED_FIFO $EVIDENCE_RT: ${rt[*]}" >&2
+fi
 
 # --- one measurement -----------------------------------------------------------
 
