@@ -68,7 +68,10 @@
 # capped at that rate, the same on every arm, so that a round trip is
 # compared under the same stream and not under what each backend lets the
 # stream reach.  EVIDENCE_RT (a SCHED_FIFO priority, e.g. 10): the
-# host threads a round trip crosses run at it, every arm alike.  Not a test: make check does not run it.  docs/evidence.md explains the method and holds a run.
+# host threads a round trip crosses run at it, every arm alike.
+# EVIDENCE_NIC_ARGS: more virtio-net-pci properties for every arm's NIC
+# (e.g. rx_queue_size=1024).  EVIDENCE_RTT_HIST=1: the slow round trips
+# by duration in DIR/hist.txt.  Not a test: make check does not run it.  docs/evidence.md explains the method and holds a run.
 
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -316,7 +319,7 @@ for a in $ALL_ARMS; do
 	fi
 	# the same device for every arm: INTx (vectors=0, see docs/e2e.md),
 	# EVENT_IDX and mergeable buffers as QEMU offers them
-	QEMU_NET+=(-device "virtio-net-pci,netdev=n$i,mac=$(arm_mac "$a"),vectors=0,addr=$((3 + i))")
+	QEMU_NET+=(-device "virtio-net-pci,netdev=n$i,mac=$(arm_mac "$a"),vectors=0,addr=$((3 + i))${EVIDENCE_NIC_ARGS:+,$EVIDENCE_NIC_ARGS}")
 done
 
 CTL=$VM_LOGS/ctl
@@ -414,11 +417,14 @@ if [ -n "${EVIDENCE_RT:-}" ]; then
 	rt=("$QEMU_PID")
 	for a in $ALL_ARMS; do
 		i=$(arm_index "$a")
-		[ "$i" != 0 ] && rt+=("$(ls /proc/"${VPIDS[$i]}"/task | tr '\n' ' ')")
+		[ "$i" = 0 ] && continue
+		for t in /proc/"${VPIDS[$i]}"/task/*; do
+			rt+=("${t##*/}")
+		done
 	done
 	# shellcheck disable=SC2207 # pids, words
 	rt+=($(pgrep -x sockperf))
-	for t in ${rt[*]}; do
+	for t in "${rt[@]}"; do
 		chrt -f -p "$EVIDENCE_RT" "$t" || die "chrt -f -p $EVIDENCE_RT $t failed"
 	done
 	echo "SCHED_FIFO $EVIDENCE_RT: ${rt[*]}" >&2
@@ -477,7 +483,17 @@ record()
 # it sent, and the NIC's interrupts meanwhile
 rr_cmd()
 {
-	echo "$1; a=\$(s); ${4:-} sockperf ping-pong $2 -m 64 -t $3 --full-rtt >/tmp/o 2>&1; rc=\$?; b=\$(s); ${5:-} echo irq \$((b - a)); echo secs $3; sed -n 's/.*avg-[a-z]*=\\([0-9.]*\\).*/avg \\1/p; s/.*percentile 50.000 = *\\([0-9.]*\\).*/p50 \\1/p; s/.*percentile 99.000 = *\\([0-9.]*\\).*/p99 \\1/p; s/.*\\[Valid Duration\\] RunTime=[0-9.]* sec; SentMessages=\\([0-9]*\\).*/msgs \\1/p' /tmp/o; [ \$rc = 0 ] || cat /tmp/o; exit \$rc"
+	local fl="" hist=""
+
+	# EVIDENCE_RTT_HIST=1: every round trip logged, the slow ones (over
+	# 1 ms) counted by 500 us bucket into DIR/hist.txt: a tail of one
+	# duration (a timer) looks different from a spread one (a queue)
+	if [ -n "${EVIDENCE_RTT_HIST:-}" ]; then
+		fl="--full-log /tmp/fl"
+		set -- "$1; ks() { for p in /proc/[0-9]*; do [ \"\$(cat \$p/comm 2>/dev/null)\" = ksoftirqd/0 ] && awk '{ print \$14 + \$15 }' \$p/stat; done; }; k0=\$(ks)" "$2" "$3" "${4:-}" "${5:-}"
+		hist="awk -F, -v ks0=\$k0 -v ks1=\$(ks) 'NF == 4 && \$1 ~ /^[0-9]+\$/ { r = (\$3 - \$2) * 1e6; n++; if (r > 1000) h[int(r / 500)]++ } END { printf \"hist ksoftirqd_ticks=%d n=%d\", ks1 - ks0, n; for (b in h) printf \" %d:%d\", b * 500, h[b]; print \"\" }' /tmp/fl;"
+	fi
+	echo "$1; a=\$(s); ${4:-} sockperf ping-pong $2 -m 64 -t $3 --full-rtt $fl >/tmp/o 2>&1; rc=\$?; b=\$(s); ${5:-} $hist echo irq \$((b - a)); echo secs $3; sed -n 's/.*avg-[a-z]*=\\([0-9.]*\\).*/avg \\1/p; s/.*percentile 50.000 = *\\([0-9.]*\\).*/p50 \\1/p; s/.*percentile 99.000 = *\\([0-9.]*\\).*/p99 \\1/p; s/.*\\[Valid Duration\\] RunTime=[0-9.]* sec; SentMessages=\\([0-9]*\\).*/msgs \\1/p' /tmp/o; [ \$rc = 0 ] || cat /tmp/o; exit \$rc"
 }
 
 # the guest side of a workload on ARM's NIC: prints one line of numbers
@@ -518,7 +534,7 @@ workload_cmd()
 # vnetd CPU ticks, vnetd context switches, kicks, signals, QEMU main
 # thread's context switches and CPU ticks, QEMU's CPU ticks, the tap's
 # rx_packets and rx_bytes, guest RX frames and bounced ones (0 where the
-# arm has no such counter)
+# arm has no such counter), the tap's tx_dropped, hostnet's two, vcpu_wait
 snapshot()
 {
 	local arm=$1 i c=0 x=0 k=0 s=0 rf=0 rb=0
@@ -532,13 +548,33 @@ snapshot()
 	echo "$c $x ${k:-0} ${s:-0} $(ctxsw "$QEMU_PID" "$QEMU_PID")" \
 		"$(cpu_ticks "$QEMU_PID" "$QEMU_PID") $(cpu_ticks "$QEMU_PID")" \
 		"$(tapstat "$(arm_tap "$arm")" rx_packets) $(tapstat "$(arm_tap "$arm")" rx_bytes)" \
-		"${rf:-0} ${rb:-0}"
+		"${rf:-0} ${rb:-0} $(tapstat "$(arm_tap "$arm")" tx_dropped)" \
+		"$(hostnet) $(vcpu_wait)"
+}
+
+# vcpu_wait: nanoseconds the guest's vCPU thread has waited for a host CPU
+# while runnable (its schedstat), so far
+vcpu_wait()
+{
+	# the thread that runs most: -smp 1, no thread names without
+	# -name debug-threads=on
+	cat /proc/"$QEMU_PID"/task/*/schedstat 2>/dev/null |
+		awk '$1 > m { m = $1; w = $2 } END { printf "%.0f\n", w }'
+}
+
+# hostnet: "RETRANS PROBES" of the host's namespace so far: TCP segments
+# retransmitted and tail loss probes sent (the servers' side of every
+# workload)
+hostnet()
+{
+	ip netns exec "$NS" nstat -asz TcpRetransSegs TcpExtTCPLossProbes 2>/dev/null |
+		awk '$1 == "TcpRetransSegs" { r = $2 } $1 == "TcpExtTCPLossProbes" { p = $2 } END { print r + 0, p + 0 }'
 }
 
 # measure TABLE WORKLOAD ARM REP: one cell, recorded
 measure()
 {
-	local t=$1 w=$2 a=$3 r=$4 arm=$3 i tap h out c0 c1 m0 m1 q0 q1 x0 x1 y0 y1 k0 k1 s0 s1 p0 p1 b0 b1 f0 f1 n0 n1 t0 t1 v rc
+	local t=$1 w=$2 a=$3 r=$4 arm=$3 i tap h out c0 c1 m0 m1 q0 q1 x0 x1 y0 y1 k0 k1 s0 s1 p0 p1 b0 b1 f0 f1 n0 n1 d0 d1 e0 e1 l0 l1 w0 w1 t0 t1 v rc
 
 	# batch1: the vnetd arm with the tap's rx-frames 1 (vnetd's TX batch)
 	[ "$a" = batch1 ] && arm=vnetd
@@ -546,12 +582,12 @@ measure()
 	tap=$(arm_tap "$arm")
 	h=$(arm_host "$arm")
 	[ "$a" = batch1 ] && "$VNETCTL" -n "$NS" coalesce set "$tap" tap rx-frames 1
-	read -r c0 x0 k0 s0 y0 m0 q0 p0 b0 f0 n0 < <(snapshot "$arm")
+	read -r c0 x0 k0 s0 y0 m0 q0 p0 b0 f0 n0 d0 e0 l0 w0 < <(snapshot "$arm")
 	t0=$(date +%s%N)
 	out=$(guest "$(workload_cmd "$w" "$h" "${GDEV[$i]}")")
 	rc=$?
 	t1=$(date +%s%N)
-	read -r c1 x1 k1 s1 y1 m1 q1 p1 b1 f1 n1 < <(snapshot "$arm")
+	read -r c1 x1 k1 s1 y1 m1 q1 p1 b1 f1 n1 d1 e1 l1 w1 < <(snapshot "$arm")
 	[ "$a" = batch1 ] && "$VNETCTL" -n "$NS" coalesce set "$tap" tap rx-frames 0
 	if [ $rc != 0 ]; then
 		echo "evidence: $t $w $a rep $r failed: $(echo "$out" | tail -n 3 | tr '\n' ' ')" >&2
@@ -568,6 +604,7 @@ measure()
 			record "$t" "$w" "$a" "$r" rr_per_s "$(awk -v v="$v" -v s="${rs:-$SECS}" 'BEGIN { printf "%.0f", v / s }')" ;;
 		bulk_kbps) record "$t" "$w" "$a" "$r" bulk_mbps "$(awk -v v="$v" 'BEGIN { printf "%.2f", v / 1000 }')" ;;
 		irq) record "$t" "$w" "$a" "$r" irqs "$v" ;;
+		hist) echo "$t $w $a $r $v" >>"$DIR/hist.txt" ;;
 		esac
 	done
 	v=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
@@ -588,6 +625,13 @@ measure()
 			"$(awk -v n=$((n1 - n0)) -v f=$((f1 - f0)) 'BEGIN { printf "%.1f", 100 * n / f }')"
 	fi
 	record "$t" "$w" "$a" "$r" ctxsw $((x1 - x0 + y1 - y0))
+	# frames the tap dropped on their way to the backend (its queue full),
+	# and what the host's TCP did about losses
+	record "$t" "$w" "$a" "$r" tap_drops $((d1 - d0))
+	record "$t" "$w" "$a" "$r" host_retrans $((e1 - e0))
+	record "$t" "$w" "$a" "$r" host_tlp $((l1 - l0))
+	# the guest's vCPU kept off a host CPU: the guest stands still
+	record "$t" "$w" "$a" "$r" vcpu_wait_ms $(((w1 - w0) / 1000000))
 	return 0
 }
 
