@@ -27,14 +27,9 @@ source "$HERE/../selftests/lib.sh"
 NTAPS=256
 REPS=7
 PROM_SECS=0
-while getopts "n:r:P:h" o; do
-	case $o in
-	n) NTAPS=$OPTARG ;;
-	r) REPS=$OPTARG ;;
-	P) PROM_SECS=$OPTARG ;;
-	*) sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
-	esac
-done
+# shellcheck source=bench/opts.sh
+source "$(dirname "$0")/opts.sh"
+bench_opts "n:NTAPS r:REPS P:PROM_SECS" "$@"
 [ "$(id -u)" = 0 ] || { echo "bench_exporter: needs root (taps, netns, BPF)" >&2; exit 2; }
 command -v curl >/dev/null || { echo "bench_exporter: needs curl" >&2; exit 2; }
 

@@ -2,7 +2,8 @@
 # shellcheck shell=bash
 #
 # What the vnetd benchmarks share (sourced, bash; bench_vnetd.sh,
-# bench_vnetd_rate.sh, bench_vnetd_scale.sh): their usage text, errors and
+# bench_vnetd_rate.sh, bench_vnetd_scale.sh): their options and usage text
+# (opts.sh), errors and
 # preconditions, bounded waits for processes, the end of their logs, a
 # process's CPU time and wake-ups summed over its threads, the machine facts
 # every figure is quoted with, and min/median/max.  Sets `here`, `top` and
@@ -17,13 +18,8 @@ case $out in
 *) out=$top/$out ;;
 esac
 
-# bench_usage STATUS: the script's header comment (after its SPDX line),
-# then exit STATUS
-bench_usage()
-{
-	awk 'NR >= 4 && !/^#/ { exit } NR >= 4' "$0" | sed 's/^# \{0,1\}//'
-	exit "$1"
-}
+# shellcheck source=bench/opts.sh
+source "$here/opts.sh"
 
 err()
 {

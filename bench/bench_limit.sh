@@ -34,15 +34,9 @@ REPS=3
 SECS=5
 LIMITS="10 100 500"
 BURST=""
-while getopts "r:s:l:b:h" o; do
-	case $o in
-	r) REPS=$OPTARG ;;
-	s) SECS=$OPTARG ;;
-	l) LIMITS=$OPTARG ;;
-	b) BURST=$OPTARG ;;
-	*) sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
-	esac
-done
+# shellcheck source=bench/opts.sh
+source "$(dirname "$0")/opts.sh"
+bench_opts "r:REPS s:SECS l:LIMITS b:BURST" "$@"
 
 [ "$(id -u)" = 0 ] || { echo "bench_limit: needs root" >&2; exit 1; }
 if ! why=$("$E2E/build-guest.sh" --check); then

@@ -38,15 +38,9 @@ REPS=3
 SECS=10
 RATE=200000
 LIMIT=2000
-while getopts "r:s:R:L:h" o; do
-	case $o in
-	r) REPS=$OPTARG ;;
-	s) SECS=$OPTARG ;;
-	R) RATE=$OPTARG ;;
-	L) LIMIT=$OPTARG ;;
-	*) sed -n '3,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
-	esac
-done
+# shellcheck source=bench/opts.sh
+source "$(dirname "$0")/opts.sh"
+bench_opts "r:REPS s:SECS R:RATE L:LIMIT" "$@"
 
 [ "$(id -u)" = 0 ] || { echo "bench_neighbours: needs root" >&2; exit 1; }
 SOAK=$OUT/selftests/soak

@@ -109,17 +109,7 @@ SIZES="64 1500"
 ARMS="peer vnetd vnetd_nosb vnetd_bp vnetd_pk ceiling sliced"
 DIRS="g2t t2g"
 ROUNDS=40
-while getopts "r:d:s:a:t:R:h" opt; do
-	case $opt in
-	r) REPS=$OPTARG ;;
-	d) SECS=$OPTARG ;;
-	s) SIZES=$OPTARG ;;
-	a) ARMS=$OPTARG ;;
-	t) DIRS=$OPTARG ;;
-	R) ROUNDS=$OPTARG ;;
-	*) bench_usage 2 ;;
-	esac
-done
+bench_opts "r:REPS d:SECS s:SIZES a:ARMS t:DIRS R:ROUNDS" "$@"
 
 has()	# has "LIST" WORD
 {

@@ -66,18 +66,7 @@ RATES="1 10 100 1000 2000 5000 10000 20000"
 PORTS=8
 QP=1
 ARMS="defaults off always"
-while getopts "r:d:R:p:q:a:h" opt; do
-	case $opt in
-	r) REPS=$OPTARG ;;
-	d) SECS=$OPTARG ;;
-	R) RATES=$OPTARG ;;
-	p) PORTS=$OPTARG ;;
-	q) QP=$OPTARG ;;
-	a) ARMS=$OPTARG ;;
-	h) bench_usage 0 ;;
-	*) bench_usage 2 ;;
-	esac
-done
+bench_opts "r:REPS d:SECS R:RATES p:PORTS q:QP a:ARMS" "$@"
 VNETD_CPU=${VNETD_CPU:-1}
 SOAK_CPU=${SOAK_CPU:-0}
 SETTLE=${SETTLE:-0.3}

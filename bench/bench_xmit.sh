@@ -39,18 +39,9 @@ frames=400000
 counts="0 1 16 64"
 cpu=1
 
-while getopts "r:n:c:C:" opt; do
-	case $opt in
-	r) reps=$OPTARG ;;
-	n) frames=$OPTARG ;;
-	c) counts=$OPTARG ;;
-	C) cpu=$OPTARG ;;
-	*)
-		echo "usage: $0 [-r REPS] [-n FRAMES] [-c \"0 1 16 64\"] [-C CPU]" >&2
-		exit 2
-		;;
-	esac
-done
+# shellcheck source=bench/opts.sh
+source "$(dirname "$0")/opts.sh"
+bench_opts "r:reps n:frames c:counts C:cpu" "$@"
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "bench_xmit.sh: must run as root" >&2

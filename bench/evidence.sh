@@ -91,23 +91,20 @@ HOG_WORKLOADS="sw64,sw256,rr64,udp-rr,rr-sparse,udp-sparse,rr-under-bulk,rr-unde
 HOG_ARMS="tap,vnetd,nocoal"
 DIR=$OUT/evidence
 
-usage()
+usage()	# usage STATUS
 {
-	sed -n '/^#   bench\/evidence.sh/,/^# Environment/p' "$0" | sed 's/^# \{0,1\}//;$d' >&2
-	exit 2
+	if [ "${1:-2}" = 0 ]; then
+		sed -n '/^#   bench\/evidence.sh/,/^# Environment/p' "$0" | sed 's/^# \{0,1\}//;$d'
+	else
+		sed -n '/^#   bench\/evidence.sh/,/^# Environment/p' "$0" | sed 's/^# \{0,1\}//;$d' >&2
+	fi
+	exit "${1:-2}"
 }
 
-while getopts "r:t:w:a:H:o:h" o; do
-	case $o in
-	r) REPS=$OPTARG ;;
-	t) SECS=$OPTARG ;;
-	w) WORKLOADS=$OPTARG ;;
-	a) ARMS=$OPTARG ;;
-	H) HOG_REPS=$OPTARG ;;
-	o) DIR=$OPTARG ;;
-	*) usage ;;
-	esac
-done
+# shellcheck source=bench/opts.sh
+source "$HERE/opts.sh"
+BENCH_USAGE=usage
+bench_opts "r:REPS t:SECS w:WORKLOADS a:ARMS H:HOG_REPS o:DIR" "$@"
 HOG_REPS=${HOG_REPS:-$REPS}
 # absolute: the plots are drawn from inside it
 case $DIR in /*) ;; *) DIR=$PWD/$DIR ;; esac

@@ -44,17 +44,10 @@ trap 'exit 130' INT TERM
 
 boots=10
 late=3
-while getopts "n:l:" opt; do
-	case $opt in
-	n) boots=$OPTARG ;;
-	l) late=$OPTARG ;;
-	*)
-		echo "usage: $0 [-n BOOTS] [-l LATE_SECS] [plain|reconnect|late...]" >&2
-		exit 2
-		;;
-	esac
-done
-shift $((OPTIND - 1))
+# shellcheck source=bench/opts.sh
+source "$(dirname "$0")/opts.sh"
+bench_opts "n:boots l:late" "$@"
+shift "$BENCH_OPTIND"
 modes=("$@")
 [ ${#modes[@]} -gt 0 ] || modes=(plain reconnect)
 for m in "${modes[@]}"; do
