@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
-#include "vnetctl.h"
+#include "base/util.h"
 
 /*
  * Attached, but not to the tap a virtio-net guest's VMM makes (QEMU and

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "vnetctl.h"
+#include "base/util.h"
 
 #define GUEST_FLAGS                                          \
 	(VNET_CFG_ADAPTIVE_RX | VNET_CFG_ADAPTIVE_TX |        \

@@ -7,7 +7,7 @@
  */
 #include <stdio.h>
 
-#include "vnetctl.h"
+#include "base/util.h"
 
 static const char *zone_name(__u32 zone)
 {

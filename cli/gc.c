@@ -32,7 +32,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "vnetctl.h"
+#include "base/util.h"
 
 /* vnetd's runtime directory (VNETD_RUN_DIR) */
 #define GC_RUN_DIR "/run/vnet"

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vnetctl.h"
+#include "base/util.h"
 
 static const struct {
 	const char *name;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vnetctl.h"
+#include "base/util.h"
 
 static int limit_dir(const char *s)
 {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vnetctl.h"
+#include "base/util.h"
 
 
 static bool debug;

@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vnetctl.h"
+#include "base/util.h"
 
 static double now_s(void)
 {

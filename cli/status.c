@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vnetctl.h"
+#include "base/util.h"
 
 static void print_hook(const char *key, const char *label,
 		       const struct vnet_hook_status *h, const char *mode)

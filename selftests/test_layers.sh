@@ -67,7 +67,7 @@ check() { # name, condition-result, reason
 }
 
 objs=$(ls "$OUT"/user/lib/*.o "$OUT"/user/vhost/*.o "$OUT"/user/vnetd/*.o "$OUT"/user/vnetd/*/*.o \
-	"$OUT"/cli/*.o 2>/dev/null)
+	"$OUT"/cli/*.o "$OUT"/cli/*/*.o 2>/dev/null)
 if [ -z "$objs" ]; then
 	echo "FAIL: layers/objects: no objects under $OUT (run make first)"
 	exit 1
@@ -235,7 +235,8 @@ dir_check()
 			[ -e "$(dirname "$f")/$h" ] && continue
 			case $h in *.skel.h) continue ;; esac
 			found=""
-			for d in user/lib user/vhost user/vnetd; do
+			# the program's own directory first: cli's -Icli
+			for d in $dir user/lib user/vhost user/vnetd; do
 				[ -e "$top/$d/$h" ] && { found=$d; break; }
 			done
 			case " $allowed " in *" $found "*) [ -n "$found" ] && continue ;; esac
@@ -248,12 +249,12 @@ dir_check()
 dir_check user/vnetd "user/vnetd user/lib user/vhost"
 dir_check user/vhost ""
 dir_check user/lib ""
-dir_check cli "user/lib"
+dir_check cli "cli user/lib"
 
 bad=""
 for h in $VHOST_PRIVATE; do
 	for f in $(grep -lE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"$h\"" \
-		"$top"/user/vnetd/*.[ch] "$top"/user/vnetd/*/*.[ch] "$top"/user/lib/*.[ch] "$top"/cli/*.[ch] \
+		"$top"/user/vnetd/*.[ch] "$top"/user/vnetd/*/*.[ch] "$top"/user/lib/*.[ch] "$top"/cli/*.[ch] "$top"/cli/*/*.[ch] \
 		"$top"/selftests/*.[ch] "$top"/selftests/frontend/*.[ch] \
 		"$top"/fuzz/*.[ch] "$top"/bench/*.[ch] 2>/dev/null); do
 		bad+="${f#"$top"/} includes $h;"
@@ -265,7 +266,7 @@ check "layers/vhost_private_headers" $? "private to user/vhost: $bad"
 # --- size: concerns split into files, not grown into one ------------------
 
 MAX_LINES=600
-bad=$(wc -l "$top"/user/*/*.[ch] "$top"/user/vnetd/*/*.[ch] "$top"/cli/*.[ch] "$top"/bpf/*.[ch] \
+bad=$(wc -l "$top"/user/*/*.[ch] "$top"/user/vnetd/*/*.[ch] "$top"/cli/*.[ch] "$top"/cli/*/*.[ch] "$top"/bpf/*.[ch] \
 	"$top"/include/vnet/*.h 2>/dev/null | awk -v max=$MAX_LINES -v top="$top/" \
 	'$2 != "total" && $1 > max { sub(top, "", $2); print $2 " " $1 }' | tr '\n' ';')
 [ -z "$bad" ]

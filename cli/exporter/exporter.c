@@ -38,7 +38,7 @@
 #include <microhttpd.h>
 #include <zlib.h>
 
-#include "vnetctl.h"
+#include "base/util.h"
 #include "exporter.h"
 
 #define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vnetctl.h"
+#include "base/util.h"
 
 /* where this scrape goes */
 static FILE *po;

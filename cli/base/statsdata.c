@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vnetctl.h"
+#include "util.h"
 
 /* enum vnet_drop: the names of the text rows, the JSON keys, the labels */
 static const char *const drop_names[VNET_DROP_MAX] = {

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vnetctl.h"
+#include "util.h"
 
 const char *prog_name = "vnetctl";
 const struct cmd *cli_cmds;

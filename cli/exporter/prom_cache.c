@@ -19,7 +19,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "vnetctl.h"
+#include "base/util.h"
 
 struct cdev {
 	char name[IF_NAMESIZE];
