@@ -50,7 +50,7 @@ case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
 VNETD_PARTS="main handover config agent port datapath sandbox tap base"
 VHOST_LAYERS="server dev_state vhost_user,handlers,vring_fds,vu_dev virtq split packed journal vq fault mem log"
 # headers of user/vhost that only its own files include
-VHOST_PRIVATE="vhost_user_int.h vq_int.h split.h packed.h journal.h"
+VHOST_PRIVATE="vhost_user_int.h vq_int.h split.h packed.h journal_int.h"
 # the environment production code may read: systemd's
 ENV_ALLOWED="JOURNAL_STREAM NOTIFY_SOCKET"
 # sources that only the test builds compile (the Makefile leaves them out)

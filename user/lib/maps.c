@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 
-#include "internal.h"
+#include "pins_int.h"
 
 struct map_def {
 	__u32 type;

@@ -18,7 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "internal.h"
+#include "pins_int.h"
 
 int vnet_link_info(int fd, struct bpf_link_info *info)
 {

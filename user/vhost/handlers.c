@@ -18,7 +18,7 @@
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 
-#include "journal.h"
+#include "journal_int.h"
 #include "vhost_user_int.h"
 
 static uint64_t features_offered(struct vhost_dev *dev)

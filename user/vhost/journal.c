@@ -54,7 +54,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
-#include "journal.h"
+#include "journal_int.h"
 
 #define JR_MAGIC 0x6a6e7276u /* "vrnj" */
 #define JR_VERSION 1

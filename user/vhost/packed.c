@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "journal.h"
+#include "journal_int.h"
 #include "packed.h"
 #include "vq_int.h"
 
