@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "out.h"
 #include "util.h"
 
 const char *prog_name = "vnetctl";
