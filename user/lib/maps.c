@@ -13,7 +13,8 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 
-#include "pins_int.h"
+#include "libvnet.h"
+#include "maps_int.h"
 
 struct map_def {
 	__u32 type;

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 
+#include "libvnet.h"
 #include "pins_int.h"
 
 /*
