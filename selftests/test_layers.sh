@@ -22,7 +22,8 @@
 #     layer is a part, a folder; vhost: a word of the list, the names of
 #     one layer joined by commas);
 #   - no include circle: between the modules (a module is a .c and its .h,
-#     X_int.h being X's private header), the include edges have no loop;
+#     X_int.h being X's private header; vhost: the files of one layer),
+#     the include edges have no loop;
 #   - a file includes headers of its own directory, and of the
 #     directories below it only (vnetd: libvnet, libvhost, and another
 #     part's header by its folder, "datapath/qp.h");
@@ -50,7 +51,7 @@ case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
 VNETD_PARTS="main handover config agent port datapath sandbox tap base"
 VHOST_LAYERS="server dev_state vhost_user,handlers,vring_fds,vu_dev virtq split packed journal vq fault mem log"
 # headers of user/vhost that only its own files include
-VHOST_PRIVATE="vhost_user_int.h vq_int.h split.h packed.h journal_int.h"
+VHOST_PRIVATE="vhost_user_int.h vu_dev_int.h vring_fds.h vq_int.h split.h packed.h journal_int.h"
 # the environment production code may read: systemd's
 ENV_ALLOWED="JOURNAL_STREAM NOTIFY_SOCKET"
 # sources that only the test builds compile (the Makefile leaves them out)
@@ -173,7 +174,7 @@ include_check()
 		  if (!(a in rank)) { print $1 " is not in the list"; next }
 		  if (!(b in rank)) { print $2 " is not in the list"; next }
 		  if (rank[a] > rank[b]) print $1 " includes " $2 " (" l[rank[b]] " is above " l[rank[a]] ")"
-		  if (a != b) print a, b > "/dev/stderr" }' \
+		  if (rank[a] != rank[b]) print l[rank[a]], l[rank[b]] > "/dev/stderr" }' \
 		"$tmp/local.$1" "$tmp/inc.$1" 2>"$tmp/medges.$1" | sort -u | head -5 | tr '\n' ';')
 	[ -z "$bad" ]
 	check "layers/$1_includes" $? "includes upwards: $bad"

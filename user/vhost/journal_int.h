@@ -2,11 +2,11 @@
 /*
  * A packed ring's journal (journal.c), inside the ring layer: what packed.c
  * tells it as it pops, rewinds and pushes, and the decision at a ring's
- * start.  The device gives each ring its slot (virtq.h,
+ * start.  The device gives each ring its slot (journal.h,
  * vhost_vq_set_journal()).
  */
-#ifndef VNET_VHOST_JOURNAL_H
-#define VNET_VHOST_JOURNAL_H
+#ifndef VNET_VHOST_JOURNAL_INT_H
+#define VNET_VHOST_JOURNAL_INT_H
 
 #include "vq_int.h"
 
@@ -41,4 +41,4 @@ bool vhost_jr_live(const struct vhost_vq *vq);
 /* GET_VRING_BASE answered BASE: the frontend holds it now. */
 void vhost_jr_told(struct vhost_vq *vq, uint32_t base);
 
-#endif /* VNET_VHOST_JOURNAL_H */
+#endif /* VNET_VHOST_JOURNAL_INT_H */

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <linux/virtio_config.h>
 
+#include "log.h"
 #include "split.h"
 #include "vq_int.h"
 

@@ -12,6 +12,7 @@
 #include <linux/vhost_types.h>
 #include <linux/virtio_config.h>
 
+#include "log.h"
 #include "packed.h"
 #include "split.h"
 #include "virtq.h"

@@ -19,8 +19,11 @@
 #include <linux/virtio_ring.h>
 
 #include "fault.h"
+#include "journal.h"
 #include "journal_int.h"
-#include "vhost_user_int.h"
+#include "log.h"
+#include "vu_dev.h"
+#include "vu_dev_int.h"
 
 const char *vu_dev_name(const struct vhost_dev *dev)
 {

@@ -19,6 +19,7 @@
 #include <sys/un.h>
 
 #include "dev_state.h"
+#include "handlers.h"
 #include "handover_int.h"
 #include "base/testing.h"
 

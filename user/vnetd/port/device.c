@@ -23,6 +23,7 @@
 
 #include "device.h"
 #include "mailbox.h"
+#include "vu_dev.h"
 
 static struct vnetd_device *dev_net(struct vhost_dev *dev)
 {
