@@ -22,6 +22,13 @@
 #include "handlers.h"
 #include "handover_int.h"
 #include "base/testing.h"
+#include "datapath/rx.h"
+#include "base/util.h"
+#include "log.h"
+#include "port/port.h"
+#include "record.h"
+#include "server.h"
+#include "vq.h"
 
 #define PORT_MS 10000
 #define STATE_MS 30000
