@@ -49,9 +49,9 @@ case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
 # and include the headers of its own layer and of the ones after it
 # vnetd's parts (the folders of user/vnetd/), top to bottom
 VNETD_PARTS="main handover config agent port datapath sandbox tap base"
-VHOST_LAYERS="server dev_state vhost_user,handlers,vring_fds,vu_dev virtq split packed journal vq fault mem log"
+VHOST_LAYERS="server dev_state vhost_user,handlers,vring_fds,vu_dev virtq split packed packed_event journal vq fault mem log"
 # headers of user/vhost that only its own files include
-VHOST_PRIVATE="vhost_user_int.h vu_dev_int.h vring_fds.h vq_int.h split.h packed.h journal_int.h"
+VHOST_PRIVATE="vhost_user_int.h vu_dev_int.h vring_fds.h vq_int.h split.h packed.h packed_event.h journal_int.h"
 # the environment production code may read: systemd's
 ENV_ALLOWED="JOURNAL_STREAM NOTIFY_SOCKET"
 # sources that only the test builds compile (the Makefile leaves them out)

@@ -4,7 +4,7 @@
 #define LIBVNET_STATUS_INT_H
 
 #include <bpf/bpf.h>
-#include "libvnet.h"
+#include <linux/types.h>
 
 /* the info of the BPF link FD: 0 or -errno */
 int vnet_link_info(int fd, struct bpf_link_info *info);

@@ -18,6 +18,8 @@
 #include "log.h"
 #include "vhost_user_int.h"
 #include "vu_dev_int.h"
+#include "mem.h"
+#include "virtq.h"
 
 int vhost_dev_freeze(struct vhost_dev *dev)
 {

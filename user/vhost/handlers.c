@@ -24,6 +24,8 @@
 #include "vhost_user_int.h"
 #include "vring_fds.h"
 #include "vu_dev_int.h"
+#include "mem.h"
+#include "virtq.h"
 
 static uint64_t features_offered(struct vhost_dev *dev)
 {

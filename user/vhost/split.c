@@ -18,6 +18,8 @@
 #include "log.h"
 #include "split.h"
 #include "vq_int.h"
+#include "mem.h"
+#include "vq.h"
 
 /* used_event lives after avail->ring[num], avail_event after used->ring[num] */
 static inline uint16_t *used_event_ptr(struct vhost_vq *vq)

@@ -22,6 +22,8 @@
 #include "vhost_user_int.h"
 #include "vu_dev.h"
 #include "vu_dev_int.h"
+#include "mem.h"
+#include "virtq.h"
 
 /* --- sending --------------------------------------------------------- */
 

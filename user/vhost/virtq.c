@@ -17,6 +17,7 @@
 #include "split.h"
 #include "virtq.h"
 #include "vq_int.h"
+#include "mem.h"
 
 /* --- datapath: the layout's ------------------------------------------ */
 

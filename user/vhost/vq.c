@@ -13,6 +13,7 @@
 
 #include "log.h"
 #include "vq_int.h"
+#include "mem.h"
 
 void vhost_vq_set_broken(struct vhost_vq *vq, const char *fmt, ...)
 {

@@ -24,6 +24,8 @@
 #include "log.h"
 #include "vu_dev.h"
 #include "vu_dev_int.h"
+#include "virtq.h"
+#include "vq.h"
 
 const char *vu_dev_name(const struct vhost_dev *dev)
 {
