@@ -24,7 +24,7 @@ BENCH_BPF  := bench_empty
 
 LIB_SRCS   := $(wildcard user/lib/*.c)
 LIB_OBJS   := $(LIB_SRCS:%.c=$(OUT)/%.o)
-CLI_SRCS   := $(wildcard cli/*.c)
+CLI_SRCS   := $(wildcard cli/*.c cli/*/*.c)
 CLI_OBJS   := $(CLI_SRCS:%.c=$(OUT)/%.o)
 LIBVNET    := $(OUT)/libvnet.a
 SKELS      := $(OUT)/vnet.skel.h $(OUT)/bench_empty.skel.h $(OUT)/xmit_dispatch.skel.h
@@ -130,9 +130,13 @@ $(OUT)/xmit_dispatch.bpf.o: $(OUT)/bpf/xmit_dispatch.bpf.o
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst .skel.h,,$(notdir $@)) > $@.tmp && mv $@.tmp $@
 
-$(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h cli/*.h selftests/*.h bench/*.h)
+$(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h cli/*.h cli/*/*.h selftests/*.h bench/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# vnetctl's parts are its folders (cli/exporter, cli/base): another part's
+# header is included by its folder ("base/util.h"), found through -Icli
+$(CLI_OBJS): CPPFLAGS += -Icli
 
 $(LIBVNET): $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^

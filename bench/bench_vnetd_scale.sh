@@ -383,7 +383,7 @@ fi
 # directory of their own (the taps need not exist: vnetd refuses before it
 # touches one; one that accepts is stopped after 10 s)
 LIMIT_PROBE=${LIMIT_PROBE:-$(($(sed -n 's/^#define VNETD_MAX_PORTS \([0-9]*\)$/\1/p' \
-	"$(dirname "$0")/../user/vnetd/config/opts.h") + 1))}
+	"$(dirname "$0")/../user/vnetd/config/config.h") + 1))}
 mkdir -p "$LOGS/limit"
 mapfile -t args < <(for ((i = 0; i < LIMIT_PROBE; i++)); do
 	printf -- '--port\nsocket=%s,tap=%s,queues=1,netns=%s\n' \

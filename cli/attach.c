@@ -8,7 +8,10 @@
 #include <unistd.h>
 #include <linux/capability.h>
 
-#include "vnetctl.h"
+#include "libvnet.h"
+#include "base/out.h"
+#include "base/util.h"
+#include "attach.h"
 
 /*
  * Attached, but not to the tap a virtio-net guest's VMM makes (QEMU and

@@ -18,7 +18,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "vnetctl.h"
+#include "libvnet.h"
+#include "base/out.h"
+#include "base/statsdata.h"
+#include "base/util.h"
+#include "coalesce.h"
+#include "coalesce_state.h"
 
 #define GUEST_FLAGS                                          \
 	(VNET_CFG_ADAPTIVE_RX | VNET_CFG_ADAPTIVE_TX |        \

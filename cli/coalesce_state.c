@@ -7,7 +7,9 @@
  */
 #include <stdio.h>
 
-#include "vnetctl.h"
+#include "libvnet.h"
+#include "base/out.h"
+#include "coalesce_state.h"
 
 static const char *zone_name(__u32 zone)
 {

@@ -32,7 +32,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "vnetctl.h"
+#include "libvnet.h"
+#include "base/out.h"
+#include "base/util.h"
+#include "gc.h"
 
 /* vnetd's runtime directory (VNETD_RUN_DIR) */
 #define GC_RUN_DIR "/run/vnet"

@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vnetctl.h"
+#include "libvnet.h"
+#include "base/out.h"
+#include "base/util.h"
+#include "guard.h"
 
 static const struct {
 	const char *name;

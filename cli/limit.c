@@ -14,7 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vnetctl.h"
+#include "libvnet.h"
+#include "base/out.h"
+#include "base/statsdata.h"
+#include "base/util.h"
+#include "limit.h"
 
 static int limit_dir(const char *s)
 {

@@ -13,8 +13,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vnetctl.h"
-
+#include "libvnet.h"
+#include "base/out.h"
+#include "base/util.h"
+#include "exporter/exporter.h"
+#include "attach.h"
+#include "coalesce.h"
+#include "gc.h"
+#include "guard.h"
+#include "limit.h"
+#include "stats.h"
+#include "status.h"
 
 static bool debug;
 

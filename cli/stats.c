@@ -12,7 +12,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "vnetctl.h"
+#include "libvnet.h"
+#include "base/out.h"
+#include "base/statsdata.h"
+#include "base/util.h"
+#include "exporter/prom.h"
+#include "stats.h"
 
 static double now_s(void)
 {

@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vnetctl.h"
+#include "libvnet.h"
+#include "base/out.h"
+#include "base/util.h"
+#include "status.h"
 
 static void print_hook(const char *key, const char *label,
 		       const struct vnet_hook_status *h, const char *mode)

@@ -22,9 +22,10 @@
 #include <unistd.h>
 #include <sys/mman.h>
 
-#include "config/opts.h"
-
 #include "fuzz.h"
+#include "config/config.h"
+#include "config/portcfg.h"
+#include "base/util.h"
 
 static int memfd = -1;
 static char path[64];

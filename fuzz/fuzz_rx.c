@@ -45,6 +45,7 @@
 
 #include "fuzz.h"
 #include "datapath/qp.h"
+#include "datapath/rx.h"
 
 #define MEM_SIZE (2u << 20)
 #define GPA_BASE 0x100000ULL

@@ -8,6 +8,7 @@
  * packed_unit.c); with one the ring goes on where it was, and the chains
  * the dead process held come back used, with length 0, exactly once.
  */
+#include "journal.h"
 #include "packed_unit.h"
 
 #define STALE 0x80008000u /* the base of the first start */

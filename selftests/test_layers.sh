@@ -5,31 +5,49 @@
 #
 # The code's dependencies point one way (docs/design.md, "Layers").
 #
+# The layers are the folders.  vnetd (user/vnetd) and vnetctl (cli) are a
+# folder per part, listed top to bottom in VNETD_PARTS and CLI_PARTS (the
+# files at the top of the directory are the part "main"); a file's part
+# is its folder.  Every folder with sources is in its list and every part
+# of a list is a folder (layers/vnetd_parts, layers/cli_parts), so a new
+# folder is placed in the order before anything else.  The vhost library
+# (user/vhost) is one folder whose files are in order (VHOST_LAYERS).
+#
 # From the built objects (nm: which file defines a symbol, which files use
 # it):
 #   - no import circle among the production files (user/lib, user/vhost,
 #     user/vnetd, cli): tsort finds none;
 #   - the directories depend downwards only: cli and vnetd on libvnet and
 #     libvhost, libvnet and libvhost on neither vnetd nor each other;
-#   - inside vnetd, every file calls only files of its own part or of the
-#     parts below it; the parts are vnetd's folders, top to bottom in
-#     VNETD_PARTS (main.c, at the top of user/vnetd/, is the part "main");
+#   - inside vnetd and vnetctl, every file calls only files of its own part
+#     or of the parts below it;
 #   - inside the vhost library, every file calls only files below it in
 #     VHOST_LAYERS.
 #
-# From the #include lines of the sources (user/vnetd, user/vhost):
-#   - a file includes only headers of its own layer and below (vnetd: a
-#     layer is a part, a folder; vhost: a word of the list, the names of
-#     one layer joined by commas);
+# From the #include lines of the sources (user/vnetd, cli, user/vhost):
+#   - a file includes only headers of its own layer and below (a part's
+#     folder; vhost: a word of the list, the names of one layer joined by
+#     commas);
 #   - no include circle: between the modules (a module is a .c and its .h,
-#     X_int.h being X's private header), the include edges have no loop;
+#     X_int.h being X's private header; vhost: the files of one layer),
+#     the include edges have no loop;
 #   - a file includes headers of its own directory, and of the
 #     directories below it only (vnetd: libvnet, libvhost, and another
-#     part's header by its folder, "datapath/qp.h");
+#     part's header by its folder, "datapath/qp.h"; cli: libvnet, and
+#     "base/util.h");
 #   - the private headers of user/vhost are included inside it only.
 #
+# Each header declares its own file's functions only
+# (layers/headers_own_functions): a function declared in DIR/X.h or
+# DIR/X_int.h (gcc -aux-info of every production file) is defined in
+# DIR/X.c or in a DIR/X_*.c split from it (nm), or in the header itself
+# (static inline).  The exception: user/lib/libvnet.h, the library's one
+# public header, declares the API of every file of user/lib (HEADERS_ANY).
+# And a file includes the header that declares each function of another
+# file it calls, not through another header (layers/includes_direct).
+#
 # No production file (user/, cli/, bpf/, include/vnet) has more than 600
-# lines.
+# lines, and no production folder more than 16 .c files.
 #
 # And the production build has no test switch (docs/vnetd.md, "Test
 # builds"): the sources of user/ preprocessed as build/vnetd and
@@ -38,23 +56,44 @@
 # while the test builds hold every name (so that the check can see them).
 #
 # A call or an include against the order names the files and the symbol
-# or the header.
+# or the header.  The layers/catches_* cases run the same checks on small
+# trees made here, each with one violation, and expect exactly that
+# check to fail (and none on the tree without it).
+#
+#   selftests/test_layers.sh              this tree (OUT: its build)
+#   selftests/test_layers.sh --tree DIR   the structure checks alone on
+#                                         DIR (objects in DIR/build)
 set -u
-top=$(cd "$(dirname "$0")/.." && pwd)
-OUT=${OUT:-build}
-case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
+shopt -s nullglob
+self=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
+tree_only=0
+if [ "${1:-}" = --tree ]; then
+	top=$(cd "$2" && pwd)
+	OUT=$top/build
+	tree_only=1
+else
+	top=$(cd "$(dirname "$0")/.." && pwd)
+	OUT=${OUT:-build}
+	case $OUT in /*) ;; *) OUT=$top/$OUT ;; esac
+fi
 
 # layers top to bottom, per directory: a file may call the ones after it
 # and include the headers of its own layer and of the ones after it
-# vnetd's parts (the folders of user/vnetd/), top to bottom
-VNETD_PARTS="main handover config agent port datapath sandbox tap base"
-VHOST_LAYERS="server dev_state vhost_user,handlers,vring_fds,vu_dev virtq split packed journal vq fault mem log"
+# vnetd's parts and vnetctl's (their folders; "main": the files at the
+# top), top to bottom (the catches_* trees set their own)
+VNETD_PARTS=${VNETD_PARTS:-"main handover config agent port datapath sandbox tap base"}
+CLI_PARTS=${CLI_PARTS:-"main exporter base"}
+VHOST_LAYERS="server dev_state vhost_user,handlers,vring_fds,vu_dev virtq split packed packed_event journal vq fault mem log"
 # headers of user/vhost that only its own files include
-VHOST_PRIVATE="vhost_user_int.h vq_int.h split.h packed.h journal.h"
+VHOST_PRIVATE="vhost_user_int.h vu_dev_int.h vring_fds.h vq_int.h split.h packed.h packed_event.h journal_int.h"
 # the environment production code may read: systemd's
 ENV_ALLOWED="JOURNAL_STREAM NOTIFY_SOCKET"
 # sources that only the test builds compile (the Makefile leaves them out)
 TEST_ONLY="user/vnetd/base/testing.c"
+# headers that may declare functions of any file of their folder
+HEADERS_ANY="user/lib/libvnet.h"
+# .c files a production folder may hold directly
+MAX_C=16
 
 failed=0
 check() { # name, condition-result, reason
@@ -66,8 +105,8 @@ check() { # name, condition-result, reason
 	fi
 }
 
-objs=$(ls "$OUT"/user/lib/*.o "$OUT"/user/vhost/*.o "$OUT"/user/vnetd/*.o "$OUT"/user/vnetd/*/*.o \
-	"$OUT"/cli/*.o 2>/dev/null)
+objs=$(printf '%s\n' "$OUT"/user/lib/*.o "$OUT"/user/vhost/*.o "$OUT"/user/vnetd/*.o "$OUT"/user/vnetd/*/*.o \
+	"$OUT"/cli/*.o "$OUT"/cli/*/*.o)
 if [ -z "$objs" ]; then
 	echo "FAIL: layers/objects: no objects under $OUT (run make first)"
 	exit 1
@@ -78,6 +117,8 @@ trap 'rm -rf "$tmp"' EXIT
 # --- calls, from the objects ---------------------------------------------
 
 # "file symbol" for every global definition and every use
+: >"$tmp/def"
+: >"$tmp/use"
 for o in $objs; do
 	f=${o#"$OUT"/}
 	f=${f%.o}
@@ -127,20 +168,96 @@ order_check()
 	[ -z "$bad" ]
 	check "layers/$1" $? "calls upwards: $bad"
 }
-# 3b. vnetd's parts in order: a file calls its own part or the parts below
-# (a file's part is its folder under user/vnetd/; main.c's is "main")
-bad=$(awk -v parts="$VNETD_PARTS" '
-	function part(f) { sub(/^user\/vnetd\//, "", f); if (f !~ /\//) return f; sub(/\/.*/, "", f); return f }
-	BEGIN { n = split(parts, l, " "); for (i = 1; i <= n; i++) rank[l[i]] = i }
-	index($1, "user/vnetd/") == 1 && index($2, "user/vnetd/") == 1 {
-		a = part($1); b = part($2)
-		if (!(a in rank)) { print $1 " is in no part of the list"; next }
-		if (!(b in rank)) { print $2 " is in no part of the list"; next }
-		if (rank[a] > rank[b]) print $1 " -> " $2 " (" $3 ": " b " is above " a ")"
-	}' "$tmp/edges" | sort -u | head -5 | tr '\n' ';')
-[ -z "$bad" ]
-check "layers/vnetd_order" $? "calls upwards: $bad"
-order_check vhost_order user/vhost "$VHOST_LAYERS"
+
+# the part of a file under a program's directory: its folder, "main" for
+# the files at the top (awk; F relative to the directory)
+PART_AWK='function part(f) { if (f !~ /\//) return "main"; sub(/\/.*/, "", f); return f }
+	function module(f) { sub(/\.[ch]$/, "", f); sub(/_int$/, "", f); return f }'
+
+# parts_folders NAME DIR PARTS: the folders of DIR are the parts, both ways
+parts_folders()
+{
+	local name=$1 dir=$2 parts=$3 d p bad=""
+
+	for d in "$top/$dir"/*/; do
+		p=$(basename "$d")
+		set -- "$d"*.[ch]
+		[ $# -gt 0 ] || continue
+		case " $parts " in *" $p "*) ;; *) bad+="$dir/$p/ is a folder in no part of the list;" ;; esac
+	done
+	for p in $parts; do
+		[ "$p" = main ] || [ -d "$top/$dir/$p" ] || bad+="part $p of the list is no folder of $dir;"
+	done
+	[ -z "$bad" ]
+	check "layers/${name}_parts" $? "$bad (the list: $parts)"
+}
+
+# parts_order NAME DIR PARTS: a file calls its own part or the parts below
+parts_order()
+{
+	local bad
+
+	bad=$(awk -v dir="$2/" -v parts="$3" "$PART_AWK"'
+		BEGIN { n = split(parts, l, " "); for (i = 1; i <= n; i++) rank[l[i]] = i }
+		index($1, dir) == 1 && index($2, dir) == 1 {
+			a = part(substr($1, length(dir) + 1)); b = part(substr($2, length(dir) + 1))
+			if (!(a in rank)) { print $1 " is in no part of the list"; next }
+			if (!(b in rank)) { print $2 " is in no part of the list"; next }
+			if (rank[a] > rank[b]) print $1 " -> " $2 " (" $3 ": " b " is above " a ")"
+		}' "$tmp/edges" | sort -u | head -5 | tr '\n' ';')
+	[ -z "$bad" ]
+	check "layers/${1}_order" $? "calls upwards: $bad"
+}
+
+# "file header" with both as paths under DIR (a header of the file's own
+# folder, or another part's by its folder: "datapath/qp.h"); headers of
+# the libraries and the build are left out
+part_includes()
+{
+	local dir=$1 f rel sub h
+
+	for f in "$top/$dir"/*.[ch] "$top/$dir"/*/*.[ch]; do
+		rel=${f#"$top/$dir"/}
+		sub=$(dirname "$rel")
+		for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+			if [ -e "$top/$dir/$sub/$h" ]; then
+				[ "$sub" = . ] && echo "$rel $h" || echo "$rel $sub/$h"
+			elif [ -e "$top/$dir/$h" ]; then
+				echo "$rel $h"
+			fi
+		done
+	done
+}
+
+# parts_includes NAME DIR PARTS: no include of a part above, no circle
+parts_includes()
+{
+	local name=$1 bad loop
+
+	part_includes "$2" >"$tmp/inc.$name"
+	[ -s "$tmp/inc.$name" ]
+	check "layers/${name}_includes_found" $? "no #include of a header of $2 found"
+	bad=$(awk -v parts="$3" "$PART_AWK"'
+		BEGIN { n = split(parts, l, " "); for (i = 1; i <= n; i++) rank[l[i]] = i }
+		{ a = part($1); b = part($2)
+		  if (!(a in rank)) { print $1 " is in no part of the list"; next }
+		  if (!(b in rank)) { print $2 " is in no part of the list"; next }
+		  if (rank[a] > rank[b]) print $1 " includes " $2 " (" b " is above " a ")"
+		  if (module($1) != module($2)) print module($1), module($2) > "/dev/stderr" }' \
+		"$tmp/inc.$name" 2>"$tmp/medges.$name" | sort -u | head -5 | tr '\n' ';')
+	[ -z "$bad" ]
+	check "layers/${name}_includes" $? "includes upwards: $bad"
+	sort -u "$tmp/medges.$name" | tsort >/dev/null 2>"$tmp/itsort.$name"
+	loop=$(grep -v '^tsort: -: input contains a loop:$' "$tmp/itsort.$name" | sed 's/^tsort: //' | tr '\n' ' ')
+	[ ! -s "$tmp/itsort.$name" ]
+	check "layers/${name}_include_circle" $? "modules that include each other's headers: $loop"
+}
+
+parts_folders vnetd user/vnetd "$VNETD_PARTS"
+parts_order vnetd user/vnetd "$VNETD_PARTS"
+parts_folders cli cli "$CLI_PARTS"
+parts_order cli cli "$CLI_PARTS"
+[ -d "$top/user/vhost" ] && order_check vhost_order user/vhost "$VHOST_LAYERS"
 
 # --- includes, from the sources ------------------------------------------
 
@@ -173,7 +290,7 @@ include_check()
 		  if (!(a in rank)) { print $1 " is not in the list"; next }
 		  if (!(b in rank)) { print $2 " is not in the list"; next }
 		  if (rank[a] > rank[b]) print $1 " includes " $2 " (" l[rank[b]] " is above " l[rank[a]] ")"
-		  if (a != b) print a, b > "/dev/stderr" }' \
+		  if (rank[a] != rank[b]) print l[rank[a]], l[rank[b]] > "/dev/stderr" }' \
 		"$tmp/local.$1" "$tmp/inc.$1" 2>"$tmp/medges.$1" | sort -u | head -5 | tr '\n' ';')
 	[ -z "$bad" ]
 	check "layers/$1_includes" $? "includes upwards: $bad"
@@ -182,46 +299,9 @@ include_check()
 	[ ! -s "$tmp/itsort.$1" ]
 	check "layers/$1_include_circle" $? "modules that include each other's headers: $loop"
 }
-include_check vhost user/vhost "$VHOST_LAYERS"
-
-# vnetd: "file header" with both as paths under user/vnetd/ (a header of
-# the file's own folder, or another part's by its folder: "datapath/qp.h");
-# headers of libvnet, libvhost and the build are left out
-vnetd_includes()
-{
-	local f rel dir h
-
-	for f in "$top"/user/vnetd/*.[ch] "$top"/user/vnetd/*/*.[ch]; do
-		rel=${f#"$top"/user/vnetd/}
-		dir=$(dirname "$rel")
-		for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
-			if [ -e "$top/user/vnetd/$dir/$h" ]; then
-				[ "$dir" = . ] && echo "$rel $h" || echo "$rel $dir/$h"
-			elif [ -e "$top/user/vnetd/$h" ]; then
-				echo "$rel $h"
-			fi
-		done
-	done
-}
-vnetd_includes >"$tmp/inc.vnetd"
-[ -s "$tmp/inc.vnetd" ]
-check "layers/vnetd_includes_found" $? "no #include of a vnetd header found"
-bad=$(awk -v parts="$VNETD_PARTS" '
-	function part(f) { if (f !~ /\//) { sub(/\.[ch]$/, "", f); return f } sub(/\/.*/, "", f); return f }
-	function module(f) { sub(/\.[ch]$/, "", f); sub(/_int$/, "", f); return f }
-	BEGIN { n = split(parts, l, " "); for (i = 1; i <= n; i++) rank[l[i]] = i }
-	{ a = part($1); b = part($2)
-	  if (!(a in rank)) { print $1 " is in no part of the list"; next }
-	  if (!(b in rank)) { print $2 " is in no part of the list"; next }
-	  if (rank[a] > rank[b]) print $1 " includes " $2 " (" b " is above " a ")"
-	  if (module($1) != module($2)) print module($1), module($2) > "/dev/stderr" }' \
-	"$tmp/inc.vnetd" 2>"$tmp/medges.vnetd" | sort -u | head -5 | tr '\n' ';')
-[ -z "$bad" ]
-check "layers/vnetd_includes" $? "includes upwards: $bad"
-sort -u "$tmp/medges.vnetd" | tsort >/dev/null 2>"$tmp/itsort.vnetd"
-loop=$(grep -v '^tsort: -: input contains a loop:$' "$tmp/itsort.vnetd" | sed 's/^tsort: //' | tr '\n' ' ')
-[ ! -s "$tmp/itsort.vnetd" ]
-check "layers/vnetd_include_circle" $? "modules that include each other's headers: $loop"
+[ -d "$top/user/vhost" ] && include_check vhost user/vhost "$VHOST_LAYERS"
+parts_includes vnetd user/vnetd "$VNETD_PARTS"
+parts_includes cli cli "$CLI_PARTS"
 
 # where a quoted include of a file in DIR is found: its own directory, or
 # one of ALLOWED (in the compiler's -I order), or the build's skeletons
@@ -230,12 +310,12 @@ dir_check()
 	local dir=$1 allowed=$2 f h d found bad=""
 
 	for f in "$top/$dir"/*.[ch] "$top/$dir"/*/*.[ch]; do
-		[ -e "$f" ] || continue
 		for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
 			[ -e "$(dirname "$f")/$h" ] && continue
 			case $h in *.skel.h) continue ;; esac
 			found=""
-			for d in user/lib user/vhost user/vnetd; do
+			# the program's own directory first: cli's -Icli
+			for d in $dir user/lib user/vhost user/vnetd; do
 				[ -e "$top/$d/$h" ] && { found=$d; break; }
 			done
 			case " $allowed " in *" $found "*) [ -n "$found" ] && continue ;; esac
@@ -248,28 +328,92 @@ dir_check()
 dir_check user/vnetd "user/vnetd user/lib user/vhost"
 dir_check user/vhost ""
 dir_check user/lib ""
-dir_check cli "user/lib"
+dir_check cli "cli user/lib"
 
 bad=""
 for h in $VHOST_PRIVATE; do
-	for f in $(grep -lE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"$h\"" \
-		"$top"/user/vnetd/*.[ch] "$top"/user/vnetd/*/*.[ch] "$top"/user/lib/*.[ch] "$top"/cli/*.[ch] \
+	for f in $(grep -lE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"$h\"" /dev/null \
+		"$top"/user/vnetd/*.[ch] "$top"/user/vnetd/*/*.[ch] "$top"/user/lib/*.[ch] "$top"/cli/*.[ch] "$top"/cli/*/*.[ch] \
 		"$top"/selftests/*.[ch] "$top"/selftests/frontend/*.[ch] \
-		"$top"/fuzz/*.[ch] "$top"/bench/*.[ch] 2>/dev/null); do
+		"$top"/fuzz/*.[ch] "$top"/bench/*.[ch] </dev/null 2>/dev/null); do
 		bad+="${f#"$top"/} includes $h;"
 	done
 done
 [ -z "$bad" ]
 check "layers/vhost_private_headers" $? "private to user/vhost: $bad"
 
+# --- each header declares its own file's functions -----------------------
+
+# "function header" for every function a production header declares (not
+# defines: a static inline is its own), as gcc sees them compiling every
+# production file with the build's flags (-aux-info)
+: >"$tmp/decl"
+: >"$tmp/incs"
+for f in "$top"/user/lib/*.c "$top"/user/vhost/*.c "$top"/user/vnetd/*.c "$top"/user/vnetd/*/*.c \
+	"$top"/cli/*.c "$top"/cli/*/*.c; do
+	rel=${f#"$top"/}
+	case " $TEST_ONLY " in *" $rel "*) continue ;; esac
+	inc="-Iinclude -Iuser/lib -Iuser/vhost -Iuser/vnetd -I$OUT"
+	case $rel in cli/*) inc="-Icli $inc" ;; esac
+	# shellcheck disable=SC2086 # the -I words
+	if ! (cd "$top" && cc -fsyntax-only -std=gnu11 -D_GNU_SOURCE $inc -aux-info "$tmp/aux" "$rel") 2>"$tmp/aux.err"; then
+		check "layers/headers_own_functions" 1 "$rel does not compile: $(head -c 300 "$tmp/aux.err")"
+		continue
+	fi
+	# the headers it includes, as the compiler finds them
+	sub=$(dirname "$rel")
+	for h in $(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f"); do
+		for d in "$sub" $(case $rel in cli/*) echo cli ;; esac) include user/lib user/vhost user/vnetd; do
+			[ -e "$top/$d/$h" ] && { echo "${rel%.c} $d/$h"; break; }
+		done
+	done >>"$tmp/incs"
+	sed -n 's|^/\* \([^:]*\.h\):[0-9]*:NC \*/ \(.*\)$|\1 \2|p' "$tmp/aux" |
+		awk '$1 ~ /^(user|cli)\// { if (match($0, /[A-Za-z_][A-Za-z0-9_]* \(/)) print substr($0, RSTART, RLENGTH - 2), $1 }' >>"$tmp/decl"
+done
+sort -u "$tmp/decl" | sort -k1,1 >"$tmp/decl.s"
+[ -s "$tmp/decl.s" ]
+check "layers/declarations_found" $? "no function declared in a header of user/ or cli/ found (gcc -aux-info?)"
+# "function header definer": the definer from the objects ("-": none)
+bad=$(join -a1 -e - -o 0,1.2,2.2 "$tmp/decl.s" "$tmp/def.s" | awk -v any="$HEADERS_ANY" '
+	BEGIN { n = split(any, a, " "); for (i = 1; i <= n; i++) exempt[a[i]] = 1 }
+	$2 in exempt { next }
+	{ hdir = $2; sub(/\/[^\/]*$/, "", hdir); x = $2; sub(/.*\//, "", x); sub(/\.h$/, "", x); sub(/_int$/, "", x)
+	  if ($3 == "-") { print $1 " (" $2 ") is defined in no production file"; next }
+	  cdir = $3; sub(/\/[^\/]*$/, "", cdir); c = $3; sub(/.*\//, "", c)
+	  if (cdir == hdir && (c == x || index(c, x "_") == 1)) next
+	  print $2 " declares " $1 " of " $3 ".c" }' | sort -u | head -8 | tr '\n' ';')
+[ -z "$bad" ]
+check "layers/headers_own_functions" $? "a header declares another file's function (give that file its own header): $bad"
+
+# a file includes the header of each function of another file it calls
+# (layers/includes_direct), not through another header
+bad=$(awk '{ print $3, $1 }' "$tmp/edges" | sort -k1,1 | join - "$tmp/decl.s" |
+	awk 'NR == FNR { have[$1 " " $2] = 1; next }
+	     { k = $2 " " $1; if (have[$2 " " $3]) ok[k] = 1; else if (!(k in need)) need[k] = $3 }
+	     END { for (k in need) if (!(k in ok)) { split(k, a, " "); print a[1] ".c calls " a[2] " without including " need[k] } }' \
+	"$tmp/incs" - | sort | head -8 | tr '\n' ';')
+[ -z "$bad" ]
+check "layers/includes_direct" $? "include the header of what a file calls: $bad"
+
+[ "$tree_only" = 1 ] && exit $failed
+
 # --- size: concerns split into files, not grown into one ------------------
 
 MAX_LINES=600
-bad=$(wc -l "$top"/user/*/*.[ch] "$top"/user/vnetd/*/*.[ch] "$top"/cli/*.[ch] "$top"/bpf/*.[ch] \
+bad=$(wc -l "$top"/user/*/*.[ch] "$top"/user/vnetd/*/*.[ch] "$top"/cli/*.[ch] "$top"/cli/*/*.[ch] "$top"/bpf/*.[ch] \
 	"$top"/include/vnet/*.h 2>/dev/null | awk -v max=$MAX_LINES -v top="$top/" \
 	'$2 != "total" && $1 > max { sub(top, "", $2); print $2 " " $1 }' | tr '\n' ';')
 [ -z "$bad" ]
 check "layers/file_size" $? "production files over $MAX_LINES lines: $bad"
+
+# a folder is a concern: past MAX_C files it is split into folders
+bad=""
+for d in "$top"/user/*/ "$top"/user/vnetd/*/ "$top"/cli/ "$top"/cli/*/ "$top"/bpf/; do
+	n=$(printf '%s\n' "$d"*.c | grep -c .)
+	[ "$n" -gt "$MAX_C" ] && bad+="${d#"$top"/} $n;"
+done
+[ -z "$bad" ]
+check "layers/folder_size" $? "production folders with more than $MAX_C .c files: $bad"
 
 # --- the production build has no test switch -----------------------------
 
@@ -329,5 +473,97 @@ for s in $switches; do
 done
 [ -z "$missing" ]
 check "layers/test_builds_have_switches" $? "$missing"
+
+# --- the checks catch what they are for ----------------------------------
+
+# a small tree of the same shape (vnetd: main, port, datapath, base;
+# vnetctl: main, exporter, base; a library), each file calling the one
+# below it, built into TREE/build: no check fails on it
+fixture()
+{
+	local t=$1 f
+
+	mkdir -p "$t"/user/lib "$t"/user/vnetd/port "$t"/user/vnetd/datapath "$t"/user/vnetd/base \
+		"$t"/cli/exporter "$t"/cli/base
+	printf 'int vnet_lib(void);\n' >"$t/user/lib/libvnet.h"
+	printf '#include "libvnet.h"\nint vnet_lib(void) { return 0; }\n' >"$t/user/lib/lib.c"
+	printf 'int util_now(void);\n' >"$t/user/vnetd/base/util.h"
+	printf '#include "util.h"\nint util_now(void) { return 1; }\n' >"$t/user/vnetd/base/util.c"
+	printf 'int qp_run(void);\n' >"$t/user/vnetd/datapath/qp.h"
+	printf '#include "qp.h"\n#include "base/util.h"\nint qp_run(void) { return util_now(); }\n' \
+		>"$t/user/vnetd/datapath/qp.c"
+	printf 'int port_add(void);\n' >"$t/user/vnetd/port/port.h"
+	printf '#include "port.h"\n#include "datapath/qp.h"\n#include "libvnet.h"\nint port_add(void) { return qp_run() + vnet_lib(); }\n' \
+		>"$t/user/vnetd/port/port.c"
+	printf '#include "port/port.h"\nint main(void) { return port_add(); }\n' >"$t/user/vnetd/main.c"
+	printf 'int cli_util(void);\n' >"$t/cli/base/util.h"
+	printf '#include "util.h"\nint cli_util(void) { return 2; }\n' >"$t/cli/base/util.c"
+	printf 'int do_exporter(void);\n' >"$t/cli/exporter/exporter.h"
+	printf '#include "exporter.h"\n#include "base/util.h"\nint do_exporter(void) { return cli_util(); }\n' \
+		>"$t/cli/exporter/exporter.c"
+	printf 'int do_stats(void);\n' >"$t/cli/stats.h"
+	printf '#include "stats.h"\n#include "exporter/exporter.h"\nint do_stats(void) { return do_exporter(); }\n' \
+		>"$t/cli/stats.c"
+}
+
+# fixture_build TREE: every .c to TREE/build/FILE.o, with the build's -I
+fixture_build()
+{
+	local t=$1 f rel inc
+
+	for f in "$t"/user/*/*.c "$t"/user/vnetd/*/*.c "$t"/user/vnetd/*.c "$t"/cli/*.c "$t"/cli/*/*.c; do
+		rel=${f#"$t"/}
+		inc="-Iinclude -Iuser/lib -Iuser/vhost -Iuser/vnetd"
+		case $rel in cli/*) inc="-Icli $inc" ;; esac
+		mkdir -p "$t/build/$(dirname "$rel")"
+		# shellcheck disable=SC2086 # the -I words
+		(cd "$t" && cc -c -std=gnu11 $inc "$rel" -o "build/${rel%.c}.o") || return 1
+	done
+}
+
+# catches NAME CHECK EDIT: a fixture, EDIT run in it (a shell command), its
+# build: the structure checks fail CHECK and no other (CHECK "": none)
+catches()
+{
+	local name=$1 want=$2 edit=$3 t=$tmp/fx.$1 out fails
+
+	fixture "$t"
+	{ (cd "$t" && eval "$edit") && fixture_build "$t"; } >"$tmp/fx.err" 2>&1 ||
+		{ check "layers/catches_$name" 1 "the tree could not be made: $(head -c 300 "$tmp/fx.err")"; return; }
+	out=$(VNETD_PARTS="main port datapath base" CLI_PARTS="main exporter base" \
+		"$self" --tree "$t" 2>&1)
+	fails=$(sed -n 's/^FAIL: \(layers\/[a-z_]*\).*/\1/p' <<<"$out" | sort -u | tr '\n' ' ')
+	[ "$fails" = "${want:+layers/$want }" ]
+	check "layers/catches_$name" $? "wanted ${want:-no check} to fail, failed: '$fails' $(grep FAIL <<<"$out" | head -3 | tr '\n' ' ')"
+}
+
+catches clean_tree "" "true"
+# a file split from X (X_more.c) may have its functions declared in X.h
+catches split_file_shares_header "" \
+	"printf 'int util_more(void);\n' >>user/vnetd/base/util.h
+	 printf '#include \"util.h\"\nint util_more(void) { return util_now(); }\n' >user/vnetd/base/util_more.c"
+# datapath includes a header of port, the part above it
+catches upward_include vnetd_includes \
+	"printf 'struct port_cfg { int n; };\n' >user/vnetd/port/port_types.h
+	 sed -i '1i #include \"port/port_types.h\"' user/vnetd/datapath/qp.c"
+# datapath calls a function of port
+catches upward_call vnetd_order \
+	"printf 'int port_mon(void) { return 3; }\n' >user/vnetd/port/mon.c
+	 printf 'int port_mon(void);\nint qp_mon(void) { return port_mon(); }\n' >>user/vnetd/datapath/qp.c"
+# base/util.h declares a function of base/clock.c
+catches header_declares_another_file headers_own_functions \
+	"printf 'int base_clock(void);\n' >>user/vnetd/base/util.h
+	 printf '#include \"util.h\"\nint base_clock(void) { return 4; }\n' >user/vnetd/base/clock.c"
+# a folder that is in no part of the list
+catches folder_not_in_parts vnetd_parts \
+	"mkdir user/vnetd/extra && printf 'int extra_x(void) { return 5; }\n' >user/vnetd/extra/x.c"
+# port calls base's util_now() with base/util.h reached through qp.h
+catches include_through_another_header includes_direct \
+	"sed -i '1i #include \"base/util.h\"' user/vnetd/datapath/qp.h
+	 printf 'int port_now(void) { return util_now(); }\n' >>user/vnetd/port/port.c"
+# vnetctl's exporter includes a header of the commands above it
+catches cli_upward_include cli_includes \
+	"printf 'struct cmd_types { int n; };\n' >cli/cmd_types.h
+	 sed -i '1i #include \"cmd_types.h\"' cli/exporter/exporter.c"
 
 exit $failed

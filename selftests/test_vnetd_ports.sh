@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
-# How many ports one vnetd serves (VNETD_MAX_PORTS, user/vnetd/config/opts.h;
+# How many ports one vnetd serves (VNETD_MAX_PORTS, user/vnetd/config/config.h;
 # docs/benchmarks.md, "vnetd's cost per port"):
 #  - beyond_64: one vnetd with 72 --port (more than the 64 it once took),
 #    each with a tap of its own that vnetd creates in a network namespace
@@ -31,7 +31,7 @@ VNETD=${VNETD:-$OUT/vnetd}
 UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
 NPORTS=72
 MAX_PORTS=$(sed -n 's/^#define VNETD_MAX_PORTS \([0-9]*\)$/\1/p' \
-	"$VNET_ROOT/user/vnetd/config/opts.h")
+	"$VNET_ROOT/user/vnetd/config/config.h")
 
 VPID=
 NPID=

@@ -27,7 +27,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "internal.h"
+#include "libvnet.h"
+#include "attach_foreign_int.h"
+#include "pins_int.h"
+#include "status_int.h"
 #include "vnet.skel.h"
 
 /* libbpf 1.1's uapi copy predates tcx (kernel 6.6) */

@@ -15,7 +15,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "internal.h"
+#include "libvnet.h"
+#include "attach_foreign_int.h"
+#include "status_int.h"
 /* Who holds bpf link LINK_ID open?  Fills "pid N (comm)" or "". */
 static void link_holder(__u32 link_id, char *buf, size_t len)
 {

@@ -13,7 +13,8 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 
-#include "internal.h"
+#include "libvnet.h"
+#include "maps_int.h"
 
 struct map_def {
 	__u32 type;

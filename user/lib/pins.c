@@ -17,7 +17,8 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 
-#include "internal.h"
+#include "libvnet.h"
+#include "pins_int.h"
 
 /*
  * The tap's pin directory, mode 0700 whatever the umask or an older

@@ -32,7 +32,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "internal.h"
+#include "libvnet.h"
+#include "maps_int.h"
 #include "vnet.skel.h"
 
 #define VNET_POLICY_FUNC "vnet_policy_window"

@@ -18,7 +18,10 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "internal.h"
+#include "libvnet.h"
+#include "maps_int.h"
+#include "pins_int.h"
+#include "status_int.h"
 
 int vnet_link_info(int fd, struct bpf_link_info *info)
 {

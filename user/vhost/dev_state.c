@@ -14,7 +14,12 @@
 #include <linux/virtio_config.h>
 
 #include "dev_state.h"
+#include "handlers.h"
+#include "log.h"
 #include "vhost_user_int.h"
+#include "vu_dev_int.h"
+#include "mem.h"
+#include "virtq.h"
 
 int vhost_dev_freeze(struct vhost_dev *dev)
 {

@@ -18,8 +18,14 @@
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 
-#include "journal.h"
+#include "handlers.h"
+#include "journal_int.h"
+#include "log.h"
 #include "vhost_user_int.h"
+#include "vring_fds.h"
+#include "vu_dev_int.h"
+#include "mem.h"
+#include "virtq.h"
 
 static uint64_t features_offered(struct vhost_dev *dev)
 {

@@ -55,6 +55,8 @@
 #include <sys/stat.h>
 
 #include "journal.h"
+#include "journal_int.h"
+#include "log.h"
 
 #define JR_MAGIC 0x6a6e7276u /* "vrnj" */
 #define JR_VERSION 1

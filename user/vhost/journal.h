@@ -1,44 +1,20 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
-/*
- * A packed ring's journal (journal.c), inside the ring layer: what packed.c
- * tells it as it pops, rewinds and pushes, and the decision at a ring's
- * start.  The device gives each ring its slot (virtq.h,
- * vhost_vq_set_journal()).
- */
+/* A packed ring's journal (journal.c): the ring's slot, given by the device. */
 #ifndef VNET_VHOST_JOURNAL_H
 #define VNET_VHOST_JOURNAL_H
 
-#include "vq_int.h"
-
-/* A chain taken at position HEAD (idx | wrap << 15); NEXT: the position after it. */
-void vhost_jr_pop(struct vhost_vq *vq, uint16_t id, uint16_t count,
-		  uint16_t head, uint16_t next);
-/*
- * The last N pops given back untouched: the avail position is POS again;
- * their ids are IDS[FIRST ...] (mod num).
- */
-void vhost_jr_rewind(struct vhost_vq *vq, uint16_t pos, const uint16_t *ids,
-		     unsigned int first, unsigned int n);
-/* Before N used entries are written from the used position. */
-void vhost_jr_push_begin(struct vhost_vq *vq, const struct vhost_vq_used *used,
-			 unsigned int n);
-/* ... and once they are. */
-void vhost_jr_push_end(struct vhost_vq *vq, const struct vhost_vq_used *used,
-		       unsigned int n);
+#include "vq.h"
 
 /*
- * At a packed ring's start, its memory mapped.  Returns how many chains
- * the ring had in flight when the process that wrote the journal ended:
- * the positions and chain lengths are then the journal's, and BACK[0 ..
- * ret) the ids to give back (used, length 0).  0: the frontend's base
- * stands (the journal follows from it).  BACK has room for vq->num ids.
+ * A packed ring's journal: SLOT, VHOST_VQ_JOURNAL_SIZE bytes
+ * of memory that outlives the process (a shared mapping of a file, zeroed
+ * when new), where the ring keeps its positions and the chains it holds,
+ * so that the next process serving the same frontend goes on from there
+ * instead of from the stale base a frontend sends after losing its
+ * backend.  Mostly untouched (sparse): a page and 6 bytes per ring entry
+ * in use.  NULL: none.  Set while the ring is stopped; kept over a reset.
  */
-unsigned int vhost_jr_start(struct vhost_vq *vq, uint16_t *back);
-
-/* Was a ring ever served with this journal (is there anything to resume)? */
-bool vhost_jr_live(const struct vhost_vq *vq);
-
-/* GET_VRING_BASE answered BASE: the frontend holds it now. */
-void vhost_jr_told(struct vhost_vq *vq, uint32_t base);
+#define VHOST_VQ_JOURNAL_SIZE (4096u + 3u * 2u * VHOST_VQ_MAX_SIZE)
+void vhost_vq_set_journal(struct vhost_vq *vq, void *slot);
 
 #endif /* VNET_VHOST_JOURNAL_H */

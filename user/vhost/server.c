@@ -13,6 +13,7 @@
 #include "dev_state.h"
 #include "log.h"
 #include "server.h"
+#include "vhost_user.h"
 
 enum ep_kind {
 	EP_LISTEN = 1,

@@ -15,8 +15,11 @@
 #include <stddef.h>
 #include <linux/virtio_config.h>
 
+#include "log.h"
 #include "split.h"
 #include "vq_int.h"
+#include "mem.h"
+#include "vq.h"
 
 /* used_event lives after avail->ring[num], avail_event after used->ring[num] */
 static inline uint16_t *used_event_ptr(struct vhost_vq *vq)

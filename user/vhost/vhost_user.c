@@ -17,7 +17,13 @@
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 
+#include "handlers.h"
+#include "log.h"
 #include "vhost_user_int.h"
+#include "vu_dev.h"
+#include "vu_dev_int.h"
+#include "mem.h"
+#include "virtq.h"
 
 /* --- sending --------------------------------------------------------- */
 

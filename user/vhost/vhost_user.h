@@ -201,9 +201,6 @@ struct vhost_user_msg {
 	unsigned int nfds;
 };
 
-/* Name of a request ("SET_VRING_KICK"), or "UNKNOWN". */
-const char *vhost_user_request_name(uint32_t request);
-
 /* --- the device ------------------------------------------------------ */
 
 struct vhost_dev;
@@ -296,21 +293,6 @@ int vhost_dev_init(struct vhost_dev *dev, const char *name,
 		   void *priv);
 /* Disconnect (if connected) and free. */
 void vhost_dev_cleanup(struct vhost_dev *dev);
-
-/*
- * Give the device's packed rings a journal in the file PATH (created
- * 0600, or the one an earlier process of this device left): one slot of
- * VHOST_VQ_JOURNAL_SIZE bytes per ring (vq.h, vhost_vq_set_journal()).
- * A process that serves the same frontend after this one crashed or
- * exited goes on where the rings were.  Before any ring starts; 0 or
- * -errno.
- */
-int vhost_dev_journal_open(struct vhost_dev *dev, const char *path);
-/*
- * Unmap it (every ring stopped).  Whether a ring was served with it:
- * false, the file holds nothing a later process could use.
- */
-bool vhost_dev_journal_close(struct vhost_dev *dev);
 
 /* Take FD (a connected stream socket) as the frontend; -EBUSY if one is. */
 int vhost_dev_attach(struct vhost_dev *dev, int fd);

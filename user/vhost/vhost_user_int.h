@@ -11,13 +11,16 @@
  *                 and back in (a live hand-over)  (calls the ones below)
  *   vu_dev.c      rings stopped and started around a change, message
  *                 helpers                         (called by all three)
+ *
+ * Here: the handler table (handlers.c) and the dispatch (vhost_user.c);
+ * each file's own functions are in its header (vring_fds.h, vu_dev_int.h;
+ * handlers.h and vu_dev.h are the ones the library's callers use).
  */
 #ifndef VNET_VHOST_USER_INT_H
 #define VNET_VHOST_USER_INT_H
 
 #include <stdint.h>
 
-#include "log.h"
 #include "vhost_user.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -56,7 +59,6 @@ struct vhost_user_handler {
 	enum reply_kind reply;
 };
 
-
 extern const struct vhost_user_handler vu_handlers[VHOST_USER_REQUEST_MAX];
 
 /*
@@ -65,21 +67,5 @@ extern const struct vhost_user_handler vu_handlers[VHOST_USER_REQUEST_MAX];
  * 0, -errno of the handler, or of sending the reply.
  */
 int vu_dispatch(struct vhost_dev *dev, struct vhost_user_msg *msg);
-
-/* vu_dev.c */
-const char *vu_dev_name(const struct vhost_dev *dev);
-void vu_vq_halt(struct vhost_dev *dev, struct vhost_vq *vq);
-void vu_vq_update(struct vhost_dev *dev, struct vhost_vq *vq);
-void vu_dev_pause(struct vhost_dev *dev);
-void vu_dev_resume(struct vhost_dev *dev);
-struct vhost_vq *vu_msg_vq(struct vhost_dev *dev, uint32_t index);
-int vu_msg_take_fd(struct vhost_user_msg *msg, unsigned int i);
-void vu_msg_close_fds(struct vhost_user_msg *msg);
-void vu_reply_u64(struct vhost_user_msg *msg, uint64_t v);
-
-/* vring_fds.c: SET_VRING_KICK, SET_VRING_CALL, SET_VRING_ERR */
-int vu_h_set_vring_kick(struct vhost_dev *dev, struct vhost_user_msg *msg);
-int vu_h_set_vring_call(struct vhost_dev *dev, struct vhost_user_msg *msg);
-int vu_h_set_vring_err(struct vhost_dev *dev, struct vhost_user_msg *msg);
 
 #endif

@@ -12,10 +12,12 @@
 #include <linux/vhost_types.h>
 #include <linux/virtio_config.h>
 
+#include "log.h"
 #include "packed.h"
 #include "split.h"
 #include "virtq.h"
 #include "vq_int.h"
+#include "mem.h"
 
 /* --- datapath: the layout's ------------------------------------------ */
 

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "vq_int.h"
+#include "mem.h"
 
 void vhost_vq_set_broken(struct vhost_vq *vq, const char *fmt, ...)
 {

@@ -19,7 +19,6 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "log.h"
 #include "vq.h"
 
 /*

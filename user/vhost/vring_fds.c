@@ -18,7 +18,9 @@
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 
-#include "vhost_user_int.h"
+#include "log.h"
+#include "vring_fds.h"
+#include "vu_dev_int.h"
 
 static const char *req_name(uint32_t req)
 {

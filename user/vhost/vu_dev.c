@@ -20,7 +20,12 @@
 
 #include "fault.h"
 #include "journal.h"
-#include "vhost_user_int.h"
+#include "journal_int.h"
+#include "log.h"
+#include "vu_dev.h"
+#include "vu_dev_int.h"
+#include "virtq.h"
+#include "vq.h"
 
 const char *vu_dev_name(const struct vhost_dev *dev)
 {

@@ -38,9 +38,13 @@
 #include "config/opts.h"
 #include "port/port.h"
 #include "datapath/qthread.h"
-#include "sandbox/sandbox.h"
 #include "base/testing.h"
-#include "base/util.h"
+#include "config/config.h"
+#include "base/sd_notify.h"
+#include "agent/agent.h"
+#include "libvnet.h"
+#include "log.h"
+#include "server.h"
 
 /* --- logging ---------------------------------------------------------- */
 

@@ -42,6 +42,7 @@
 #include "log.h"
 #include "agent.h"
 #include "base/util.h"
+#include "base/sd_notify.h"
 
 #define NSEC_PER_SEC 1000000000ull
 #define NSEC_PER_MSEC 1000000ull

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * What the datapath and the agent both use (util.h): the monotonic clock,
- * and systemd's readiness protocol without libsystemd (sd_notify(3)): one
+ * systemd's readiness protocol without libsystemd (sd_notify(3)): one
  * datagram "READY=1", "STOPPING=1", ... to the unix socket named by
  * $NOTIFY_SOCKET (a path, or '@' for the abstract namespace).  Without
  * the variable nothing is sent.
@@ -14,9 +13,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include <time.h>
-
-#include "util.h"
+#include "sd_notify.h"
 
 int vnetd_notify(const char *state)
 {
@@ -44,12 +41,4 @@ int vnetd_notify(const char *state)
 		ret = -errno;
 	close(fd);
 	return ret;
-}
-
-uint64_t vnetd_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * What every layer of vnetd may use (docs/design.md, "Layers"; this is
- * the bottom one): the monotonic clock and systemd's readiness
- * notification (sd_notify.c), the port's log lines, loads from memory BPF
- * or vnetctl write concurrently, a spin's pause, the queue-pair limit.
+ * the bottom one): the monotonic clock, the port's log lines, loads from
+ * memory BPF or vnetctl write concurrently, a spin's pause, the queue-pair limit.
  * The agent (agent.c) needs nothing else of vnetd.
  */
 #ifndef VNETD_UTIL_H
 #define VNETD_UTIL_H
 
 #include <stdint.h>
+#include <time.h>
 
 #include "log.h"
 
@@ -21,11 +21,14 @@
  */
 #define VNETD_RUN_DIR "/run/vnet"
 
-/* CLOCK_MONOTONIC in nanoseconds (sd_notify.c) */
-uint64_t vnetd_now_ns(void);
+/* CLOCK_MONOTONIC in nanoseconds */
+static inline uint64_t vnetd_now_ns(void)
+{
+	struct timespec ts;
 
-/* sd_notify(3)'s datagram to $NOTIFY_SOCKET (sd_notify.c); 0 without one */
-int vnetd_notify(const char *state);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 /*
  * Log lines "vnetd: PORT: ..." (main.c installs the writer): P is

@@ -19,6 +19,11 @@
 
 #include "opts.h"
 #include "sandbox/sandbox.h"
+#include "config.h"
+#include "portcfg.h"
+#include "sandbox/seccomp.h"
+#include "base/util.h"
+#include "libvnet.h"
 
 #define MAX_PORTS VNETD_MAX_PORTS
 

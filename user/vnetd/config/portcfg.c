@@ -13,7 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opts.h"
+#include "config.h"
+#include "portcfg.h"
+#include "base/util.h"
+#include "libvnet.h"
 
 #define EXIT_USAGE VNETD_EXIT_USAGE
 #define MAX_PORTS VNETD_MAX_PORTS

@@ -32,6 +32,10 @@
 
 #include "coal.h"
 #include "base/testing.h"
+#include "base/util.h"
+#include "log.h"
+#include "rule.h"
+#include "virtq.h"
 
 void vnetd_coal_params(const struct vnetd_ring *r, uint32_t *frames,
 		       uint32_t *usecs)

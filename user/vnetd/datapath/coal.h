@@ -16,7 +16,6 @@
 #include <vnet/abi.h>
 #include "virtq.h"
 #include "rule.h"
-#include "base/util.h"
 #include "limit.h"
 
 /* What has not been signalled yet on a ring (the rule's state, rule.h). */

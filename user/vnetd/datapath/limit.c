@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "limit.h"
+#include "base/util.h"
 
 #define NSEC 1000000000ull
 /* the shortest wait a throttled ring arms: no timer storm below it */

@@ -19,6 +19,9 @@
 
 #include "qp.h"
 #include "base/testing.h"
+#include "rx.h"
+#include "base/util.h"
+#include "log.h"
 
 static int epoll_add(struct vnetd_qp *qp, int fd, uint32_t tag)
 {

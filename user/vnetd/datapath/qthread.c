@@ -33,6 +33,16 @@
 #include "fault.h"
 #include "qthread.h"
 #include "sandbox/sandbox.h"
+#include "burst.h"
+#include "tx.h"
+#include "rx.h"
+#include "base/util.h"
+#include "coal.h"
+#include "log.h"
+#include "tap/tap_bpf.h"
+#include "tapio.h"
+#include "virtq.h"
+#include "vq.h"
 
 /* --- the epoll set ---------------------------------------------------- */
 

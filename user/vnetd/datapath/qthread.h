@@ -16,9 +16,10 @@
 #include <signal.h>
 #include <stdbool.h>
 
-#include "burst.h"
 #include "tap/tap_bpf.h"
 #include "tapio.h"
+#include "tx.h"
+#include "rx.h"
 
 struct vhost_dev;
 

@@ -42,6 +42,12 @@
 #include <errno.h>
 
 #include "rx_int.h"
+#include "burst.h"
+#include "rx.h"
+#include "coal.h"
+#include "limit.h"
+#include "tapio.h"
+#include "virtq.h"
 
 /* One round's chains: popped, delivered or given back (cur), used entries. */
 struct rx_round {

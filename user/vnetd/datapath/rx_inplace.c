@@ -9,6 +9,11 @@
 #include <errno.h>
 
 #include "rx_int.h"
+#include "rx.h"
+#include "coal.h"
+#include "tapio.h"
+#include "virtq.h"
+#include "vq.h"
 
 /*
  * A read into the guest's buffers faulted: the only addresses in its

@@ -13,7 +13,8 @@
 #include <string.h>
 #include <linux/virtio_net.h>
 
-#include "burst.h"
+#include "rx.h"
+#include "base/util.h"
 
 enum rx_stop {
 	RX_DONE,	/* every pending frame delivered */

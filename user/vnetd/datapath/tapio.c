@@ -13,6 +13,8 @@
 
 #include "sandbox/sandbox.h"
 #include "tapio.h"
+#include "base/util.h"
+#include "log.h"
 
 #define URING_ENTRIES (VNETD_TX_BURST_MAX + VNETD_RX_BURST)
 

@@ -12,7 +12,6 @@
 #include <sys/uio.h>
 
 #include "virtq.h"
-#include "base/util.h"
 
 #define VNETD_TX_BURST_MAX 64	/* guest TX chains per burst at most (tun's rx-frames cap) */
 #define VNETD_RX_BURST 32	/* frames read from the tap per burst */

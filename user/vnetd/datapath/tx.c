@@ -24,6 +24,13 @@
 #include <errno.h>
 
 #include "burst.h"
+#include "tx.h"
+#include "base/util.h"
+#include "coal.h"
+#include "limit.h"
+#include "tapio.h"
+#include "virtq.h"
+#include "vq.h"
 
 /* The guest-TX batch: the tap's rx-frames in the config map, 0: default. */
 static unsigned int tx_batch(const struct vnetd_tx *tx)

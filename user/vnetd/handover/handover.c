@@ -40,6 +40,9 @@
 #include <sys/un.h>
 
 #include "handover_int.h"
+#include "log.h"
+#include "record.h"
+#include "server.h"
 
 /* --takeovers queued behind another one: served in turn (handover_take.c) */
 #define VNETD_HO_BACKLOG 64

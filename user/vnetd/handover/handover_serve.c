@@ -15,6 +15,11 @@
 #include "dev_state.h"
 #include "handover_int.h"
 #include "base/testing.h"
+#include "datapath/rx.h"
+#include "base/util.h"
+#include "log.h"
+#include "record.h"
+#include "server.h"
 
 /* how long the running vnetd waits for the new one's next message */
 #define HELLO_MS 5000

@@ -19,8 +19,16 @@
 #include <sys/un.h>
 
 #include "dev_state.h"
+#include "handlers.h"
 #include "handover_int.h"
 #include "base/testing.h"
+#include "datapath/rx.h"
+#include "base/util.h"
+#include "log.h"
+#include "port/port.h"
+#include "record.h"
+#include "server.h"
+#include "vq.h"
 
 #define PORT_MS 10000
 #define STATE_MS 30000

@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "record.h"
+#include "handlers.h"
 #include "vhost_user.h"
 
 _Static_assert(VNETD_REC_MAX_VQS == VHOST_USER_MAX_VQS, "a STATE's rings");

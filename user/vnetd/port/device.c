@@ -23,6 +23,11 @@
 
 #include "device.h"
 #include "mailbox.h"
+#include "vu_dev.h"
+#include "base/util.h"
+#include "log.h"
+#include "tap/tap.h"
+#include "vhost_user.h"
 
 static struct vnetd_device *dev_net(struct vhost_dev *dev)
 {

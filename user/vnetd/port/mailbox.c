@@ -12,6 +12,10 @@
 
 #include "mailbox.h"
 #include "vhost_user.h"
+#include "base/util.h"
+#include "datapath/qthread.h"
+#include "log.h"
+#include "virtq.h"
 
 /*
  * A queue thread waits for nothing but its epoll set, with one exception

@@ -7,6 +7,11 @@
 #include <errno.h>
 
 #include "monitor.h"
+#include "base/util.h"
+#include "libvnet.h"
+#include "log.h"
+#include "tap/tap.h"
+#include "tap/tap_bpf.h"
 
 void vnetd_monitor_open(struct vnetd_monitor *m, const struct vnetd_tap *t)
 {

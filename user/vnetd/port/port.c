@@ -21,6 +21,15 @@
 #include "port.h"
 #include "datapath/qp.h"
 #include "sandbox/sandbox.h"
+#include "base/util.h"
+#include "datapath/limit.h"
+#include "device.h"
+#include "libvnet.h"
+#include "log.h"
+#include "monitor.h"
+#include "server.h"
+#include "tap/tap.h"
+#include "tap/tap_bpf.h"
 
 /*
  * The inode of a unix socket listening at PATH (/proc/net/unix: this

@@ -22,6 +22,7 @@
 #include "datapath/qthread.h"
 #include "server.h"
 #include "tap/tap.h"
+#include "base/util.h"
 
 #define VNETD_BUSY_POLL_MAX_US 1000 /* --busy-poll's upper bound */
 

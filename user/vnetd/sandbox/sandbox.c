@@ -54,6 +54,7 @@
 #include "log.h"
 #include "sandbox.h"
 #include "base/testing.h"
+#include "seccomp.h"
 
 /* how long the control thread waits for the queue threads to be in */
 #define QP_WAIT_MS 10000

@@ -7,9 +7,10 @@
  * runs under a wider allow-list.  A forbidden syscall is logged (thread,
  * syscall) and ends the process with VNETD_EXIT_SANDBOX.
  *
- * Hooks: the options (--no-sandbox, --user), vnetd_sandbox_qp() at the
- * start of each queue thread, vnetd_sandbox_enter() once every port is set
- * up (before READY=1).
+ * Hooks: the options (--no-sandbox, --user: seccomp.h's vnetd_sandbox,
+ * vnetd_sandbox_user()), vnetd_sandbox_qp() at the start of each queue
+ * thread, vnetd_sandbox_enter() once every port is set up (before
+ * READY=1).
  */
 #ifndef VNETD_SANDBOX_H
 #define VNETD_SANDBOX_H
@@ -17,19 +18,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-/* exit status after a forbidden syscall: 128 + SIGSYS, like a shell says */
-#define VNETD_EXIT_SANDBOX 159
-
 struct io_uring;
-
-struct vnetd_sandbox_cfg {
-	bool off;		/* --no-sandbox */
-	const char *user;	/* --user USER, or NULL */
-	uid_t uid;
-	gid_t gid;
-};
-
-extern struct vnetd_sandbox_cfg vnetd_sandbox;
 
 /*
  * setegid() of this thread alone (--socket-group around bind()): glibc's
@@ -64,15 +53,5 @@ void vnetd_sandbox_qp(const char *name, unsigned int index,
  * (logged): vnetd must not serve without the sandbox it was asked for.
  */
 int vnetd_sandbox_enter(unsigned int nthreads, bool netns);
-
-/*
- * seccomp.c, for sandbox.c: load the queue (CONTROL false) or control
- * thread's filter on this thread (0 or -errno); the name the SIGSYS
- * handler gives this thread; the filters log instead of trapping (only a
- * test build's VNETD_SANDBOX_LOG=1, testing.h).
- */
-int vnetd_seccomp_load(bool control);
-extern __thread char vnetd_seccomp_thread[16];
-bool vnetd_seccomp_log_mode(void);
 
 #endif /* VNETD_SANDBOX_H */

@@ -30,8 +30,8 @@
 #include <linux/sockios.h>
 
 #include "log.h"
-#include "sandbox.h"
 #include "base/testing.h"
+#include "seccomp.h"
 
 /* --no-sandbox, --user (opts.c); read here and by sandbox.c */
 struct vnetd_sandbox_cfg vnetd_sandbox;

@@ -21,6 +21,9 @@
 #include <linux/virtio_net.h>
 
 #include "tap.h"
+#include "base/util.h"
+#include "libvnet.h"
+#include "log.h"
 
 #define TAP_FLAGS (IFF_TAP | IFF_NO_PI | IFF_MULTI_QUEUE | IFF_VNET_HDR)
 

@@ -16,6 +16,9 @@
 
 #include "tap_bpf.h"
 #include "steer_flow.skel.h"
+#include "base/util.h"
+#include "libvnet.h"
+#include "log.h"
 
 void vnetd_maps_init(struct vnetd_maps *m, const char *name, const char *tap,
 		     unsigned int nr_qp)

@@ -38,8 +38,13 @@
 #include <microhttpd.h>
 #include <zlib.h>
 
-#include "vnetctl.h"
+#include "libvnet.h"
+#include "base/out.h"
+#include "base/util.h"
 #include "exporter.h"
+#include "exporter_conns.h"
+#include "exporter_self.h"
+#include "prom.h"
 
 #define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 #define MAX_DEVS 1024

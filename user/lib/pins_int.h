@@ -1,17 +1,14 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * libvnet's functions shared between its own files (user/lib/), not part
- * of libvnet.h: the pin directory of a device, the maps' accessor without
- * the netns check, the netns inode.
+ * pins.c's functions for libvnet's own files (user/lib/), not part of
+ * libvnet.h: the pin directory of a device, the netns inode.
  */
-#ifndef LIBVNET_INTERNAL_H
-#define LIBVNET_INTERNAL_H
-
-#include <bpf/bpf.h>
+#ifndef LIBVNET_PINS_INT_H
+#define LIBVNET_PINS_INT_H
 
 #include "libvnet.h"
 
-/* pins.c: VNET_PIN_ROOT/IFNAME/NAME */
+/* VNET_PIN_ROOT/IFNAME/NAME */
 int vnet_pin_dir_make(const char *ifname, struct vnet_err *err);
 int vnet_pin_fd(int fd, const char *ifname, const char *name,
 		struct vnet_err *err);
@@ -31,21 +28,5 @@ int vnet_netns_ino(__u32 *ino);
 /* -EEXIST when ST's pins are a present device's of another netns */
 int vnet_pins_other_netns(const char *ifname, const struct vnet_status *st,
 			  struct vnet_err *err);
-
-/*
- * attach_foreign.c: a foreign XDP program on IFINDEX: -EBUSY naming it,
- * or with FORCE take it off
- */
-int vnet_foreign_xdp(const char *ifname, int ifindex, bool force,
-		     struct vnet_err *err);
-
-/* status.c */
-int vnet_link_info(int fd, struct bpf_link_info *info);
-__u32 vnet_pinned_prog_id(const char *ifname, const char *pin);
-
-/* maps.c: vnet_map_get() without vnet_pins_check() (status, detach) */
-int vnet_map_get_any_ns(const char *ifname, enum vnet_map_id id,
-			unsigned int flags, struct vnet_map *m,
-			struct vnet_err *err);
 
 #endif

@@ -22,7 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vnetctl.h"
+#include "libvnet.h"
+#include "base/statsdata.h"
+#include "base/util.h"
+#include "prom.h"
+#include "prom_cache.h"
 
 /* where this scrape goes */
 static FILE *po;

@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * vnetctl exporter's parts: the HTTP server (exporter.c) and its
- * connection table (exporter_conns.c), which closes a connection that has
- * not sent a whole request within EXPORTER_IDLE_S of its start or of its
- * last answer, so that idle or trickling clients cannot hold every slot.
+ * The exporter's connection table (exporter_conns.c), which closes a
+ * connection that has not sent a whole request within EXPORTER_IDLE_S of
+ * its start or of its last answer, so that idle or trickling clients
+ * cannot hold every slot.
  */
-#ifndef VNETCTL_EXPORTER_H
-#define VNETCTL_EXPORTER_H
+#ifndef VNETCTL_EXPORTER_CONNS_H
+#define VNETCTL_EXPORTER_CONNS_H
 
-#include <stdbool.h>
-#include <stdio.h>
 #include <microhttpd.h>
 
 /* seconds a connection may be without a request being answered */
@@ -31,14 +29,4 @@ int conns_reap(void);
 /* the connections open now */
 int conns_open(void);
 
-/* what the exporter did, for its own families (exporter_self.c) */
-struct exporter_counts {
-	double read_seconds; /* the last read of the pins */
-	int left_out;        /* devices it could not read */
-	unsigned long long reads, scrapes, reaped;
-};
-
-/* the exporter's own families and process_*, into F */
-void exporter_self(FILE *f, const struct exporter_counts *c);
-
-#endif /* VNETCTL_EXPORTER_H */
+#endif /* VNETCTL_EXPORTER_CONNS_H */

@@ -19,7 +19,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "vnetctl.h"
+#include "libvnet.h"
+#include "prom_cache.h"
 
 struct cdev {
 	char name[IF_NAMESIZE];

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vnetctl.h"
+#include "out.h"
+#include "util.h"
 
 const char *prog_name = "vnetctl";
 const struct cmd *cli_cmds;

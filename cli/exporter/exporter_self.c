@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <sys/resource.h>
 
-#include "exporter.h"
+#include "exporter_self.h"
 
 static void family(FILE *f, const char *name, const char *type,
 		   const char *help)

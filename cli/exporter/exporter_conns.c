@@ -11,12 +11,13 @@
  * socket from being closed (and its number reused) while it is shut down.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <time.h>
 #include <sys/socket.h>
 
-#include "exporter.h"
+#include "exporter_conns.h"
 
 struct conn {
 	int fd;            /* -1: a free entry */

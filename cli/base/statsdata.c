@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vnetctl.h"
+#include "libvnet.h"
+#include "statsdata.h"
 
 /* enum vnet_drop: the names of the text rows, the JSON keys, the labels */
 static const char *const drop_names[VNET_DROP_MAX] = {
