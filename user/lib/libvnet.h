@@ -41,21 +41,21 @@ enum vnet_map_id {
 	VNET_MAP_INFO,     /* "info"     ARRAY of one vnet_info */
 	VNET_MAP_DP_STATS, /* "dp_stats" mmapable ARRAY of vnet_dp_stats */
 	VNET_MAP_POLICY,   /* "policy"   the replacement policy's record */
-	VNET_MAP_LIMITS,   /* "limits"   mmapable ARRAY of vnet_limit, by direction */
-	VNET_MAP_GUARD,    /* "guard"    ARRAY of one vnet_guard */
+	VNET_MAP_LIMITS, /* "limits"   mmapable ARRAY of vnet_limit, by direction */
+	VNET_MAP_GUARD, /* "guard"    ARRAY of one vnet_guard */
 	VNET_MAP_GUARD_STATS, /* "guard_stats" PERCPU_ARRAY of vnet_counter, by reason */
+	VNET_MAP_VM,          /* "vm"       mmapable ARRAY of one vnet_vm */
 	VNET_MAP_MAX,
 };
 
-#define VNET_PIN_MAP_NAMES                                                 \
-	{                                                                  \
-		[VNET_MAP_STATS] = "stats", [VNET_MAP_QUEUES] = "queues",  \
-		[VNET_MAP_CONFIG] = "config", [VNET_MAP_INFO] = "info",    \
-		[VNET_MAP_DP_STATS] = "dp_stats",                          \
-		[VNET_MAP_POLICY] = VNET_PIN_POLICY,                       \
-		[VNET_MAP_LIMITS] = "limits",                              \
-		[VNET_MAP_GUARD] = "guard",                                \
-		[VNET_MAP_GUARD_STATS] = "guard_stats",                    \
+#define VNET_PIN_MAP_NAMES                                                     \
+	{                                                                      \
+		[VNET_MAP_STATS] = "stats", [VNET_MAP_QUEUES] = "queues",      \
+		[VNET_MAP_CONFIG] = "config", [VNET_MAP_INFO] = "info",        \
+		[VNET_MAP_DP_STATS] = "dp_stats",                              \
+		[VNET_MAP_POLICY] = VNET_PIN_POLICY,                           \
+		[VNET_MAP_LIMITS] = "limits", [VNET_MAP_GUARD] = "guard",      \
+		[VNET_MAP_GUARD_STATS] = "guard_stats", [VNET_MAP_VM] = "vm",  \
 	}
 
 /* the pin name of map ID ("stats", ...), NULL for an unknown ID */
@@ -144,6 +144,7 @@ struct vnet_attach_opts {
 	 */
 	int tx_hook;
 	const char *policy; /* replacement batching policy object, or NULL */
+	const char *vm;     /* the VM's name (vnet_vm_check()), or NULL */
 };
 
 /*
@@ -385,6 +386,30 @@ int vnet_guard_set(const char *ifname, const struct vnet_guard *g,
 		   struct vnet_err *err);
 /* "mac", "l2", "ipv4", ...: enum vnet_guard_reason's names */
 const char *vnet_guard_reason_name(int r);
+
+/* --- the VM a tap belongs to (vm.c; the vm map, docs/metrics.md) ------ */
+
+/*
+ * 0 when NAME can be stored as a tap's VM name ("" included: none), else
+ * -EINVAL with ERR saying why and the fix: longer than VNET_VM_NAME_MAX
+ * bytes, or not UTF-8 (Prometheus' label values are UTF-8).
+ */
+int vnet_vm_check(const char *name, struct vnet_err *err);
+/*
+ * IFNAME's VM name into NAME (VNET_VM_NAME_MAX + 1 bytes): 0 ("" when it
+ * has none, or was attached by a vnet without the vm map), or -errno.
+ */
+int vnet_vm_get(const char *ifname, char *name, struct vnet_err *err);
+/*
+ * Name IFNAME's VM ("" clears it), live: 0, -EINVAL (vnet_vm_check()),
+ * -ENOENT not attached, -EPROTO attached by a vnet without the vm map
+ * (ERR: detach and attach again).
+ */
+int vnet_vm_set(const char *ifname, const char *name, struct vnet_err *err);
+/* The entry at MEM (a mapping of the map) read whole; -EAGAIN: torn. */
+int vnet_vm_read(const struct vnet_vm *mem, struct vnet_vm *out);
+/* Write NAME into the entry E of a mapping, readers never seeing half. */
+void vnet_vm_write(struct vnet_vm *e, const char *name);
 
 /* --- coalescing, ethtool netlink, batching policy ------------------------ */
 /* (coalesce.c, ethtool.c, policy.c; docs/coalesce.md, docs/policy.md)       */
