@@ -46,29 +46,6 @@ yesno()
 	"$@" && echo yes || echo no
 }
 
-rand_port()
-{
-	echo $((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
-}
-
-# exporter_start: vnetctl exporter on a free loopback port ($EPORT)
-exporter_start()
-{
-	local pid
-
-	for _ in 1 2 3 4 5; do
-		EPORT=$(rand_port)
-		"$VNETCTL" exporter --listen "127.0.0.1:$EPORT" >"$VNET_TMP/exporter.log" 2>&1 &
-		pid=$!
-		procs_add "$pid"
-		busywait 5000 sh -c "curl -sf http://127.0.0.1:$EPORT/ | grep -q 'vnet exporter'" &&
-			kill -0 "$pid" 2>/dev/null && return 0
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	return 1
-}
-
 scrape()
 {
 	curl -s --max-time 10 "http://127.0.0.1:$EPORT/metrics" >"$VNET_TMP/metrics"
