@@ -16,9 +16,11 @@
 # and the ratios this/B are printed.  With -P SECS, then a real Prometheus
 # (Debian's, its own storage under a temporary directory, a loopback port)
 # scrapes this build's exporter every second for SECS seconds: scrapes,
-# failed scrapes (up 0) and the slowest scrape_duration_seconds.  Root.
+# failed scrapes (up 0) and the slowest scrape_duration_seconds.  With -V
+# every tap is attached with a VM name (--vm vm-N): each of its series
+# carries the vm label.  Root.
 #
-#   bench/bench_exporter.sh [-n TAPS] [-r REPS] [-P SECS]
+#   bench/bench_exporter.sh [-n TAPS] [-r REPS] [-P SECS] [-V]
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=selftests/lib.sh
@@ -27,9 +29,10 @@ source "$HERE/../selftests/lib.sh"
 NTAPS=256
 REPS=7
 PROM_SECS=0
+VM=0
 # shellcheck source=bench/opts.sh
 source "$(dirname "$0")/opts.sh"
-bench_opts "n:NTAPS r:REPS P:PROM_SECS" "$@"
+bench_opts "n:NTAPS r:REPS P:PROM_SECS V=VM" "$@"
 [ "$(id -u)" = 0 ] || { echo "bench_exporter: needs root (taps, netns, BPF)" >&2; exit 2; }
 command -v curl >/dev/null || { echo "bench_exporter: needs curl" >&2; exit 2; }
 
@@ -47,9 +50,11 @@ trap cleanup EXIT
 ns_create exporter_bench || { echo "bench_exporter: cannot create a netns" >&2; exit 1; }
 echo "bench_exporter: $NTAPS taps in $NS, attached ..." >&2
 for i in $(seq "$NTAPS"); do
+	vm=()
+	[ "$VM" = 1 ] && vm=(--vm "vm-$i")
 	ip -n "$NS" tuntap add dev "xb$i" mode tap multi_queue &&
 		ip -n "$NS" link set "xb$i" up &&
-		"$A" -n "$NS" attach "xb$i" >/dev/null 2>&1 ||
+		"$A" -n "$NS" attach "xb$i" "${vm[@]}" >/dev/null 2>&1 ||
 		{ echo "bench_exporter: tap xb$i: cannot create or attach" >&2; exit 1; }
 done
 
@@ -127,7 +132,9 @@ calls()
 	awk '$NF == "bpf" { print $4 }' "$T/strace"
 }
 
-echo "vnetctl exporter, $NTAPS attached taps, $REPS repetitions (ms: min median max)"
+named=""
+[ "$VM" = 1 ] && named=" named (vm label)"
+echo "vnetctl exporter, $NTAPS attached taps$named, $REPS repetitions (ms: min median max)"
 printf '%-10s %-22s %-22s %s\n' build "one scrape" "slowest of 50 at once" "bpf() calls a scrape"
 printf '%-10s %-22s %-22s %s\n' this "$(stat3 "$T/one.A")" "$(stat3 "$T/fifty.A")" "$(calls "$PA" "$PORTA")"
 if [ -n "$B" ]; then

@@ -2,10 +2,11 @@
 # shellcheck shell=bash
 #
 # The benchmarks' options and usage text (sourced, bash).  Every option of
-# a benchmark takes a value and sets one variable:
+# a benchmark sets one variable: LETTER:NAME takes a value, LETTER=NAME is
+# a switch that sets NAME to 1:
 #
-#   REPS=3 SECS=1
-#   bench_opts "r:REPS d:SECS" "$@"
+#   REPS=3 SECS=1 VM=0
+#   bench_opts "r:REPS d:SECS V=VM" "$@"
 #   shift "$BENCH_OPTIND"
 #
 # -h prints the script's header comment (its usage) and exits 0; an unknown
@@ -26,15 +27,18 @@ bench_usage()
 }
 
 # bench_opts SPEC ARG...: each word of SPEC, LETTER:NAME, makes
-# -LETTER VALUE set the variable NAME; BENCH_OPTIND := how many of the
-# ARGs were options and their values
+# -LETTER VALUE set the variable NAME, and LETTER=NAME makes -LETTER set
+# it to 1; BENCH_OPTIND := how many of the ARGs were options and values
 bench_opts()
 {
 	local spec=$1 letters="" w o OPTIND=1 OPTARG usage=${BENCH_USAGE:-bench_usage}
 
 	shift
 	for w in $spec; do
-		letters+=${w%%:*}:
+		case $w in
+		?:*) letters+=${w%%:*}: ;;
+		*) letters+=${w%%=*} ;;
+		esac
 	done
 	while getopts ":${letters}h" o; do
 		case $o in
@@ -47,7 +51,10 @@ bench_opts()
 			"$usage" 2 ;;
 		esac
 		for w in $spec; do
-			[ "$o" = "${w%%:*}" ] && printf -v "${w#*:}" '%s' "$OPTARG"
+			case $w in
+			"$o":*) printf -v "${w#*:}" '%s' "$OPTARG" ;;
+			"$o"=*) printf -v "${w#*=}" 1 ;;
+			esac
 		done
 	done
 	BENCH_OPTIND=$((OPTIND - 1))

@@ -78,4 +78,13 @@ VNET_MAP struct {
 	__type(value, struct vnet_counter);
 } guard_stats SEC(".maps");
 
+/* no program reads it: the VM's name, for the exporter's vm label */
+VNET_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct vnet_vm);
+} vm SEC(".maps");
+
 #endif

@@ -69,8 +69,12 @@ const struct cli_opt attach_opts[] = {
 	{ "force", 'f', NULL, "with xdp: replace a foreign XDP program" },
 	{ "policy", 'P', "FILE",
 	  "link the batching policy in FILE.bpf.o into the\nprograms instead of the built-in (docs/policy.md)" },
+	{ "vm", 0, "NAME",
+	  "the VM (libvirt domain) DEV belongs to: the vm\nlabel of its Prometheus series; DEV attached\nalready: renamed ('': no name)" },
 	{ NULL, 0, NULL, NULL },
 };
+/* --vm: no short name, the 4th option above (cli_getopt()) */
+#define ATTACH_OPT_VM (256 + 3)
 
 const struct cli_opt detach_opts[] = {
 	{ "force", 'f', NULL,
@@ -78,12 +82,37 @@ const struct cli_opt detach_opts[] = {
 	{ NULL, 0, NULL, NULL },
 };
 
+/*
+ * DEV is attached already (a vnetd port's tap, say, which the libvirt hook
+ * names): its VM named VM.  1 when that changed it (MSG says so), 0 when
+ * it was so, -errno (ERR says why).
+ */
+static int vm_rename(const char *dev, const char *vm, char *msg, size_t len,
+		     struct vnet_err *err)
+{
+	char old[VNET_VM_NAME_MAX + 1];
+	int ret = vnet_vm_get(dev, old, err);
+
+	if (ret)
+		return ret;
+	if (!strcmp(old, vm))
+		return 0;
+	ret = vnet_vm_set(dev, vm, err);
+	if (ret)
+		return ret;
+	snprintf(msg, len, "%s: already attached; its VM %s%s%s (%s%s%s)", dev,
+		 *vm ? "is now '" : "name is removed", vm, *vm ? "'" : "",
+		 *old ? "was '" : "it had none", old, *old ? "'" : "");
+	return 1;
+}
+
 int do_attach(int argc, char **argv)
 {
 	struct vnet_attach_opts ao = {}; /* tx_hook 0: tc, or what is there */
 	struct vnet_err err = {};
+	char msg[sizeof(err.msg) + 2 * VNET_VM_NAME_MAX];
+	int opt, ret, renamed = 0;
 	const char *dev;
-	int opt, ret;
 
 	while ((opt = cli_getopt(argc, argv, attach_opts, "")) != -1) {
 		switch (opt) {
@@ -102,6 +131,11 @@ int do_attach(int argc, char **argv)
 		case 'P':
 			ao.policy = optarg;
 			break;
+		case ATTACH_OPT_VM:
+			if (vnet_vm_check(optarg, &err))
+				return cli_usage("attach", "--vm: %s", err.msg);
+			ao.vm = optarg;
+			break;
 		default:
 			return cli_bad_option("attach", opt, argv);
 		}
@@ -118,20 +152,27 @@ int do_attach(int argc, char **argv)
 	if (ret == -EALREADY && ao.policy)
 		return cli_error("%s: already attached; the policy is linked into the programs when they are loaded: 'vnetctl detach %s' first",
 				 dev, dev);
+	if (ret == -EALREADY && ao.vm) {
+		renamed = vm_rename(dev, ao.vm, msg, sizeof(msg), &err);
+		if (renamed < 0)
+			return cli_error("%s", err.msg);
+	}
 	if (ret && ret != -EALREADY)
 		return cli_error("%s", err.msg);
 	/* success on stdout, whether it changed something or not */
 	out_obj_open(NULL);
 	out_str("ifname", NULL, dev);
-	out_bool("changed", NULL, ret != -EALREADY);
+	out_bool("changed", NULL, ret != -EALREADY || renamed);
 	if (ret == -EALREADY) {
-		out_str("message", "%s\n", err.msg);
+		out_str("message", "%s\n", renamed ? msg : err.msg);
 	} else {
-		snprintf(err.msg, sizeof(err.msg),
-			 "%s: attached (guest tx: %s, guest rx: tc egress); pinned in %s/%s",
-			 dev, ao.tx_hook == VNET_HOOK_XDP ? "xdp" : "tc ingress",
-			 VNET_PIN_ROOT, dev);
-		out_str("message", "%s\n", err.msg);
+		snprintf(msg, sizeof(msg),
+			 "%s: attached (guest tx: %s, guest rx: tc egress); pinned in %s/%s%s%s%s",
+			 dev,
+			 ao.tx_hook == VNET_HOOK_XDP ? "xdp" : "tc ingress",
+			 VNET_PIN_ROOT, dev, ao.vm && *ao.vm ? "; VM '" : "",
+			 ao.vm ? ao.vm : "", ao.vm && *ao.vm ? "'" : "");
+		out_str("message", "%s\n", msg);
 	}
 	out_obj_close();
 	out_doc_end();

@@ -110,6 +110,36 @@ static void print_netns(const struct vnet_status *st)
 	out_u64("netns_ino", " (inode %llu)\n", ino);
 }
 
+/*
+ * The VM the device belongs to (vnetctl attach --vm, vnetd's vm= key, the
+ * libvirt hook): as stored in JSON; in text a backslash, and control
+ * characters, escaped as C writes them, so that a name is one line.
+ */
+static void print_vm(const char *ifname)
+{
+	char vm[VNET_VM_NAME_MAX + 1], text[4 * VNET_VM_NAME_MAX + 1];
+	size_t o = 0;
+
+	if (vnet_vm_get(ifname, vm, NULL) || !vm[0]) {
+		out_null("vm", NULL);
+		return;
+	}
+	for (const unsigned char *c = (const unsigned char *)vm; *c; c++) {
+		if (*c == '\\' || *c == '\n' || *c == '\t')
+			o += (size_t)sprintf(text + o, "\\%c",
+					     *c == '\n' ? 'n' :
+					     *c == '\t' ? 't' :
+							  '\\');
+		else if (*c < 0x20 || *c == 0x7f)
+			o += (size_t)sprintf(text + o, "\\x%02x", *c);
+		else
+			text[o++] = (char)*c;
+	}
+	text[o] = '\0';
+	out_str("vm", NULL, vm);
+	out_text("  vm          %s\n", text);
+}
+
 static void print_status(const struct vnet_status *st)
 {
 	char dir[PATH_MAX];
@@ -129,6 +159,7 @@ static void print_status(const struct vnet_status *st)
 			st->info.vnetd_socket);
 	else
 		out_null("vnetd_socket", NULL);
+	print_vm(st->ifname);
 	out_str("tx_hook", "  tx hook     %s\n",
 		st->info.tx_hook == VNET_HOOK_TC ? "tc" : "xdp");
 	print_hook("xdp", "xdp", &st->xdp,

@@ -368,6 +368,32 @@ map_stat()
 		--arg f "${5:-packets}"
 }
 
+# --- the exporter --------------------------------------------------------------
+
+# rand_port: a port number to try (20000-59999)
+rand_port()
+{
+	echo $((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
+}
+
+# exporter_start: vnetctl exporter on a free loopback port ($EPORT, $EPID;
+# its log $VNET_TMP/exporter.log), killed by end_case
+exporter_start()
+{
+	for _ in 1 2 3 4 5; do
+		EPORT=$(rand_port)
+		"$VNETCTL" exporter --listen "127.0.0.1:$EPORT" >"$VNET_TMP/exporter.log" 2>&1 &
+		EPID=$!
+		procs_add "$EPID"
+		# ours answering, not another server on a port we drew
+		busywait 5000 sh -c "curl -sf http://127.0.0.1:$EPORT/ | grep -q 'vnet exporter'" &&
+			kill -0 "$EPID" 2>/dev/null && return 0
+		kill "$EPID" 2>/dev/null
+		wait "$EPID" 2>/dev/null
+	done
+	return 1
+}
+
 # --- namespaces and taps -------------------------------------------------------
 
 # rand_tap: a unique tap name (pins are global: /sys/fs/bpf/vnet/DEV)

@@ -705,6 +705,8 @@ case_libvirt_hook()
 	expect "bridge tap attached" yes "$(yesno pins_exist "$br")"
 	expect "network tap attached" yes "$(yesno pins_exist "$net")"
 	expect "vhostuser tap left alone" yes "$(yesno pins_gone "$vu")"
+	expect "bridge tap named after the domain" vm1 \
+		"$(json "$(vnetctl -n "$NS" -j status "$br")" '.[0].vm')"
 	report hook_started_attaches "$(run_said)"
 	# other operations change nothing; release removes the pins
 	VNET_HOOK_CONF=$on VNETCTL=$VNETCTL VNETCTL_ARGS="-n $NS" run "$hook" vm1 prepare begin - <<<"$xml"

@@ -13,8 +13,10 @@
  *   vnet_datapath_drops_total{...,reason}
  *   vnet_guard_dropped_total{device,reason}            spoofing protection
  *
- * Rows are the queues `stats` shows (that carried traffic).  A device that
- * is gone (its pins are left, status GONE) has no series at all.
+ * Every series of a device whose VM is named (vnet_vm_set()) has the label
+ * vm after device.  Rows are the queues `stats` shows (that carried
+ * traffic).  A device that is gone (its pins are left, status GONE) has no
+ * series at all.
  */
 #include <limits.h>
 #include <stddef.h>
@@ -59,7 +61,8 @@ static void sample_start(const char *name, const struct prom_dev *d, __u32 q,
 {
 	fprintf(po, "%s{device=\"", name);
 	label(d->name);
-	fprintf(po, "\",queue=\"%u\",direction=\"%s\"", q, vnet_dir_name(dir));
+	fprintf(po, "\"%s,queue=\"%u\",direction=\"%s\"", d->vm, q,
+		vnet_dir_name(dir));
 }
 
 /* the rows of D to show: the queues that carried traffic, or ONLY_QUEUE */
@@ -216,7 +219,7 @@ static void print_guard(const struct prom_dev *devs, int n)
 		for (r = 0; r < VNET_GUARD_R_MAX; r++) {
 			fputs("vnet_guard_dropped_total{device=\"", po);
 			label(devs[i].name);
-			fprintf(po, "\",reason=\"%s\"} %llu\n",
+			fprintf(po, "\"%s,reason=\"%s\"} %llu\n", devs[i].vm,
 				vnet_guard_reason_name(r),
 				(unsigned long long)devs[i].guard[r].packets);
 		}
@@ -234,7 +237,7 @@ static void print_info(const struct prom_dev *devs, int n)
 	for (int i = 0; i < n; i++) {
 		fputs("vnet_device_up{device=\"", po);
 		label(devs[i].name);
-		fputs("\",netns=\"", po);
+		fprintf(po, "\"%s,netns=\"", devs[i].vm);
 		label(devs[i].netns);
 		fputs("\"} 1\n", po);
 	}
@@ -284,6 +287,7 @@ static bool dp_any(const struct vnet_dp_stats *dp)
  */
 static int read_dev(const char *name, struct prom_dev *d, struct vnet_err *err)
 {
+	char vm[VNET_VM_NAME_MAX + 1];
 	struct vnet_status st;
 	struct vnet_guard g;
 
@@ -297,6 +301,10 @@ static int read_dev(const char *name, struct prom_dev *d, struct vnet_err *err)
 	if (!st.info.netns_ino ||
 	    vnet_netns_name(st.info.netns_ino, d->netns, sizeof(d->netns)))
 		d->netns[0] = '\0';
+	/* no vm map (an older attach) or unreadable: no label */
+	if (vnet_vm_get(name, vm, NULL))
+		vm[0] = '\0';
+	prom_vm_label(d->vm, sizeof(d->vm), vm);
 	if (vnet_stats_read(name, &d->snap, err))
 		return -1;
 	d->served = st.info.vnetd_socket[0] != '\0';

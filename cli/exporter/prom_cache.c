@@ -6,9 +6,11 @@
  * pin (a new attach pins a new map: the inode changes, and the entry is
  * opened again), its link's info (present: the link still has its device),
  * the info entry, the stats in one batch a direction, the guard entry and
- * its counters.  A tap whose pins went away, or that is not listed any
- * more, is closed.  Taps attached without a link (legacy tc) are read the
- * long way at every scrape (prom.c).
+ * its counters; and its VM's name from the vm map, kept mapped: its gen
+ * read in memory, the label built again only when it changed.  A tap
+ * whose pins went away, or that is not listed any more, is closed.  Taps
+ * attached without a link (legacy tc) are read the long way at every
+ * scrape (prom.c).
  */
 #include <errno.h>
 #include <limits.h>
@@ -28,6 +30,9 @@ struct cdev {
 	int link_fd;    /* a link of the tap: its info says whether present */
 	int info_fd, stats_fd, guard_fd, gstats_fd;
 	struct vnet_map qm, dpm; /* queues and dp_stats, mmapped */
+	struct vnet_map vmm;     /* vm, mmapped (none: attached without) */
+	__u32 vm_gen;            /* the vm entry's gen the label is of */
+	char vm[PROM_VM_LABEL_MAX];
 	char netns[NAME_MAX + 1];
 	bool listed; /* in this scrape's list */
 };
@@ -47,6 +52,7 @@ static void cdev_close(struct cdev *c)
 	}
 	vnet_map_put(&c->qm);
 	vnet_map_put(&c->dpm);
+	vnet_map_put(&c->vmm);
 	c->name[0] = '\0';
 }
 
@@ -87,6 +93,8 @@ static int cdev_open(struct cdev *c, const char *name)
 	c->link_fd = c->info_fd = c->stats_fd = c->guard_fd = c->gstats_fd = -1;
 	c->qm = (struct vnet_map)VNET_MAP_INIT;
 	c->dpm = (struct vnet_map)VNET_MAP_INIT;
+	c->vmm = (struct vnet_map)VNET_MAP_INIT;
+	c->vm_gen = 1; /* odd: no entry has it, the first read builds */
 	if (vnet_status(name, &st, NULL) || !st.present)
 		return -1;
 	snprintf(c->name, sizeof(c->name), "%s", name);
@@ -100,6 +108,8 @@ static int cdev_open(struct cdev *c, const char *name)
 	c->stats_fd = map_fd(name, VNET_MAP_STATS);
 	c->guard_fd = map_fd(name, VNET_MAP_GUARD);
 	c->gstats_fd = map_fd(name, VNET_MAP_GUARD_STATS);
+	/* attached by a vnet without the vm map: no label */
+	vnet_map_get(name, VNET_MAP_VM, VNET_MAP_MMAP, &c->vmm, NULL);
 	if (c->link_fd < 0 || !c->info_ino || c->info_fd < 0 ||
 	    c->stats_fd < 0 ||
 	    vnet_map_get(name, VNET_MAP_QUEUES, VNET_MAP_MMAP, &c->qm, NULL) ||
@@ -137,6 +147,7 @@ static struct cdev *cdev_slot(void)
 		devs[i].guard_fd = devs[i].gstats_fd = -1;
 		devs[i].qm = (struct vnet_map)VNET_MAP_INIT;
 		devs[i].dpm = (struct vnet_map)VNET_MAP_INIT;
+		devs[i].vmm = (struct vnet_map)VNET_MAP_INIT;
 	}
 	ndevs += 16;
 	return &devs[ndevs - 16];
@@ -179,6 +190,38 @@ static void guard_read(const struct cdev *c, struct prom_dev *d)
 	free(per);
 }
 
+/* escaped as prom.c's label() writes a value; what does not fit is left out */
+void prom_vm_label(char *buf, size_t len, const char *name)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	if (!*name || len < sizeof(",vm=\"\""))
+		return;
+	o = (size_t)snprintf(buf, len, ",vm=\"");
+	for (; *name && o + 3 < len; name++) {
+		if (*name == '\\' || *name == '"' || *name == '\n')
+			buf[o++] = '\\';
+		buf[o++] = *name == '\n' ? 'n' : *name;
+	}
+	buf[o++] = '"';
+	buf[o] = '\0';
+}
+
+/* D's vm label: C's, built again when the entry's gen changed */
+static void vm_read(struct cdev *c, struct prom_dev *d)
+{
+	const struct vnet_vm *e = c->vmm.mem;
+	struct vnet_vm v;
+
+	if (e && __atomic_load_n(&e->gen, __ATOMIC_ACQUIRE) != c->vm_gen &&
+	    !vnet_vm_read(e, &v)) {
+		prom_vm_label(c->vm, sizeof(c->vm), v.name);
+		c->vm_gen = v.gen;
+	}
+	memcpy(d->vm, c->vm, strlen(c->vm) + 1);
+}
+
 int prom_cache_read(const char *name, struct prom_dev *d)
 {
 	struct vnet_info in;
@@ -203,6 +246,7 @@ int prom_cache_read(const char *name, struct prom_dev *d)
 	d->nrows = 0;
 	snprintf(d->name, sizeof(d->name), "%s", name);
 	snprintf(d->netns, sizeof(d->netns), "%s", c->netns);
+	vm_read(c, d);
 	if (bpf_map_lookup_elem(c->info_fd, &k, &in) ||
 	    vnet_stats_fill(c->stats_fd, c->qm.mem, &d->snap))
 		return -1;

@@ -7,10 +7,16 @@
 #include <net/if.h>
 #include "libvnet.h"
 
+/* ,vm="" and the name, each byte escaped in two at most */
+#define PROM_VM_LABEL_MAX (2 * VNET_VM_NAME_MAX + 8)
+/* prom_cache.c: BUF = the vm label of VM NAME ("" for "": no label) */
+void prom_vm_label(char *buf, size_t len, const char *name);
 /* one device of a scrape (prom.c, prom_cache.c) */
 struct prom_dev {
 	char name[IF_NAMESIZE];
 	char netns[NAME_MAX + 1]; /* "" when it has no name */
+	/* ",vm=\"NAME\"" escaped, or "" (no VM name): after device= */
+	char vm[PROM_VM_LABEL_MAX];
 	struct vnet_stats_snapshot snap;
 	struct vnet_dp_stats *dp; /* NULL: no dp_stats map */
 	bool dp_mapped;           /* dp is the map's mmapped values */

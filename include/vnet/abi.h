@@ -19,6 +19,7 @@
  *   limits  ARRAY, BPF_F_MMAPABLE, key = dir            value = vnet_limit
  *   guard   ARRAY, 1 entry                              value = vnet_guard
  *   guard_stats PERCPU_ARRAY, key = vnet_guard_reason   value = vnet_counter
+ *   vm      ARRAY, BPF_F_MMAPABLE, 1 entry              value = vnet_vm
  *
  * Directions are named from the guest's point of view, the same words as the
  * guest's `ethtool -C eth0`: VNET_DIR_TX is what the guest transmits (frames
@@ -438,7 +439,26 @@ struct vnet_guard {
 	struct vnet_guard_v6 v6[VNET_GUARD_MAX_ADDRS];
 };
 
+/*
+ * The VM a tap belongs to (the "vm" map, one entry, mmapable): the name
+ * the exporter puts on every series of the tap as its vm label, written
+ * by `vnetctl attach --vm`, vnetd's vm= port key and the libvirt hook
+ * (the domain's name).  A map of its own, not a field of struct
+ * vnet_info (docs/design.md, "The VM's name").  name: UTF-8, at most
+ * VNET_VM_NAME_MAX bytes, ended by NUL and zero after it; "" is none.
+ * gen: odd while a writer changes name, then even again and greater, as
+ * struct vnet_limit's (readers retry on a change, and cache by it).
+ */
+#define VNET_VM_NAME_MAX 255
+
+struct vnet_vm {
+	__u32 gen;
+	__u32 __pad;
+	char name[VNET_VM_NAME_MAX + 1];
+};
+
 #ifndef __BPF__
+_Static_assert(sizeof(struct vnet_vm) == 264, "vnet_vm");
 _Static_assert(sizeof(struct vnet_guard) == 240, "vnet_guard");
 _Static_assert(sizeof(struct vnet_limit) == 56, "vnet_limit");
 _Static_assert(sizeof(struct vnet_dp_stats) == 216, "vnet_dp_stats");

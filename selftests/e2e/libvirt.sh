@@ -13,10 +13,12 @@
 # <bandwidth>, and the domain's metadata a clean-traffic filter for it
 # with the guest's IP (libvirt keeps no <filterref> on a vhostuser
 # interface): with the hook on, its vnetd port gets the rate limits
-# (libvirt's kB/s and kB) and the spoofing protection they say.  The guest and the host
+# (libvirt's kB/s and kB) and the spoofing protection they say, and
+# both taps the domain's name (vnetctl status, and vm="vm1" on every
+# series `vnetctl stats --prometheus` has of them).  The guest and the host
 # ping each other through vnetd (the guard passes the guest's own
-# frames); then the domain is destroyed: vnetd keeps running and the hook
-# has removed the bridge tap's pins.
+# frames); then the domain is destroyed: vnetd keeps running, the hook
+# has removed the bridge tap's pins and the vnetd port's VM name.
 #
 # libvirtd is private to the test: it runs in the test's network namespace
 # and in a mount namespace of its own, with a copy of /etc/libvirt and
@@ -52,6 +54,18 @@ need() # DESC CMD... : collect a failure unless CMD holds
 }
 
 ge() { [ "${1:-0}" -ge "$2" ] 2>/dev/null; }
+
+# vm_of DEV: DEV's VM name (vnetctl -j status), "null" for none
+vm_of() { "$VNETCTL" -n "$VM_NS" -j status "$1" | jq -r '.[0].vm'; }
+
+# vm_series DEV NAME: DEV has series, each with vm="NAME" after device
+vm_series()
+{
+	local out
+
+	out=$("$VNETCTL" -n "$VM_NS" stats --prometheus "$1" | grep "^vnet_[a-z_]*{device=\"$1\"")
+	[ -n "$out" ] && ! grep -vqF "{device=\"$1\",vm=\"$2\"," <<<"$out"
+}
 
 report() # NAME
 {
@@ -268,6 +282,7 @@ main()
 	need "installed off: nothing attached to $BRTAP" test ! -e "/sys/fs/bpf/vnet/$BRTAP"
 	need "installed off: no limit on vnetd's port" [ "$("$VNETCTL" -n "$VM_NS" -j limit show "$VM_TAP" | jq -c '[.tx.bytes_per_sec, .rx.bytes_per_sec]')" = "[0,0]" ]
 	need "the switch as installed: VNET_HOOK_ENABLE=no" grep -qx "VNET_HOOK_ENABLE=no" "$LV_DIR/default/vnet-hook"
+	need "installed off: vnetd's port has no VM name" [ "$(vm_of "$VM_TAP")" = null ]
 	virsh_ destroy vm1 >>"$VM_LOGS/virsh.log" 2>&1
 	_vm_poll 10000 sh -c "[ \"\$(nsenter -t $LV_PID -m -n -- virsh -q -c qemu:///system domstate vm1 2>&1)\" = 'shut off' ]"
 	need "destroyed" [ "$(virsh_ domstate vm1 2>&1)" = "shut off" ]
@@ -293,6 +308,13 @@ main()
 	need "hook: the vhostuser NIC's tap is vnetd's ($VM_TAP still served)" \
 		grep -q "frontend connected" "$VNETD_LOG"
 	report hook_attached
+
+	# both taps named after the domain: status, and every series
+	need "hook: $BRTAP's VM is the domain ($(vm_of "$BRTAP"))" [ "$(vm_of "$BRTAP")" = vm1 ]
+	need "hook: the vnetd port's VM is the domain ($(vm_of "$VM_TAP"))" [ "$(vm_of "$VM_TAP")" = vm1 ]
+	need "series of $BRTAP: vm=\"vm1\"" vm_series "$BRTAP" vm1
+	need "series of the vnetd port: vm=\"vm1\"" vm_series "$VM_TAP" vm1
+	report hook_vm_name
 
 	# <bandwidth> and clean-traffic on the vhostuser interface: its port's
 	# limits (inbound = to the guest = rx) and guard
@@ -331,6 +353,7 @@ main()
 	need "vnetd still listens" test -S "$VM_SOCK"
 	_vm_poll 10000 test ! -e "/sys/fs/bpf/vnet/$BRTAP"
 	need "hook: the bridge tap's pins removed on release" test ! -e "/sys/fs/bpf/vnet/$BRTAP"
+	need "hook: the vnetd port's VM name removed on release ($(vm_of "$VM_TAP"))" [ "$(vm_of "$VM_TAP")" = null ]
 	report destroy
 	virsh_ undefine vm1 >/dev/null 2>&1
 	lv_stop

@@ -286,15 +286,23 @@ static int load_programs(struct vnet **skelp,
 
 /*
  * Pin the classifier's maps (bpf/maps.h; the policy record is policy.c's),
- * fill config with the defaults, record which policy the programs were
- * linked with.
+ * fill config with the defaults and vm with the VM's name (before any
+ * reader can see it: the exporter's first scrape has the label), record
+ * which policy the programs were linked with.
  */
 static int pin_maps(struct vnet *skel, const char *ifname,
 		    const struct vnet_attach_opts *opts, struct vnet_err *err)
 {
+	struct vnet_vm vm = { .gen = 2 };
 	enum vnet_map_id id;
+	__u32 key = 0;
 	int ret;
 
+	if (opts && opts->vm && *opts->vm) {
+		snprintf(vm.name, sizeof(vm.name), "%s", opts->vm);
+		bpf_map_update_elem(bpf_map__fd(skel->maps.vm), &key, &vm,
+				    BPF_ANY);
+	}
 	for (id = 0; id < VNET_MAP_MAX; id++) {
 		const char *name = vnet_map_name(id);
 		struct bpf_map *m;
@@ -391,6 +399,11 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 	if (tx_hook != VNET_HOOK_XDP && tx_hook != VNET_HOOK_TC) {
 		vnet_err_set(err, "unknown tx hook %d", tx_hook);
 		return -EINVAL;
+	}
+	if (opts && opts->vm) {
+		ret = vnet_vm_check(opts->vm, err);
+		if (ret)
+			return ret;
 	}
 	ret = vnet_bpffs_ensure(err);
 	if (ret)

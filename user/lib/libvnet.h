@@ -41,21 +41,21 @@ enum vnet_map_id {
 	VNET_MAP_INFO,     /* "info"     ARRAY of one vnet_info */
 	VNET_MAP_DP_STATS, /* "dp_stats" mmapable ARRAY of vnet_dp_stats */
 	VNET_MAP_POLICY,   /* "policy"   the replacement policy's record */
-	VNET_MAP_LIMITS,   /* "limits"   mmapable ARRAY of vnet_limit, by direction */
-	VNET_MAP_GUARD,    /* "guard"    ARRAY of one vnet_guard */
+	VNET_MAP_LIMITS, /* "limits"   mmapable ARRAY of vnet_limit, by direction */
+	VNET_MAP_GUARD, /* "guard"    ARRAY of one vnet_guard */
 	VNET_MAP_GUARD_STATS, /* "guard_stats" PERCPU_ARRAY of vnet_counter, by reason */
+	VNET_MAP_VM,          /* "vm"       mmapable ARRAY of one vnet_vm */
 	VNET_MAP_MAX,
 };
 
-#define VNET_PIN_MAP_NAMES                                                 \
-	{                                                                  \
-		[VNET_MAP_STATS] = "stats", [VNET_MAP_QUEUES] = "queues",  \
-		[VNET_MAP_CONFIG] = "config", [VNET_MAP_INFO] = "info",    \
-		[VNET_MAP_DP_STATS] = "dp_stats",                          \
-		[VNET_MAP_POLICY] = VNET_PIN_POLICY,                       \
-		[VNET_MAP_LIMITS] = "limits",                              \
-		[VNET_MAP_GUARD] = "guard",                                \
-		[VNET_MAP_GUARD_STATS] = "guard_stats",                    \
+#define VNET_PIN_MAP_NAMES                                                     \
+	{                                                                      \
+		[VNET_MAP_STATS] = "stats", [VNET_MAP_QUEUES] = "queues",      \
+		[VNET_MAP_CONFIG] = "config", [VNET_MAP_INFO] = "info",        \
+		[VNET_MAP_DP_STATS] = "dp_stats",                              \
+		[VNET_MAP_POLICY] = VNET_PIN_POLICY,                           \
+		[VNET_MAP_LIMITS] = "limits", [VNET_MAP_GUARD] = "guard",      \
+		[VNET_MAP_GUARD_STATS] = "guard_stats", [VNET_MAP_VM] = "vm",  \
 	}
 
 /* the pin name of map ID ("stats", ...), NULL for an unknown ID */
@@ -144,6 +144,7 @@ struct vnet_attach_opts {
 	 */
 	int tx_hook;
 	const char *policy; /* replacement batching policy object, or NULL */
+	const char *vm;     /* the VM's name (vnet_vm_check()), or NULL */
 };
 
 /*
@@ -386,6 +387,30 @@ int vnet_guard_set(const char *ifname, const struct vnet_guard *g,
 /* "mac", "l2", "ipv4", ...: enum vnet_guard_reason's names */
 const char *vnet_guard_reason_name(int r);
 
+/* --- the VM a tap belongs to (vm.c; the vm map, docs/metrics.md) ------ */
+
+/*
+ * 0 when NAME can be stored as a tap's VM name ("" included: none), else
+ * -EINVAL with ERR saying why and the fix: longer than VNET_VM_NAME_MAX
+ * bytes, or not UTF-8 (Prometheus' label values are UTF-8).
+ */
+int vnet_vm_check(const char *name, struct vnet_err *err);
+/*
+ * IFNAME's VM name into NAME (VNET_VM_NAME_MAX + 1 bytes): 0 ("" when it
+ * has none, or was attached by a vnet without the vm map), or -errno.
+ */
+int vnet_vm_get(const char *ifname, char *name, struct vnet_err *err);
+/*
+ * Name IFNAME's VM ("" clears it), live: 0, -EINVAL (vnet_vm_check()),
+ * -ENOENT not attached, -EPROTO attached by a vnet without the vm map
+ * (ERR: detach and attach again).
+ */
+int vnet_vm_set(const char *ifname, const char *name, struct vnet_err *err);
+/* The entry at MEM (a mapping of the map) read whole; -EAGAIN: torn. */
+int vnet_vm_read(const struct vnet_vm *mem, struct vnet_vm *out);
+/* Write NAME into the entry E of a mapping, readers never seeing half. */
+void vnet_vm_write(struct vnet_vm *e, const char *name);
+
 /* --- coalescing, ethtool netlink, batching policy ------------------------ */
 /* (coalesce.c, ethtool.c, policy.c; docs/coalesce.md, docs/policy.md)       */
 
@@ -494,57 +519,8 @@ struct vnet_tap_users {
 
 int vnet_tap_users(const char *ifname, struct vnet_tap_users *u);
 
-/* --- ethtool netlink -------------------------------------------------- */
-
-/* struct vnet_ethtool_coalesce.present */
-#define VNET_ETC_RX_USECS (1u << 0)
-#define VNET_ETC_RX_FRAMES (1u << 1)
-#define VNET_ETC_TX_USECS (1u << 2)
-#define VNET_ETC_TX_FRAMES (1u << 3)
-#define VNET_ETC_ADAPTIVE_RX (1u << 4)
-#define VNET_ETC_ADAPTIVE_TX (1u << 5)
-
-/* A device's ETHTOOL_A_COALESCE_* values (tun reports rx-frames only). */
-struct vnet_ethtool_coalesce {
-	__u32 present; /* VNET_ETC_*: reported by the driver / to set */
-	__u32 rx_usecs;
-	__u32 rx_frames;
-	__u32 tx_usecs;
-	__u32 tx_frames;
-	__u8 adaptive_rx;
-	__u8 adaptive_tx;
-};
-
-/* ETHTOOL_MSG_COALESCE_GET: the live values of IFINDEX (this netns). */
-int vnet_ethtool_coalesce_get(int ifindex, struct vnet_ethtool_coalesce *c,
-			      struct vnet_err *err);
-/* ETHTOOL_MSG_COALESCE_SET of the values in c->present; err has extack. */
-int vnet_ethtool_coalesce_set(int ifindex,
-			      const struct vnet_ethtool_coalesce *c,
-			      struct vnet_err *err);
-
-/*
- * ethtool netlink notifications: a generic netlink socket subscribed to
- * the "monitor" group of the "ethtool" family (both resolved by name), in
- * the caller's network namespace.  Poll vnet_ethtool_monitor_fd() and call
- * vnet_ethtool_monitor_read() when it is readable.
- */
-struct vnet_ethtool_monitor;
-
-int vnet_ethtool_monitor_open(struct vnet_ethtool_monitor **mon,
-			      struct vnet_err *err);
-int vnet_ethtool_monitor_fd(const struct vnet_ethtool_monitor *mon);
-/*
- * Read the queued notifications, waiting up to timeout_ms (0: do not wait,
- * -1: until one for IFINDEX arrives).  Returns 1 when an
- * ETHTOOL_MSG_COALESCE_NTF for IFINDEX was read (c holds the newest), 0
- * when none, -errno (-ENOBUFS: notifications were lost; re-read with
- * vnet_ethtool_coalesce_get()).
- */
-int vnet_ethtool_monitor_read(struct vnet_ethtool_monitor *mon, int ifindex,
-			      int timeout_ms, struct vnet_ethtool_coalesce *c,
-			      struct vnet_err *err);
-void vnet_ethtool_monitor_close(struct vnet_ethtool_monitor *mon);
+/* --- ethtool netlink: libvnet_ethtool.h (ethtool.c) ------------------- */
+#include "libvnet_ethtool.h"
 
 /* --- CO-RE without the kernel's BTF per object (core_btf.c) ------------- */
 

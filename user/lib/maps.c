@@ -29,17 +29,15 @@ static const char *const map_names[VNET_MAP_MAX] = VNET_PIN_MAP_NAMES;
 static const struct map_def map_defs[VNET_MAP_MAX] = {
 	[VNET_MAP_STATS] = { BPF_MAP_TYPE_PERCPU_ARRAY,
 			     sizeof(struct vnet_class_stats),
-			     VNET_DIR_MAX * VNET_MAX_QUEUES, 0 },
+			     (VNET_DIR_MAX * VNET_MAX_QUEUES), 0 },
 	[VNET_MAP_QUEUES] = { BPF_MAP_TYPE_ARRAY,
 			      sizeof(struct vnet_queue_state),
-			      VNET_DIR_MAX * VNET_MAX_QUEUES, BPF_F_MMAPABLE },
+			      (VNET_DIR_MAX * VNET_MAX_QUEUES), BPF_F_MMAPABLE },
 	[VNET_MAP_CONFIG] = { BPF_MAP_TYPE_ARRAY, sizeof(struct vnet_config),
 			      VNET_MAX_QUEUES, BPF_F_MMAPABLE },
-	[VNET_MAP_INFO] = { BPF_MAP_TYPE_ARRAY, sizeof(struct vnet_info), 1,
-			    0 },
-	[VNET_MAP_DP_STATS] = { BPF_MAP_TYPE_ARRAY,
-				sizeof(struct vnet_dp_stats),
-				VNET_DIR_MAX * VNET_MAX_QUEUES,
+	[VNET_MAP_INFO] = { BPF_MAP_TYPE_ARRAY, sizeof(struct vnet_info), 1, 0 },
+	[VNET_MAP_DP_STATS] = { BPF_MAP_TYPE_ARRAY, sizeof(struct vnet_dp_stats),
+				(VNET_DIR_MAX * VNET_MAX_QUEUES),
 				BPF_F_MMAPABLE },
 	/* created by policy.c: struct vnet_policy_info's path */
 	[VNET_MAP_POLICY] = { BPF_MAP_TYPE_ARRAY,
@@ -52,6 +50,8 @@ static const struct map_def map_defs[VNET_MAP_MAX] = {
 	[VNET_MAP_GUARD_STATS] = { BPF_MAP_TYPE_PERCPU_ARRAY,
 				   sizeof(struct vnet_counter),
 				   VNET_GUARD_R_MAX, 0 },
+	[VNET_MAP_VM] = { BPF_MAP_TYPE_ARRAY, sizeof(struct vnet_vm), 1,
+			  BPF_F_MMAPABLE },
 };
 
 const char *vnet_map_name(enum vnet_map_id id)

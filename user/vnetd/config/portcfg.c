@@ -5,6 +5,7 @@
  * them, and the parsers of --port and --config.  Every error is a usage
  * error that names where it is (option, or file and line) and the fix.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
@@ -234,6 +235,44 @@ static int key_ip(struct vnetd_port_cfg *c, const char *val,
 	return 0;
 }
 
+/*
+ * vm=NAME: the VM's name (the exporter's vm label).  A name may hold any
+ * character, but a --port value has no comma and a config line's no blank
+ * or '#': %XX (two hex digits) is the byte XX, '%' itself is %25.
+ */
+static int key_vm(struct vnetd_port_cfg *c, const char *val, const char *where)
+{
+	char name[2048]; /* a config line's: the longest value */
+	struct vnet_err err = {};
+	size_t o = 0;
+	char hex[3] = "";
+
+	for (const char *v = val; *v; v++) {
+		if (o == sizeof(name) - 1)
+			break;
+		if (*v != '%') {
+			name[o++] = *v;
+			continue;
+		}
+		if (isxdigit((unsigned char)v[1]) &&
+		    isxdigit((unsigned char)v[2]))
+			memcpy(hex, v + 1, 2);
+		if (!hex[0] || !strcmp(hex, "00"))
+			return vnetd_usage_error("%s: vm=%s: '%%' starts %%XX, a byte in two hex digits other than 00 (%%2C a comma, %%20 a blank, %%23 '#'); write %%25 for '%%' itself",
+						 where, val);
+		name[o++] = (char)strtol(hex, NULL, 16);
+		hex[0] = '\0';
+		v += 2;
+	}
+	name[o] = '\0';
+	/* longer than c->vm: vnet_vm_check() says so */
+	if (vnet_vm_check(name, &err))
+		return vnetd_usage_error("%s: vm=%s: %s", where, val, err.msg);
+	memcpy(c->vm, name, o + 1);
+	c->vm_set = true;
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	int (*set)(struct vnetd_port_cfg *c, const char *val,
@@ -260,6 +299,7 @@ static const struct {
 	{ "rx-pkts-initial", NULL, 0 },
 	{ "mac", key_mac, 0 },
 	{ "ip", key_ip, 0 },
+	{ "vm", key_vm, 0 },
 };
 
 /*
@@ -298,8 +338,8 @@ int vnetd_port_kv(struct vnetd_port_cfg *c, char *tok, const char *where,
 			*got |= port_keys[i].key;
 		return ret;
 	}
-	return vnetd_usage_error("%s: unknown key '%s' (socket, tap, queues, client, netns, cpus; rate limits: tx-rate, tx-burst, tx-initial, tx-pkts-rate, tx-pkts-burst, tx-pkts-initial and the same with rx-; spoofing protection: mac, ip)",
-			   where, tok);
+	return vnetd_usage_error("%s: unknown key '%s' (socket, tap, queues, client, netns, cpus; rate limits: tx-rate, tx-burst, tx-initial, tx-pkts-rate, tx-pkts-burst, tx-pkts-initial and the same with rx-; spoofing protection: mac, ip; the VM's name: vm)",
+				 where, tok);
 }
 
 /* TOK holds ",KEY=" or ",client" of a port key after its first one */

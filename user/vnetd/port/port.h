@@ -41,6 +41,9 @@ struct vnetd_port_cfg {
 	/* mac=, ip=: spoofing protection, written to the guard map at start */
 	struct vnet_guard guard;
 	bool guard_set;
+	/* vm=: the VM's name, written to the vm map at start */
+	char vm[VNET_VM_NAME_MAX + 1];
+	bool vm_set;
 };
 
 /* What every port of one vnetd shares (the command line). */

@@ -64,15 +64,31 @@ static void info_socket(struct vnetd_maps *m, const char *sock)
 	vnet_map_put(&im);
 }
 
+/*
+ * The vm= key's name on pins that were there (an attach names the VM
+ * itself); kept as it is without the key, as the limits are
+ */
+static void vm_name(struct vnetd_maps *m)
+{
+	struct vnet_err err = {};
+
+	if (m->vm && vnet_vm_set(m->tap, m->vm, &err))
+		pr_warn(m, "tap %s: its VM's name not set: %s", m->tap,
+			err.msg);
+}
+
 static int bpf_setup(struct vnetd_maps *m, int tap_fd, bool adopt,
 		     uint32_t steer)
 {
+	struct vnet_attach_opts ao = { .vm = m->vm };
 	struct vnet_err err = {};
 	unsigned int q;
 	int ret, fd;
 
 	/* a hand-over: the programs are attached, their pins are there */
-	ret = adopt ? -EALREADY : vnet_attach(m->tap, NULL, &err);
+	ret = adopt ? -EALREADY : vnet_attach(m->tap, &ao, &err);
+	if (ret == -EALREADY)
+		vm_name(m);
 	if (ret == -EALREADY && adopt) {
 		pr_dbg(m, "tap %s: taking vnet's pins over", m->tap);
 	} else if (ret == -EALREADY) {

@@ -23,6 +23,7 @@ struct vnetd_maps {
 	const char *tap;		/* the tap's name */
 	unsigned int nr_qp;
 	bool attached;			/* we attached vnet's programs */
+	const char *vm;                 /* the vm= key's name, or NULL */
 	struct vnet_map qs;		/* struct vnet_queue_state[], read */
 	struct vnet_map config;		/* struct vnet_config[]; tap_rx_frames */
 	struct vnet_map dps;		/* struct vnet_dp_stats[], written */
