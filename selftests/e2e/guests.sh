@@ -20,6 +20,8 @@
 #     queues=N       N queue pairs (mq=on; the guest uses them after
 #                    ethtool -L eth0 combined N)
 #     packed         packed rings (packed=on)
+#     nic2=SOCK      a second NIC (eth1) on vhost-user socket SOCK
+#                    (chardev c1, reconnect=1)
 #   g_cmd NAME SECS CMD       run CMD in the guest (serve:ttyS1), its output
 #                             on stdout; 1 if it failed or took over SECS
 #   g_send NAME CMD           send CMD, do not wait (a reboot, say)
@@ -102,7 +104,7 @@ g_start()
 {
 	local name=$1 sock=$2 o steps="reach:15+serve:ttyS1" chr="" ip="" host=""
 	local reboot=no incoming="" mem=$E2E_MEM dir append mac=$E2E_GUEST_MAC
-	local paused=no queues=1 dev_extra=""
+	local paused=no queues=1 dev_extra="" nic2=""
 
 	shift 2
 	for o in "$@"; do
@@ -118,6 +120,7 @@ g_start()
 		mem=*) mem=${o#mem=} ;;
 		queues=*) queues=${o#queues=} dev_extra+=",mq=on" ;;
 		packed) dev_extra+=",packed=on" ;;
+		nic2=*) nic2=${o#nic2=} ;;
 		*) echo "g_start: unknown option $o" >&2; return 1 ;;
 		esac
 	done
@@ -145,6 +148,11 @@ g_start()
 		-serial "file:$dir/console.log"
 		-chardev "pipe,id=ctl,path=$dir/ctl" -serial chardev:ctl
 		-chardev "pipe,id=mon,path=$dir/mon" -mon chardev=mon,mode=readline)
+	# a second NIC on another vhost-user socket (reconnect=1, as libvirt)
+	# shellcheck disable=SC2054 # the commas are QEMU's
+	[ -n "$nic2" ] && args+=(-chardev "socket,id=c1,path=$nic2,reconnect=1"
+		-netdev "vhost-user,id=n1,chardev=c1"
+		-device "virtio-net-pci,netdev=n1,mac=02:00:00:00:01:02,vectors=0")
 	[ $reboot = no ] && args+=(-no-reboot)
 	[ -n "$incoming" ] && args+=(-incoming "$incoming")
 	[ $paused = yes ] && args+=(-S)
