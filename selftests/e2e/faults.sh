@@ -288,7 +288,7 @@ ping_gap()
 # reset the device (its eth0 keeps its ifindex, the carrier never drops)
 s_crash_packed()
 {
-	local t sock dp dargs=() pp before after gap sent recv max
+	local t sock dp dargs=() before after gap
 
 	fnew crash-packed || { _bad+="cannot create a netns; "; return; }
 	t=$(newtap)
@@ -307,11 +307,7 @@ s_crash_packed()
 	before=$(g_cmd g 10 "cat /sys/class/net/eth0/ifindex /sys/class/net/eth0/statistics/rx_packets /sys/class/net/eth0/carrier_changes" | tr '\n' ' ')
 	G_IPERF_ARGS="-b 100M" g_iperf g 5201 14 bg || _bad+="guest: iperf3 did not start; "
 	bytes_grow "$t" tx 1000000 || _bad+="no traffic before the kill; "
-	ip netns exec "$NS" ping -D -i 0.01 -W 1 "$E2E_GUEST_IP" >"$L/ping.log" 2>&1 &
-	pp=$!
-	_vm_all_pids+=("$pp")
-	_vm_poll 10000 sh -c '[ "$(grep -c "bytes from" "$1")" -ge 100 ]' sh "$L/ping.log" ||
-		_bad+="the guest did not answer pings; "
+	ping_start
 	exec 3>&2 2>/dev/null
 	kill -KILL "$dp"
 	wait "$dp"
@@ -324,11 +320,9 @@ s_crash_packed()
 	_vm_poll 15000 sh -c '[ "$(grep -c "bytes from" "$1")" -ge "$2" ]' sh "$L/ping.log" \
 		"$(($(grep -c "bytes from" "$L/ping.log") + 200))" ||
 		_bad+="the guest did not answer pings after the restart; "
-	kill -INT "$pp"
-	_vm_poll 5000 _vm_gone "$pp"
-	read -r sent recv max last <<<"$(ping_stats "$L/ping.log")"
+	ping_stop
 	gap=$(ping_gap "$L/ping.log")
-	note "pings every 10 ms: $sent sent, $recv answered; the longest gap between answers ${gap} ms"
+	note "pings every 10 ms: $PING_SENT sent, $PING_RECV answered; the longest gap between answers ${gap} ms"
 	need "ping: the longest gap between answers was ${gap:-?} ms (2500 at most)" ge 2500 "${gap:-99999}"
 	need "the new vnetd: no 'resumed where the ring journal says'" \
 		grep -q 'resumed where the ring journal says' "$L/vnetd.2.log"

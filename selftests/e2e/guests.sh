@@ -276,6 +276,50 @@ d_stop()
 	exec 2>&3 3>&-
 }
 
+# ping_stats FILE: "sent recv max_ms last" of a ping -D log (ping ended by
+# SIGINT); last: the highest icmp_seq answered.  SIGINT can land while the
+# last request is on its way, so sent - last is that tail (1 at most when
+# the path works) and last - recv the requests lost before it
+ping_stats()
+{
+	local sent recv max last
+
+	sent=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' "$1")
+	recv=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$1")
+	max=$(sed -n 's/.* time=\([0-9.]*\) ms.*/\1/p' "$1" | sort -n | tail -n 1)
+	last=$(sed -n 's/.* icmp_seq=\([0-9]*\) .*/\1/p' "$1" | sort -n | tail -n 1)
+	echo "${sent:-0} ${recv:-0} ${max:-0} ${last:-0}"
+}
+
+# ping_start: the host pings the guest every 10 ms from NS into
+# $L/ping.log ($PING_PID); returns after 100 answers (or says why not)
+ping_start()
+{
+	ip netns exec "$NS" ping -D -i 0.01 -W 1 "$E2E_GUEST_IP" >"$L/ping.log" 2>&1 &
+	PING_PID=$!
+	_vm_all_pids+=("$PING_PID")
+	_vm_poll 10000 sh -c '[ "$(grep -c "bytes from" "$1")" -ge 100 ]' sh "$L/ping.log" ||
+		_bad+="the guest did not answer pings; "
+}
+
+# ping_stop: ping ended (SIGINT), its figures in PING_SENT, PING_RECV,
+# PING_MAX (ms) and PING_LAST (ping_stats)
+ping_stop()
+{
+	kill -INT "$PING_PID"
+	_vm_poll 5000 _vm_gone "$PING_PID"
+	read -r PING_SENT PING_RECV PING_MAX PING_LAST <<<"$(ping_stats "$L/ping.log")"
+}
+
+# ping_none_lost WHAT: after ping_stop, no ping lost across WHAT
+ping_none_lost()
+{
+	need "ping: $((PING_LAST - PING_RECV)) of $PING_LAST lost across $1" \
+		sh -c '[ "$1" -gt 0 ] && [ "$1" = "$2" ]' sh "$PING_LAST" "$PING_RECV"
+	need "ping: $((PING_SENT - PING_LAST)) sent after the last answered one (1 at most: in flight at the SIGINT)" \
+		[ $((PING_SENT - PING_LAST)) -le 1 ]
+}
+
 h_iperf()
 {
 	ip netns exec "$1" iperf3 -s -1 -J -p "$3" -B "$2" >"$4" 2>&1 &

@@ -11,28 +11,14 @@
 
 # sh -c scripts are single-quoted on purpose; QEMU's options have commas
 # shellcheck disable=SC2016,SC2054
+
 # --- vnetd --takeover: the ports move to a new vnetd while the guest runs ---
-
-# ping_stats FILE: "sent recv max_ms last" of a ping -D log (ping ended by
-# SIGINT); last: the highest icmp_seq answered.  SIGINT can land while the
-# last request is on its way, so sent - last is that tail (1 at most when
-# the path works) and last - recv the requests lost before it
-ping_stats()
-{
-	local sent recv max last
-
-	sent=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' "$1")
-	recv=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$1")
-	max=$(sed -n 's/.* time=\([0-9.]*\) ms.*/\1/p' "$1" | sort -n | tail -n 1)
-	last=$(sed -n 's/.* icmp_seq=\([0-9]*\) .*/\1/p' "$1" | sort -n | tail -n 1)
-	echo "${sent:-0} ${recv:-0} ${max:-0} ${last:-0}"
-}
 
 # takeover_case NAME split|packed ok|fail
 takeover_case()
 {
-	local name=$1 layout=$2 want=$3 t sock dp dargs=() gopts=() rc new pp st
-	local sent recv max bin=$VNETD
+	local name=$1 layout=$2 want=$3 t sock dp dargs=() gopts=() rc new st
+	local bin=$VNETD
 
 	fnew "$name" || { _bad+="cannot create a netns; "; return; }
 	t=$(newtap)
@@ -52,11 +38,7 @@ takeover_case()
 	g_cmd g 10 "ethtool -L eth0 combined 2" >/dev/null || _bad+="guest: ethtool -L combined 2 failed; "
 	G_IPERF_ARGS="-b 100M" g_iperf g 5201 12 bg || _bad+="guest: iperf3 did not start; "
 	bytes_grow "$t" tx 1000000 || _bad+="no traffic before the hand-over; "
-	ip netns exec "$NS" ping -D -i 0.01 -W 1 "$E2E_GUEST_IP" >"$L/ping.log" 2>&1 &
-	pp=$!
-	_vm_all_pids+=("$pp")
-	_vm_poll 10000 sh -c '[ "$(grep -c "bytes from" "$1")" -ge 100 ]' sh "$L/ping.log" ||
-		_bad+="the guest did not answer pings; "
+	ping_start
 	# the reload: the unit's ExecReload= line
 	[ "$want" = fail ] && bin=$VNETD_TESTING
 	: >"$L/vnetd.2.log"
@@ -67,13 +49,10 @@ takeover_case()
 	fi
 	rc=$?
 	sleep 3	# pings through the new vnetd (or the thawed old one)
-	kill -INT "$pp"
-	_vm_poll 5000 _vm_gone "$pp"
-	read -r sent recv max last <<<"$(ping_stats "$L/ping.log")"
-	note "pings every 10 ms: $sent sent, $recv answered (the last $last), the slowest ${max} ms; reload exit $rc"
-	need "ping: $((last - recv)) of $last lost across the hand-over" sh -c '[ "$1" -gt 0 ] && [ "$1" = "$2" ]' sh "$last" "$recv"
-	need "ping: $((sent - last)) sent after the last answered one (1 at most: in flight at the SIGINT)" [ $((sent - last)) -le 1 ]
-	need "ping: the slowest reply took $max ms (50 ms at most)" awk -v m="$max" 'BEGIN { exit !(m < 50) }'
+	ping_stop
+	note "pings every 10 ms: $PING_SENT sent, $PING_RECV answered (the last $PING_LAST), the slowest ${PING_MAX} ms; reload exit $rc"
+	ping_none_lost "the hand-over"
+	need "ping: the slowest reply took $PING_MAX ms (50 ms at most)" awk -v m="$PING_MAX" 'BEGIN { exit !(m < 50) }'
 	if [ "$want" = ok ]; then
 		need "vnetd --takeover --detach exited $rc: $(tail -n 2 "$L/vnetd.2.log" | tr '\n' ' ')" [ "$rc" = 0 ]
 		_vm_poll 10000 _vm_gone "$dp"
@@ -158,7 +137,7 @@ tp_conf()
 # socket connects to it
 s_takeover_ports()
 {
-	local tp tr ta sp sr sa conf dp pp rc st new sent recv max last e
+	local tp tr ta sp sr sa conf dp rc st new e
 
 	fnew takeover-ports || { _bad+="cannot create a netns; "; return; }
 	tp=$(newtap) tr=$(newtap) ta=$(newtap)
@@ -176,11 +155,7 @@ s_takeover_ports()
 		_vm_poll 10000 grep -q "$sr: frontend connected" "$L/vnetd.1.log"
 	g_cmd g 10 "ip link set eth1 up" >/dev/null || _bad+="guest: ip link set eth1 up failed; "
 	need "the guest's eth1 (R) has no carrier before the reload" _vm_poll 10000 tp_carrier g eth1 1
-	ip netns exec "$NS" ping -D -i 0.01 -W 1 "$E2E_GUEST_IP" >"$L/ping.log" 2>&1 &
-	pp=$!
-	_vm_all_pids+=("$pp")
-	_vm_poll 10000 sh -c '[ "$(grep -c "bytes from" "$1")" -ge 100 ]' sh "$L/ping.log" ||
-		_bad+="the guest did not answer pings; "
+	ping_start
 	# the VM's line edited: R deleted, A added; the units' ExecReload=
 	tp_conf "$conf" "$sp" "$tp" "$sa" "$ta"
 	timeout 90 "$VNETD" --takeover --detach --release-missing --config "$conf" -v >"$L/vnetd.2.log" 2>&1
@@ -192,12 +167,9 @@ s_takeover_ports()
 	need "the new vnetd: no frontend on the added port A" \
 		_vm_poll 20000 grep -q "$sa: frontend connected" "$L/vnetd.2.log"
 	sleep 2	# pings through the new vnetd
-	kill -INT "$pp"
-	_vm_poll 5000 _vm_gone "$pp"
-	read -r sent recv max last <<<"$(ping_stats "$L/ping.log")"
-	note "pings every 10 ms: $sent sent, $recv answered (the last $last), the slowest ${max} ms; reload exit $rc"
-	need "ping: $((last - recv)) of $last lost across the reload" sh -c '[ "$1" -gt 0 ] && [ "$1" = "$2" ]' sh "$last" "$recv"
-	need "ping: $((sent - last)) sent after the last answered one (1 at most: in flight at the SIGINT)" [ $((sent - last)) -le 1 ]
+	ping_stop
+	note "pings every 10 ms: $PING_SENT sent, $PING_RECV answered (the last $PING_LAST), the slowest ${PING_MAX} ms; reload exit $rc"
+	ping_none_lost "the reload"
 	need "reload exited $rc: $(tail -n 2 "$L/vnetd.2.log" | tr '\n' ' ')" [ "$rc" = 0 ]
 	_vm_poll 10000 _vm_gone "$dp"
 	wait "$dp" 2>/dev/null
