@@ -44,7 +44,7 @@ void vnetd_ho_unadd_port(struct vhost_server *srv, struct vnetd_port *p)
 	vhost_server_remove_port(srv, &p->device.dev);
 	vnetd_port_close(p);
 	pr_info(p,
-		"not added: the hand-over failed; its socket, tap and pins removed");
+		"not added: the hand-over failed; its socket and pins removed (and the tap, if vnetd created it)");
 }
 
 int vnetd_ho_release_check(const struct vnetd_ho_msg *m, bool release_ok,
