@@ -1246,6 +1246,7 @@ enum refusal {
 	REF_NO_FLAG,      /* B left out without --release-missing */
 	REF_MISTYPED,     /* C: B's tap under another socket path */
 	REF_TAP_HELD,     /* C: a tap another vnetd serves */
+	REF_SOCKET_BUSY,  /* C: a socket path another vnetd listens on */
 	REF_NEW_GIVES_UP, /* C set up, then the new vnetd gives up, frozen */
 	REF_OLD_GIVES_UP, /* ... the running one gives up instead of COMMIT */
 };
@@ -1278,17 +1279,22 @@ static void ports_refused(const char *name, enum refusal how,
 	if (how == REF_MISTYPED)
 		snprintf(w.nv.port[1].tap, sizeof(w.nv.port[1].tap), "%s",
 			 w.vd.port[1].tap);
-	if (how == REF_TAP_HELD) {
+	if (how == REF_TAP_HELD || how == REF_SOCKET_BUSY) {
 		snprintf(oname, sizeof(oname), "%sO", name);
 		vd_init(&other, oname, 1, 1);
 		if (!vd_up(&other))
 			goto out;
+	}
+	if (how == REF_TAP_HELD) {
 		w.nv.port[1] = other.port[0];
 		snprintf(w.nv.port[1].sock, sizeof(w.nv.port[1].sock),
 			 "/tmp/vnet-vnetd-%d-%s-n1.sock", getpid(), name);
 		snprintf(w.nv.port[1].ns, sizeof(w.nv.port[1].ns), "%s",
 			 other.ns);
 	}
+	if (how == REF_SOCKET_BUSY)
+		snprintf(w.nv.port[1].sock, sizeof(w.nv.port[1].sock), "%s",
+			 other.port[0].sock);
 	if (how == REF_NEW_GIVES_UP) {
 		snprintf(env, sizeof(env), "VNETD_TEST_TAKEOVER_FAIL=1");
 		putenv(env);
@@ -1316,12 +1322,20 @@ static void ports_refused(const char *name, enum refusal how,
 		    "port A's frontend kept its connection");
 	ASSERT_TRUE(vufe_connected(w.feb),
 		    "port B's frontend kept its connection");
-	ASSERT_TRUE(port_gone(&w.vd, &w.nv.port[1],
-			      how != REF_MISTYPED && how != REF_TAP_HELD),
-		    "port C left nothing behind");
-	if (how == REF_TAP_HELD)
+	if (how == REF_SOCKET_BUSY) {
+		ASSERT_EQ(ns_link(w.vd.ns, w.nv.port[1].tap, NULL), 0,
+			  "port C's tap was never made");
+		ASSERT_OK(access(other.port[0].sock, F_OK),
+			  "the other vnetd's socket is still there");
+	} else {
+		ASSERT_TRUE(port_gone(&w.vd, &w.nv.port[1],
+				      how != REF_MISTYPED &&
+					      how != REF_TAP_HELD),
+			    "port C left nothing behind");
+	}
+	if (how == REF_TAP_HELD || how == REF_SOCKET_BUSY)
 		ASSERT_TRUE(vd_running(&other),
-			    "the other vnetd serves its tap on");
+			    "the other vnetd serves its port on");
 	printf("# %s: %u round trips through a refused hand-over, none lost, the longest %lld ms\n",
 	       name, w.pg.rounds, w.pg.worst_ms);
 out:
@@ -1344,6 +1358,12 @@ static void takeover_ports_mistyped(void)
 static void takeover_ports_tap_held(void)
 {
 	ports_refused("tkq3", REF_TAP_HELD, "already attached by");
+}
+
+static void takeover_ports_socket_busy(void)
+{
+	ports_refused("tkq6", REF_SOCKET_BUSY,
+		      "another process is listening there");
 }
 
 static void takeover_ports_new_gives_up(void)
@@ -1375,6 +1395,7 @@ VNET_TEST("vnetd/takeover_ports_change", takeover_ports_change);
 VNET_TEST("vnetd/takeover_ports_no_flag", takeover_ports_no_flag);
 VNET_TEST("vnetd/takeover_ports_mistyped", takeover_ports_mistyped);
 VNET_TEST("vnetd/takeover_ports_tap_held", takeover_ports_tap_held);
+VNET_TEST("vnetd/takeover_ports_socket_busy", takeover_ports_socket_busy);
 VNET_TEST("vnetd/takeover_ports_new_gives_up", takeover_ports_new_gives_up);
 VNET_TEST("vnetd/takeover_ports_old_gives_up", takeover_ports_old_gives_up);
 
