@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "handover_int.h"
 
@@ -31,8 +32,8 @@ int vnetd_ho_add_port(struct vhost_server *srv, struct vnetd_port *p,
 	}
 	if (ret) {
 		snprintf(why, wlen,
-			 "%s: a port the running vnetd does not serve, to be added: it cannot be set up (tap %s; the reason is in this vnetd's log above); nothing changed",
-			 p->name, p->cfg.tap);
+			 "%s: a port the running vnetd does not serve, to be added: it cannot be set up (tap %s; the log of the new vnetd, pid %d, says why); nothing changed",
+			 p->name, p->cfg.tap, (int)getpid());
 		return ret < 0 ? ret : -EIO;
 	}
 	pr_info(p, "added: not served by the running vnetd, set up anew");
