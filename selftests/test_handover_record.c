@@ -193,11 +193,54 @@ static void port(void)
 	bad.flags |= VNETD_REC_P_LISTEN;
 	refused_with(vnetd_rec_port_parse(&bad, sizeof(bad), 1, 2, &got, why, sizeof(why)),
 		     "closed, with flags", "closed and listening");
+	/* not served by the old vnetd: no fds, no other flag */
+	bad = (struct vnetd_rec_port){ .index = 1,
+				       .queues = 2,
+				       .flags = VNETD_REC_P_NEW };
+	ASSERT_OK(vnetd_rec_port_parse(&bad, sizeof(bad), 0, 2, &got, why,
+				       sizeof(why)),
+		  why);
+	refused_with(vnetd_rec_port_parse(&bad, sizeof(bad), 2, 2, &got, why,
+					  sizeof(why)),
+		     "2 fds, its flags say 0", "a new port with fds");
+	bad.flags |= VNETD_REC_P_CLOSED;
+	refused_with(vnetd_rec_port_parse(&bad, sizeof(bad), 0, 2, &got, why,
+					  sizeof(why)),
+		     "closed, with flags", "new and closed");
+}
+
+/* RELEASE: HELLO's layout, its own name in what it refuses */
+static void release_parse(void)
+{
+	static struct vnetd_rec_hello r, got;
+	size_t rl = offsetof(struct vnetd_rec_hello, port) + sizeof(r.port[0]);
+
+	r.pid = 100;
+	r.nports = 1;
+	snprintf(r.port[0].socket, sizeof(r.port[0].socket), "/run/b.sock");
+	snprintf(r.port[0].tap, sizeof(r.port[0].tap), "tb");
+	r.port[0].queues = 2;
+	ASSERT_OK(vnetd_rec_release_parse(&r, rl, &got, why, sizeof(why)), why);
+	ASSERT_TRUE(got.pid == 100 && got.nports == 1 &&
+			    !strcmp(got.port[0].socket, "/run/b.sock"),
+		    "parsed");
+	refused_with(vnetd_rec_release_parse(&r, rl - 1, &got, why, sizeof(why)),
+		     "RELEASE of", "a RELEASE cut short");
+	r.nports = 0;
+	refused_with(vnetd_rec_release_parse(&r,
+					     offsetof(struct vnetd_rec_hello,
+						      port),
+					     &got, why, sizeof(why)),
+		     "RELEASE with 0 ports", "an empty RELEASE");
+	ASSERT_TRUE(!strcmp(vnetd_rec_type_name(VNETD_REC_RELEASE), "RELEASE"),
+		    "its name");
 }
 
 /*
  * HELLO's ports against the running vnetd's, by socket path in any order;
- * a closed port may be left out; a refusal says which vnetd has what.
+ * a port in both must be the same; a port left out is to be released (a
+ * closed one dropped); a new one may not take a served tap; one port at
+ * least in both; a refusal says which vnetd has what.
  */
 static void hello_match(void)
 {
@@ -207,7 +250,7 @@ static void hello_match(void)
 		{ "/run/b.sock", "tb", 2, 0 },
 		{ "/run/c.sock", "tc", 1, 1 },
 	};
-	bool closed[3] = { false, false, false };
+	bool closed[3] = { false, false, false }, rel[3];
 	unsigned int map[3];
 
 	h.pid = 200;
@@ -215,30 +258,53 @@ static void hello_match(void)
 	h.port[0] = ours[2];
 	h.port[1] = ours[0];
 	h.port[2] = ours[1];
-	ASSERT_OK(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, why, sizeof(why)),
+	ASSERT_OK(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, rel, why,
+					sizeof(why)),
 		  why);
 	ASSERT_TRUE(map[0] == 2 && map[1] == 0 && map[2] == 1,
 		    "matched by socket, in HELLO's order");
+	ASSERT_TRUE(!rel[0] && !rel[1] && !rel[2], "nothing to release");
 	h.port[2].queues = 1;
-	refused_with(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, why, sizeof(why)),
+	refused_with(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, rel,
+					   why, sizeof(why)),
 		     "port /run/b.sock: the new vnetd (pid 200) was given tap=tb queues=1, the running vnetd (pid 100) serves it with tap=tb queues=2",
 		     "which vnetd has what");
 	h.port[2] = ours[1];
 	h.nports = 2;
-	refused_with(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, why, sizeof(why)),
-		     "port /run/b.sock (tap=tb queues=2): served by the running vnetd (pid 100), not given to the new vnetd (pid 200)",
-		     "a port left out");
+	ASSERT_OK(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, rel, why,
+					sizeof(why)),
+		  "a port left out");
+	ASSERT_TRUE(!rel[0] && rel[1] && !rel[2], "it is the one to release");
 	closed[1] = true;
-	ASSERT_OK(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, why, sizeof(why)),
-		  "a closed port left out: dropped");
+	ASSERT_OK(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, rel, why,
+					sizeof(why)),
+		  "a closed port left out");
+	ASSERT_TRUE(!rel[1], "a closed port left out: dropped, not released");
 	h.nports = 3;
 	snprintf(h.port[2].socket, sizeof(h.port[2].socket), "/run/d.sock");
-	refused_with(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, why, sizeof(why)),
-		     "port /run/d.sock: given to the new vnetd (pid 200), not served by the running vnetd (pid 100)",
-		     "a port added");
+	refused_with(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, rel,
+					   why, sizeof(why)),
+		     "port /run/d.sock: given to the new vnetd (pid 200) with tap tb, which the running vnetd (pid 100) serves as port /run/b.sock: a mistyped socket path?",
+		     "a new port with a served tap");
+	snprintf(h.port[2].tap, sizeof(h.port[2].tap), "td");
+	ASSERT_OK(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, rel, why,
+					sizeof(why)),
+		  "a port added");
+	ASSERT_TRUE(map[2] == VNETD_REC_NEW_PORT, "a port added is new");
+	h.port[0] = h.port[2];
+	h.nports = 1;
+	refused_with(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, rel,
+					   why, sizeof(why)),
+		     "none of the 1 port given to the new vnetd (pid 200) is served by the running vnetd (pid 100, first port /run/a.sock)",
+		     "no port in common");
+	h.nports = 3;
+	h.port[0] = ours[2];
 	h.port[2] = ours[0];
-	refused_with(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, why, sizeof(why)),
+	refused_with(vnetd_rec_hello_match(&h, 100, ours, closed, 3, map, rel,
+					   why, sizeof(why)),
 		     "given twice", "a port given twice");
+	/* what the running vnetd says of the ports it lacks */
+	release_parse();
 }
 
 static void state(void)

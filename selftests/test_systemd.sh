@@ -56,7 +56,7 @@ case_verify()
 		expect "$name: verify says nothing" "" "$RUN_OUT$RUN_ERR"
 		expect "$name: Type" notify "$(unit_get "$u" Type)"
 		expect "$name: RuntimeDirectory" vnet "$(unit_get "$u" RuntimeDirectory)"
-		expect "$name: ExecReload is the hand-over" "/usr/sbin/vnetd --takeover --detach $(unit_get "$u" ExecStart | sed 's|^/usr/sbin/vnetd ||')" "$(unit_get "$u" ExecReload)"
+		expect "$name: ExecReload is the hand-over" "/usr/sbin/vnetd --takeover --detach --release-missing $(unit_get "$u" ExecStart | sed 's|^/usr/sbin/vnetd ||')" "$(unit_get "$u" ExecReload)"
 		expect "$name: the new vnetd may name itself" all "$(unit_get "$u" NotifyAccess)"
 		report "verify_${name%%.service}" "$(run_said)"
 	done

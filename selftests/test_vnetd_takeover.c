@@ -11,7 +11,11 @@
  *    serves on, no frame lost;
  *  - hostile peers on the hand-over socket (garbage, another version, a
  *    record cut short, other ports, silence): refused, the running vnetd
- *    serves on.
+ *    serves on;
+ *  - the ports change (takeover_ports_*): a port kept, one released by the
+ *    running vnetd, one added by the new; refused without
+ *    --release-missing, for a mistyped socket path, a tap another vnetd
+ *    holds, or failed at the worst moment: nothing changed.
  * The frames are round trips, each waited for (ping_both): a lost frame
  * fails the test, a slow one only makes the largest round trip (printed)
  * longer.
@@ -1057,6 +1061,323 @@ out:
 	vd_cleanup(&vd);
 }
 
+/* a port of VD's netns that VD does not have: socket and tap of its own */
+static void port_new(const struct vd *vd, struct port *p, unsigned int tag)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->sock, sizeof(p->sock), "/tmp/vnet-vnetd-%d-%s-n%u.sock",
+		 getpid(), vd->name, tag);
+	snprintf(p->tap, sizeof(p->tap), "vw%06x%02x",
+		 (unsigned int)getpid() & 0xffffff, tag & 0xff);
+	p->queues = 1;
+	p->cfg_fd = p->dps_fd = p->qs_fd = -1;
+}
+
+/* P's socket gone; with TAP its tap (in VD's netns) and its pins too */
+static bool port_gone_now(const struct vd *vd, const struct port *p, bool tap,
+			  const char **what)
+{
+	static char dir[160];
+	struct stat sb;
+
+	snprintf(dir, sizeof(dir), PIN_ROOT "/%s", p->tap);
+	*what = p->sock;
+	if (!stat(p->sock, &sb))
+		return false;
+	*what = dir;
+	if (tap && !stat(dir, &sb))
+		return false;
+	*what = p->tap;
+	return !tap || !ns_link(vd->ns, p->tap, NULL);
+}
+
+/* the same, waited for: a tap goes once the kernel let go of it */
+static bool port_gone(const struct vd *vd, const struct port *p, bool tap)
+{
+	long long deadline = now_ms() + WAIT_MS;
+	const char *what;
+
+	while (!port_gone_now(vd, p, tap, &what))
+		if (now_ms() > deadline)
+			return ASSERT_TRUE(false, what);
+		else
+			nap_ms(5);
+	return true;
+}
+
+/* vnetd closed the frontend's connection (bounded wait) */
+static bool vufe_disconnected(const struct vufe *fe, int ms)
+{
+	struct pollfd p = { .fd = vufe_sock_fd(fe), .events = POLLRDHUP };
+
+	return p.fd >= 0 && poll(&p, 1, ms) == 1 &&
+	       (p.revents & (POLLRDHUP | POLLHUP));
+}
+
+/* a vnetd with ports A and B, a frontend on each, A pinged */
+struct two {
+	struct vd vd, nv;
+	struct vufe *fe, *feb;
+	int pfd;
+	struct pinger pg;
+};
+
+static bool two_up(struct two *w, const char *name, const char *nvname)
+{
+	struct vufe_opts o;
+	int i;
+
+	memset(w, 0, sizeof(*w));
+	w->pfd = -1;
+	w->nv.pid = -1;
+	vd_init(&w->vd, name, 2, 1);
+	if (!vd_up(&w->vd))
+		return false;
+	w->pfd = pkt_open(w->vd.ns, w->vd.port[0].tap);
+	if (!ASSERT_GE(w->pfd, 0, "AF_PACKET on port A's tap"))
+		return false;
+	o = fe_opts(&w->vd.port[0]);
+	w->fe = fe_up(&o);
+	o = fe_opts(&w->vd.port[1]);
+	w->feb = w->fe ? fe_up(&o) : NULL;
+	if (!w->feb)
+		return false;
+	vufe_post_rx(w->fe, 0, 0);
+	for (i = 0; i < 10; i++)
+		if (!ping_on(w->fe, &w->vd, 0, w->pfd, &w->pg, "before"))
+			return false;
+	/* the new vnetd: port A, and a port C the running one has not */
+	vd_twin(&w->vd, &w->nv, nvname);
+	port_new(&w->vd, &w->nv.port[1], 1);
+	return true;
+}
+
+static void two_down(struct two *w)
+{
+	close_fd(&w->pfd);
+	if (w->fe)
+		vufe_destroy(w->fe);
+	if (w->feb)
+		vufe_destroy(w->feb);
+	if (w->nv.pid > 0)
+		vd_kill(&w->nv, SIGKILL);
+	rm_pins(w->nv.port[1].tap);
+	unlink(w->nv.port[1].sock);
+	if (!test_state.failed && !getenv("VNETD_KEEP_LOGS"))
+		unlink(w->nv.log);
+	vd_cleanup(&w->vd);
+}
+
+/*
+ * Ports A and B, a frontend on each; a --takeover --release-missing given
+ * A and a new port C: A is handed over without a frame lost, B stopped by
+ * the running vnetd at the commit (its frontend disconnected, its socket,
+ * tap and pins gone; both vnetds name it), C set up anew serves a
+ * frontend; the new vnetd stops cleanly, leaving no pin of A or C.
+ */
+static void takeover_ports_change(void)
+{
+	struct vufe *fec = NULL;
+	struct vufe_opts o;
+	struct two w;
+	int pfdc = -1, i;
+	char want[300];
+	pid_t old;
+
+	if (!two_up(&w, "tkx", "tkxN"))
+		goto out;
+	old = w.vd.pid;
+	w.nv.extra = "--release-missing";
+	if (!vd_spawn(&w.nv) ||
+	    !ping_through(w.fe, &w.vd, 0, &w.nv, w.pfd, &w.pg))
+		goto out;
+	ASSERT_TRUE(WIFEXITED(w.vd.status) && WEXITSTATUS(w.vd.status) == 0,
+		    "the old vnetd exited 0 after the hand-over");
+	snprintf(want, sizeof(want), "%s: taken over: tap %s",
+		 w.vd.port[0].sock, w.vd.port[0].tap);
+	if (!ASSERT_TRUE(log_wait(&w.nv, want, START_MS), vd_log_tail(&w.nv)))
+		goto out;
+	snprintf(want, sizeof(want),
+		 "%s: released: not among the ports of the new vnetd (pid %d",
+		 w.vd.port[1].sock, (int)w.nv.pid);
+	ASSERT_TRUE(vd_log_has(&w.vd, want),
+		    "the old vnetd names the port it stopped");
+	snprintf(want, sizeof(want),
+		 "%s: released: the running vnetd (pid %d) stops it",
+		 w.vd.port[1].sock, (int)old);
+	ASSERT_TRUE(vd_log_has(&w.nv, want), "the new vnetd names it too");
+	snprintf(want, sizeof(want),
+		 "%s: added: not served by the running vnetd",
+		 w.nv.port[1].sock);
+	ASSERT_TRUE(vd_log_has(&w.nv, want), "the new vnetd set port C up");
+	for (i = 0; i < 30; i++)
+		if (!ping_on(w.fe, &w.vd, 0, w.pfd, &w.pg,
+			     "port A after the hand-over"))
+			goto out;
+	ASSERT_TRUE(vufe_connected(w.fe),
+		    "port A's frontend kept its connection");
+	ASSERT_TRUE(vufe_disconnected(w.feb, WAIT_MS),
+		    "port B's frontend saw its disconnect");
+	ASSERT_TRUE(port_gone(&w.vd, &w.vd.port[1], true),
+		    "port B's socket, tap and pins are gone");
+	pfdc = pkt_open(w.vd.ns, w.nv.port[1].tap);
+	o = fe_opts(&w.nv.port[1]);
+	fec = pfdc >= 0 ? fe_up(&o) : NULL;
+	if (!ASSERT_TRUE(fec != NULL, "a frontend on the added port C"))
+		goto out;
+	vufe_post_rx(fec, 0, 0);
+	for (i = 0; i < 10; i++)
+		if (!ping_on(fec, &w.nv, 1, pfdc, &w.pg, "port C, added"))
+			goto out;
+	printf("# takeover_ports_change: %u round trips, none lost, the longest %lld ms\n",
+	       w.pg.rounds, w.pg.worst_ms);
+	vufe_destroy(fec);
+	fec = NULL;
+	vd_stop(&w.nv);
+	w.vd.pid = -1;
+out:
+	close_fd(&pfdc);
+	if (fec)
+		vufe_destroy(fec);
+	two_down(&w);
+}
+
+enum refusal {
+	REF_NO_FLAG,      /* B left out without --release-missing */
+	REF_MISTYPED,     /* C: B's tap under another socket path */
+	REF_TAP_HELD,     /* C: a tap another vnetd serves */
+	REF_SOCKET_BUSY,  /* C: a socket path another vnetd listens on */
+	REF_NEW_GIVES_UP, /* C set up, then the new vnetd gives up, frozen */
+	REF_OLD_GIVES_UP, /* ... the running one gives up instead of COMMIT */
+};
+
+/*
+ * A --takeover --release-missing given A and a new port C that fails as
+ * HOW says: the new vnetd exits 1 saying EXPECT; the running vnetd serves
+ * A and B on (no frame lost, B's frontend connected: B was not released)
+ * and C left nothing behind (its socket; its tap and pins, when its own).
+ */
+static void ports_refused(const char *name, enum refusal how,
+			  const char *expect)
+{
+	static char env[64];
+	struct vd other = { .pid = -1 };
+	char nvname[32], oname[32];
+	struct two w;
+	long long deadline;
+	int i;
+
+	snprintf(nvname, sizeof(nvname), "%sN", name);
+	if (how == REF_OLD_GIVES_UP) {
+		snprintf(env, sizeof(env), "VNETD_TEST_TAKEOVER_FAIL=3");
+		putenv(env);
+	}
+	if (!two_up(&w, name, nvname))
+		goto out;
+	unsetenv("VNETD_TEST_TAKEOVER_FAIL");
+	w.nv.extra = how == REF_NO_FLAG ? NULL : "--release-missing";
+	if (how == REF_MISTYPED)
+		snprintf(w.nv.port[1].tap, sizeof(w.nv.port[1].tap), "%s",
+			 w.vd.port[1].tap);
+	if (how == REF_TAP_HELD || how == REF_SOCKET_BUSY) {
+		snprintf(oname, sizeof(oname), "%sO", name);
+		vd_init(&other, oname, 1, 1);
+		if (!vd_up(&other))
+			goto out;
+	}
+	if (how == REF_TAP_HELD) {
+		w.nv.port[1] = other.port[0];
+		snprintf(w.nv.port[1].sock, sizeof(w.nv.port[1].sock),
+			 "/tmp/vnet-vnetd-%d-%s-n1.sock", getpid(), name);
+		snprintf(w.nv.port[1].ns, sizeof(w.nv.port[1].ns), "%s",
+			 other.ns);
+	}
+	if (how == REF_SOCKET_BUSY)
+		snprintf(w.nv.port[1].sock, sizeof(w.nv.port[1].sock), "%s",
+			 other.port[0].sock);
+	if (how == REF_NEW_GIVES_UP) {
+		snprintf(env, sizeof(env), "VNETD_TEST_TAKEOVER_FAIL=1");
+		putenv(env);
+	}
+	vd_log_mark(&w.vd);
+	if (!vd_spawn(&w.nv))
+		goto out;
+	unsetenv("VNETD_TEST_TAKEOVER_FAIL");
+	deadline = now_ms() + 60000;
+	while (vd_running(&w.nv) && now_ms() < deadline)
+		if (!ping_on(w.fe, &w.vd, 0, w.pfd, &w.pg,
+			     "during the refused hand-over"))
+			goto out;
+	if (!ASSERT_FALSE(vd_running(&w.nv), "the new vnetd exited"))
+		goto out;
+	ASSERT_TRUE(WIFEXITED(w.nv.status) && WEXITSTATUS(w.nv.status) == 1,
+		    "... with status 1");
+	if (!vd_log_has(&w.nv, expect))
+		test_fail("'%s' not said: %s", expect, vd_log_tail(&w.nv));
+	ASSERT_TRUE(vd_running(&w.vd), "the running vnetd serves on");
+	for (i = 0; i < 30; i++)
+		if (!ping_on(w.fe, &w.vd, 0, w.pfd, &w.pg, "after the refusal"))
+			goto out;
+	ASSERT_TRUE(vufe_connected(w.fe),
+		    "port A's frontend kept its connection");
+	ASSERT_TRUE(vufe_connected(w.feb),
+		    "port B's frontend kept its connection");
+	if (how == REF_SOCKET_BUSY) {
+		ASSERT_EQ(ns_link(w.vd.ns, w.nv.port[1].tap, NULL), 0,
+			  "port C's tap was never made");
+		ASSERT_OK(access(other.port[0].sock, F_OK),
+			  "the other vnetd's socket is still there");
+	} else {
+		ASSERT_TRUE(port_gone(&w.vd, &w.nv.port[1],
+				      how != REF_MISTYPED &&
+					      how != REF_TAP_HELD),
+			    "port C left nothing behind");
+	}
+	if (how == REF_TAP_HELD || how == REF_SOCKET_BUSY)
+		ASSERT_TRUE(vd_running(&other),
+			    "the other vnetd serves its port on");
+	printf("# %s: %u round trips through a refused hand-over, none lost, the longest %lld ms\n",
+	       name, w.pg.rounds, w.pg.worst_ms);
+out:
+	unsetenv("VNETD_TEST_TAKEOVER_FAIL");
+	two_down(&w);
+	if (other.nports)
+		vd_cleanup(&other);
+}
+
+static void takeover_ports_no_flag(void)
+{
+	ports_refused("tkq1", REF_NO_FLAG, "only with --release-missing");
+}
+
+static void takeover_ports_mistyped(void)
+{
+	ports_refused("tkq2", REF_MISTYPED, "a mistyped socket path?");
+}
+
+static void takeover_ports_tap_held(void)
+{
+	ports_refused("tkq3", REF_TAP_HELD, "already attached by");
+}
+
+static void takeover_ports_socket_busy(void)
+{
+	ports_refused("tkq6", REF_SOCKET_BUSY,
+		      "another process is listening there");
+}
+
+static void takeover_ports_new_gives_up(void)
+{
+	ports_refused("tkq4", REF_NEW_GIVES_UP,
+		      "not added: the hand-over failed");
+}
+
+static void takeover_ports_old_gives_up(void)
+{
+	ports_refused("tkq5", REF_OLD_GIVES_UP,
+		      "not added: the hand-over failed");
+}
+
 VNET_TEST("vnetd/takeover", takeover);
 VNET_TEST("vnetd/packed/takeover", takeover_packed);
 VNET_TEST("vnetd/takeover_mq", takeover_mq);
@@ -1070,6 +1391,13 @@ VNET_TEST("vnetd/takeover_netns_gone", takeover_netns_gone);
 VNET_TEST("vnetd/takeover_any_order", takeover_any_order);
 VNET_TEST("vnetd/takeover_refused_says_who", takeover_refused_says_who);
 VNET_TEST("vnetd/takeover_concurrent", takeover_concurrent);
+VNET_TEST("vnetd/takeover_ports_change", takeover_ports_change);
+VNET_TEST("vnetd/takeover_ports_no_flag", takeover_ports_no_flag);
+VNET_TEST("vnetd/takeover_ports_mistyped", takeover_ports_mistyped);
+VNET_TEST("vnetd/takeover_ports_tap_held", takeover_ports_tap_held);
+VNET_TEST("vnetd/takeover_ports_socket_busy", takeover_ports_socket_busy);
+VNET_TEST("vnetd/takeover_ports_new_gives_up", takeover_ports_new_gives_up);
+VNET_TEST("vnetd/takeover_ports_old_gives_up", takeover_ports_old_gives_up);
 
 int main(int argc, char **argv)
 {

@@ -47,6 +47,12 @@
 #   takeover-rollback  the new vnetd fails after the freeze (the test
 #                      build's VNETD_TEST_TAKEOVER_FAIL=2): it exits 1,
 #                      the old one thaws and serves on, no ping lost
+#   takeover-ports     a reload whose configuration file drops a port
+#                      (the guest's second NIC) and adds one, the host
+#                      pinging the guest's first NIC every 10 ms: none
+#                      lost, the dropped port's socket, tap and pins gone,
+#                      QEMU's second NIC disconnected, a NIC hot-plugged
+#                      on the added port connects (takeover.sh)
 #   reboot             the guest resets the machine (sysrq b) during an
 #                      iperf3 stream: the rings stop and start again on
 #                      the same connection, iperf3 after the reboot
@@ -62,7 +68,7 @@
 #                      send again what a stale used ring lost)
 #
 #   selftests/e2e/faults.sh [-l] [-t GLOB]... [SCENARIO...]
-#                      (default: the first eleven)
+#                      (default: the first twelve)
 #
 # PASS:/FAIL:/SKIP: e2e-faults/NAME lines; logs stay in
 # build/e2e/logs/faults/.  Environment: OUT, VNETD, QEMU.
@@ -76,9 +82,11 @@ source "$HERE/../lib.sh"
 source "$HERE/vm.sh"
 # shellcheck source=selftests/e2e/guests.sh
 source "$HERE/guests.sh"
+# shellcheck source=selftests/e2e/takeover.sh
+source "$HERE/takeover.sh"
 
 KSFT_PREFIX=e2e-faults
-ALL="kill-vnetd kill-vnetd-client crash-packed kill-qemu tap-gone migrate migrate-rounds takeover takeover-packed takeover-rollback reboot"
+ALL="kill-vnetd kill-vnetd-client crash-packed kill-qemu tap-gone migrate migrate-rounds takeover takeover-packed takeover-rollback takeover-ports reboot"
 # by name only: the migration without the dirty log shows what the log is
 # for, and vnetd/dirty_log_stop (test_vnetd_rx) checks the log itself
 # (docs/robustness.md)
@@ -280,7 +288,7 @@ ping_gap()
 # reset the device (its eth0 keeps its ifindex, the carrier never drops)
 s_crash_packed()
 {
-	local t sock dp dargs=() pp before after gap sent recv max
+	local t sock dp dargs=() before after gap
 
 	fnew crash-packed || { _bad+="cannot create a netns; "; return; }
 	t=$(newtap)
@@ -299,11 +307,7 @@ s_crash_packed()
 	before=$(g_cmd g 10 "cat /sys/class/net/eth0/ifindex /sys/class/net/eth0/statistics/rx_packets /sys/class/net/eth0/carrier_changes" | tr '\n' ' ')
 	G_IPERF_ARGS="-b 100M" g_iperf g 5201 14 bg || _bad+="guest: iperf3 did not start; "
 	bytes_grow "$t" tx 1000000 || _bad+="no traffic before the kill; "
-	ip netns exec "$NS" ping -D -i 0.01 -W 1 "$E2E_GUEST_IP" >"$L/ping.log" 2>&1 &
-	pp=$!
-	_vm_all_pids+=("$pp")
-	_vm_poll 10000 sh -c '[ "$(grep -c "bytes from" "$1")" -ge 100 ]' sh "$L/ping.log" ||
-		_bad+="the guest did not answer pings; "
+	ping_start
 	exec 3>&2 2>/dev/null
 	kill -KILL "$dp"
 	wait "$dp"
@@ -316,11 +320,9 @@ s_crash_packed()
 	_vm_poll 15000 sh -c '[ "$(grep -c "bytes from" "$1")" -ge "$2" ]' sh "$L/ping.log" \
 		"$(($(grep -c "bytes from" "$L/ping.log") + 200))" ||
 		_bad+="the guest did not answer pings after the restart; "
-	kill -INT "$pp"
-	_vm_poll 5000 _vm_gone "$pp"
-	read -r sent recv max last <<<"$(ping_stats "$L/ping.log")"
+	ping_stop
 	gap=$(ping_gap "$L/ping.log")
-	note "pings every 10 ms: $sent sent, $recv answered; the longest gap between answers ${gap} ms"
+	note "pings every 10 ms: $PING_SENT sent, $PING_RECV answered; the longest gap between answers ${gap} ms"
 	need "ping: the longest gap between answers was ${gap:-?} ms (2500 at most)" ge 2500 "${gap:-99999}"
 	need "the new vnetd: no 'resumed where the ring journal says'" \
 		grep -q 'resumed where the ring journal says' "$L/vnetd.2.log"
@@ -398,123 +400,6 @@ s_kill_qemu()
 _vm_alive()
 {
 	! _vm_gone "$1"
-}
-
-# --- vnetd --takeover: the ports move to a new vnetd while the guest runs ---
-
-# ping_stats FILE: "sent recv max_ms last" of a ping -D log (ping ended by
-# SIGINT); last: the highest icmp_seq answered.  SIGINT can land while the
-# last request is on its way, so sent - last is that tail (1 at most when
-# the path works) and last - recv the requests lost before it
-ping_stats()
-{
-	local sent recv max last
-
-	sent=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' "$1")
-	recv=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$1")
-	max=$(sed -n 's/.* time=\([0-9.]*\) ms.*/\1/p' "$1" | sort -n | tail -n 1)
-	last=$(sed -n 's/.* icmp_seq=\([0-9]*\) .*/\1/p' "$1" | sort -n | tail -n 1)
-	echo "${sent:-0} ${recv:-0} ${max:-0} ${last:-0}"
-}
-
-# takeover_case NAME split|packed ok|fail
-takeover_case()
-{
-	local name=$1 layout=$2 want=$3 t sock dp dargs=() gopts=() rc new pp st
-	local sent recv max bin=$VNETD
-
-	fnew "$name" || { _bad+="cannot create a netns; "; return; }
-	t=$(newtap)
-	sock=$L/vhost.sock
-	ftap "$t" "$H/24" || { _bad+="cannot create the tap; "; return; }
-	dargs=(--netns "$NS" --tap "$t" --socket "$sock" --queues 2)
-	gopts=(chr=,reconnect=1 queues=2)
-	[ "$layout" = packed ] && dargs+=(--packed) gopts+=(packed)
-	h_iperf "$NS" "$H" 5201 "$L/iperf1.json" || { _bad+="iperf3 server; "; return; }
-	local s1=$H_IPERF_PID
-	d_start dp "$L/vnetd.1.log" "${dargs[@]}" || { _bad+="vnetd did not start; "; return; }
-	g_start g "$sock" "${gopts[@]}"
-	if ! g_ready g 90; then
-		_bad+="the guest did not come up ($(g_console g | tail -n 3 | tr '\n' '|')); "
-		return
-	fi
-	g_cmd g 10 "ethtool -L eth0 combined 2" >/dev/null || _bad+="guest: ethtool -L combined 2 failed; "
-	G_IPERF_ARGS="-b 100M" g_iperf g 5201 12 bg || _bad+="guest: iperf3 did not start; "
-	bytes_grow "$t" tx 1000000 || _bad+="no traffic before the hand-over; "
-	ip netns exec "$NS" ping -D -i 0.01 -W 1 "$E2E_GUEST_IP" >"$L/ping.log" 2>&1 &
-	pp=$!
-	_vm_all_pids+=("$pp")
-	_vm_poll 10000 sh -c '[ "$(grep -c "bytes from" "$1")" -ge 100 ]' sh "$L/ping.log" ||
-		_bad+="the guest did not answer pings; "
-	# the reload: the unit's ExecReload= line
-	[ "$want" = fail ] && bin=$VNETD_TESTING
-	: >"$L/vnetd.2.log"
-	if [ "$want" = fail ]; then
-		VNETD_TEST_TAKEOVER_FAIL=2 timeout 90 "$bin" --takeover --detach "${dargs[@]}" -v >"$L/vnetd.2.log" 2>&1
-	else
-		timeout 90 "$bin" --takeover --detach "${dargs[@]}" -v >"$L/vnetd.2.log" 2>&1
-	fi
-	rc=$?
-	sleep 3	# pings through the new vnetd (or the thawed old one)
-	kill -INT "$pp"
-	_vm_poll 5000 _vm_gone "$pp"
-	read -r sent recv max last <<<"$(ping_stats "$L/ping.log")"
-	note "pings every 10 ms: $sent sent, $recv answered (the last $last), the slowest ${max} ms; reload exit $rc"
-	need "ping: $((last - recv)) of $last lost across the hand-over" sh -c '[ "$1" -gt 0 ] && [ "$1" = "$2" ]' sh "$last" "$recv"
-	need "ping: $((sent - last)) sent after the last answered one (1 at most: in flight at the SIGINT)" [ $((sent - last)) -le 1 ]
-	need "ping: the slowest reply took $max ms (50 ms at most)" awk -v m="$max" 'BEGIN { exit !(m < 50) }'
-	if [ "$want" = ok ]; then
-		need "vnetd --takeover --detach exited $rc: $(tail -n 2 "$L/vnetd.2.log" | tr '\n' ' ')" [ "$rc" = 0 ]
-		_vm_poll 10000 _vm_gone "$dp"
-		wait "$dp" 2>/dev/null
-		st=$?
-		need "the old vnetd exited with status $st after the hand-over" [ "$st" = 0 ]
-		need "the old vnetd: no 'handed over'" grep -q 'every port handed over to pid' "$L/vnetd.1.log"
-		new=$(sed -n 's/.*every port handed over to pid \([0-9]*\).*/\1/p' "$L/vnetd.1.log" | tail -n 1)
-		[ -n "$new" ] && _vm_all_pids+=("$new")
-		need "the new vnetd ${new:-?} is not running" kill -0 "${new:-0}"
-		need "the new vnetd did not say it took the frontend over" \
-			grep -q 'taken over: tap .*, its frontend connected' "$L/vnetd.2.log"
-	else
-		need "the failing vnetd --takeover exited $rc, not 1" [ "$rc" = 1 ]
-		need "the old vnetd: no 'hand-over ... failed ... serving on'" grep -q 'hand-over to pid .* failed.*serving on' "$L/vnetd.1.log"
-		need "the old vnetd died" _vm_alive "$dp"
-		new=$dp
-	fi
-	need "QEMU saw a disconnect: $(grep -m1 -i 'disconnect' "${GDIR[g]}/qemu.err")" \
-		sh -c "! grep -qi 'disconnect' '${GDIR[g]}/qemu.err'"
-	need "vnetd: a frontend (re)connected after the hand-over" \
-		sh -c "! grep -qE ': frontend connected\$' '$L/vnetd.2.log'"
-	server_done "$s1" 60 || _bad+="iperf3 did not end; "
-	local last
-	last=$(iperf_last "$L/iperf1.json" 3)
-	need "iperf3 across the hand-over: the last 3 s moved ${last:-nothing} (min per second)" ge "${last:-0}" 1
-	need "iperf3 across the hand-over: $(jq -r '.error // empty' "$L/iperf1.json" 2>/dev/null)" \
-		sh -c "[ -z \"\$(jq -r '.error // empty' '$L/iperf1.json' 2>/dev/null)\" ]"
-	note "iperf3 across the hand-over, Mbit/s per second: $(iperf_rates "$L/iperf1.json")"
-	local e
-	e=$(cat "$L/vnetd.1.log" "$L/vnetd.2.log" | grep -E 'AddressSanitizer|runtime error|Segmentation' | head -n 2)
-	need "vnetd: $e" [ -z "$e" ]
-	guest_quit g
-	exec 3>&2 2>/dev/null
-	kill -TERM "$new"
-	_vm_poll 10000 _vm_gone "$new" || kill -KILL "$new"
-	exec 2>&3 3>&-
-}
-
-s_takeover()
-{
-	takeover_case takeover split ok
-}
-
-s_takeover_packed()
-{
-	takeover_case takeover-packed packed ok
-}
-
-s_takeover_rollback()
-{
-	takeover_case takeover-rollback split fail
 }
 
 # --- guest reboot under load ---------------------------------------------------

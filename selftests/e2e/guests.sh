@@ -20,6 +20,8 @@
 #     queues=N       N queue pairs (mq=on; the guest uses them after
 #                    ethtool -L eth0 combined N)
 #     packed         packed rings (packed=on)
+#     nic2=SOCK      a second NIC (eth1) on vhost-user socket SOCK
+#                    (chardev c1, reconnect=1)
 #   g_cmd NAME SECS CMD       run CMD in the guest (serve:ttyS1), its output
 #                             on stdout; 1 if it failed or took over SECS
 #   g_send NAME CMD           send CMD, do not wait (a reboot, say)
@@ -102,7 +104,7 @@ g_start()
 {
 	local name=$1 sock=$2 o steps="reach:15+serve:ttyS1" chr="" ip="" host=""
 	local reboot=no incoming="" mem=$E2E_MEM dir append mac=$E2E_GUEST_MAC
-	local paused=no queues=1 dev_extra=""
+	local paused=no queues=1 dev_extra="" nic2=""
 
 	shift 2
 	for o in "$@"; do
@@ -118,6 +120,7 @@ g_start()
 		mem=*) mem=${o#mem=} ;;
 		queues=*) queues=${o#queues=} dev_extra+=",mq=on" ;;
 		packed) dev_extra+=",packed=on" ;;
+		nic2=*) nic2=${o#nic2=} ;;
 		*) echo "g_start: unknown option $o" >&2; return 1 ;;
 		esac
 	done
@@ -145,6 +148,11 @@ g_start()
 		-serial "file:$dir/console.log"
 		-chardev "pipe,id=ctl,path=$dir/ctl" -serial chardev:ctl
 		-chardev "pipe,id=mon,path=$dir/mon" -mon chardev=mon,mode=readline)
+	# a second NIC on another vhost-user socket (reconnect=1, as libvirt)
+	# shellcheck disable=SC2054 # the commas are QEMU's
+	[ -n "$nic2" ] && args+=(-chardev "socket,id=c1,path=$nic2,reconnect=1"
+		-netdev "vhost-user,id=n1,chardev=c1"
+		-device "virtio-net-pci,netdev=n1,mac=02:00:00:00:01:02,vectors=0")
 	[ $reboot = no ] && args+=(-no-reboot)
 	[ -n "$incoming" ] && args+=(-incoming "$incoming")
 	[ $paused = yes ] && args+=(-S)
@@ -266,6 +274,50 @@ d_stop()
 	wait "$1"
 	D_RC=$?
 	exec 2>&3 3>&-
+}
+
+# ping_stats FILE: "sent recv max_ms last" of a ping -D log (ping ended by
+# SIGINT); last: the highest icmp_seq answered.  SIGINT can land while the
+# last request is on its way, so sent - last is that tail (1 at most when
+# the path works) and last - recv the requests lost before it
+ping_stats()
+{
+	local sent recv max last
+
+	sent=$(sed -n 's/^\([0-9]*\) packets transmitted.*/\1/p' "$1")
+	recv=$(sed -n 's/.* \([0-9]*\) received.*/\1/p' "$1")
+	max=$(sed -n 's/.* time=\([0-9.]*\) ms.*/\1/p' "$1" | sort -n | tail -n 1)
+	last=$(sed -n 's/.* icmp_seq=\([0-9]*\) .*/\1/p' "$1" | sort -n | tail -n 1)
+	echo "${sent:-0} ${recv:-0} ${max:-0} ${last:-0}"
+}
+
+# ping_start: the host pings the guest every 10 ms from NS into
+# $L/ping.log ($PING_PID); returns after 100 answers (or says why not)
+ping_start()
+{
+	ip netns exec "$NS" ping -D -i 0.01 -W 1 "$E2E_GUEST_IP" >"$L/ping.log" 2>&1 &
+	PING_PID=$!
+	_vm_all_pids+=("$PING_PID")
+	_vm_poll 10000 sh -c '[ "$(grep -c "bytes from" "$1")" -ge 100 ]' sh "$L/ping.log" ||
+		_bad+="the guest did not answer pings; "
+}
+
+# ping_stop: ping ended (SIGINT), its figures in PING_SENT, PING_RECV,
+# PING_MAX (ms) and PING_LAST (ping_stats)
+ping_stop()
+{
+	kill -INT "$PING_PID"
+	_vm_poll 5000 _vm_gone "$PING_PID"
+	read -r PING_SENT PING_RECV PING_MAX PING_LAST <<<"$(ping_stats "$L/ping.log")"
+}
+
+# ping_none_lost WHAT: after ping_stop, no ping lost across WHAT
+ping_none_lost()
+{
+	need "ping: $((PING_LAST - PING_RECV)) of $PING_LAST lost across $1" \
+		sh -c '[ "$1" -gt 0 ] && [ "$1" = "$2" ]' sh "$PING_LAST" "$PING_RECV"
+	need "ping: $((PING_SENT - PING_LAST)) sent after the last answered one (1 at most: in flight at the SIGINT)" \
+		[ $((PING_SENT - PING_LAST)) -le 1 ]
 }
 
 h_iperf()

@@ -439,24 +439,25 @@ static int signals_open(void)
 	return sfd;
 }
 
-/* --takeover: every port from the running vnetd, or none (-1); *HOLOCK held */
+/* --takeover: the ports from the running vnetd, or none (-1); *HOLOCK held */
 static int ports_take(const struct vnetd_opts *o, struct vhost_server *srv,
 		      struct vnetd_port *ports, int *holock, char *why,
 		      size_t len)
 {
-	char def[sizeof(o->takeover_socket) + 32];
 	unsigned int i;
 
 	*holock = vnetd_handover_lock(o->takeover_socket);
 	for (i = 0; i < o->nports; i++)
 		vnetd_port_init(&ports[i], &o->ports[i], &o->port);
-	/* the default socket: any port's tap may name the running one's */
-	snprintf(def, sizeof(def), "%s/%s.takeover", VNETD_TAKEOVER_DIR,
-		 o->ports[0].tap);
-	return vnetd_handover_take(o->takeover_socket,
-				   strcmp(def, o->takeover_socket) ? NULL :
-				   VNETD_TAKEOVER_DIR,
-				   srv, ports, o->nports, why, len) ? -1 : 0;
+	/*
+	 * not at the socket: at the default one of any port's tap (the
+	 * running one's first port, or one started without the option)
+	 */
+	return vnetd_handover_take(o->takeover_socket, VNETD_TAKEOVER_DIR,
+				   o->release_missing, srv, ports, o->nports,
+				   why, len) ?
+		       -1 :
+		       0;
 }
 
 /* Check every tap and socket before making anything, then open the ports */

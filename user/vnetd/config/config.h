@@ -42,8 +42,11 @@ struct vnetd_opts {
 	/* --agent mode (agent.c) */
 	struct vnetd_agent_opts agent;
 	bool have_agent_opts;
-	/* the hand-over (handover.c): --takeover, --detach, --takeover-socket */
-	bool takeover, detach;
+	/*
+	 * the hand-over (handover.c): --takeover, --detach,
+	 * --release-missing, --takeover-socket
+	 */
+	bool takeover, detach, release_missing;
 	char takeover_socket[108];
 };
 

@@ -322,6 +322,13 @@ static int opt_detach(struct vnetd_opts *o, const char *arg)
 	return 0;
 }
 
+static int opt_release_missing(struct vnetd_opts *o, const char *arg)
+{
+	(void)arg;
+	o->release_missing = true;
+	return 0;
+}
+
 static int opt_takeover_socket(struct vnetd_opts *o, const char *arg)
 {
 	if (!*arg || strlen(arg) >= sizeof(o->takeover_socket))
@@ -417,9 +424,11 @@ static const struct opt_def {
 	{ "user", 0, "USER", opt_user, SEC_GENERAL,
 	  "once set up, run as USER (a name or a number),\nkeeping only the capabilities still needed" },
 	{ "takeover", 0, NULL, opt_takeover, SEC_GENERAL,
-	  "take every port over from the vnetd running\nwith the same ports, while it serves: its\nguests see no disconnect; it exits 0 after\nthe switch, or serves on if this one fails" },
+	  "take the ports over from the vnetd running\nwith them, while it serves: its guests see\nno disconnect; it exits 0 after the switch,\nor serves on if this one fails.  A port it\ndoes not serve is set up anew" },
 	{ "detach", 0, NULL, opt_detach, SEC_GENERAL,
 	  "with --takeover: return once the ports are\ntaken over (exit 0) or not (exit 1, why on\nstderr), this vnetd going on in the\nbackground (systemd's ExecReload=)" },
+	{ "release-missing", 0, NULL, opt_release_missing, SEC_GENERAL,
+	  "with --takeover: the running vnetd's ports\nthat this one is not given are stopped at\nthe switch (their VMs lose the network);\nwithout it such a hand-over is refused" },
 	{ "takeover-socket", 0, "PATH", opt_takeover_socket, SEC_GENERAL,
 	  "where a running vnetd waits for a hand-over\n(default /run/vnet/TAP.takeover, TAP the\nfirst port's)" },
 	{ "busy-poll", 0, "USECS", opt_busy_poll, SEC_GENERAL,
@@ -543,8 +552,10 @@ int vnetd_opts_parse(int argc, char **argv, struct vnetd_opts *o)
 		return vnetd_usage_error("--user is part of the sandbox: not with --no-sandbox");
 
 	if (o->agent.ntaps) {
-		if (o->takeover || o->detach || o->takeover_socket[0])
-			return vnetd_usage_error("--takeover, --detach and --takeover-socket are for the datapath's ports, not --agent");
+		if (o->takeover || o->detach || o->release_missing ||
+		    o->takeover_socket[0])
+			return vnetd_usage_error(
+				"--takeover, --detach, --release-missing and --takeover-socket are for the datapath's ports, not --agent");
 		return agent_finish(o);
 	}
 	if (o->have_agent_opts)
@@ -554,6 +565,9 @@ int vnetd_opts_parse(int argc, char **argv, struct vnetd_opts *o)
 		return ret;
 	if (o->detach && !o->takeover)
 		return vnetd_usage_error("--detach goes with --takeover");
+	if (o->release_missing && !o->takeover)
+		return vnetd_usage_error(
+			"--release-missing goes with --takeover");
 	if (!o->takeover_socket[0])
 		snprintf(o->takeover_socket, sizeof(o->takeover_socket),
 			 "%s/%s.takeover", VNETD_TAKEOVER_DIR, o->ports[0].tap);

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -46,6 +47,8 @@
 
 /* --takeovers queued behind another one: served in turn (handover_take.c) */
 #define VNETD_HO_BACKLOG 64
+/* a --takeover waits for the one before it: as long as a queued one */
+#define LOCK_MS 100000
 
 /* --- the socket -------------------------------------------------------- */
 
@@ -177,10 +180,12 @@ static void take_fds(struct msghdr *mh, struct vnetd_ho_msg *m)
 
 /*
  * The datagram of N bytes in BUF (MH's flags) into M: whole, a record,
- * of type WANT.  A FAIL is -ECANCELED with its reason in WHY.
+ * of type WANT (or ALT, if not 0).  A FAIL is -ECANCELED with its reason
+ * in WHY.
  */
 static int check_msg(const uint8_t *buf, ssize_t n, int flags, uint32_t want,
-		     struct vnetd_ho_msg *m, char *why, size_t wlen)
+		     uint32_t alt, struct vnetd_ho_msg *m, char *why,
+		     size_t wlen)
 {
 	int ret;
 
@@ -204,7 +209,7 @@ static int check_msg(const uint8_t *buf, ssize_t n, int flags, uint32_t want,
 		snprintf(why, wlen, "the other vnetd gave up: %s", reason);
 		return -ECANCELED;
 	}
-	if (m->hdr.type != want) {
+	if (m->hdr.type != want && (!alt || m->hdr.type != alt)) {
 		snprintf(why, wlen, "%s where %s was due",
 			 vnetd_rec_type_name(m->hdr.type),
 			 vnetd_rec_type_name(want));
@@ -213,9 +218,9 @@ static int check_msg(const uint8_t *buf, ssize_t n, int flags, uint32_t want,
 	return 0;
 }
 
-int vnetd_ho_recv_serving(int fd, int timeout_ms, uint32_t want,
-			  struct vhost_server *srv, struct vnetd_ho_msg *m,
-			  char *why, size_t wlen)
+static int recv_msg(int fd, int timeout_ms, uint32_t want, uint32_t alt,
+		    struct vhost_server *srv, struct vnetd_ho_msg *m, char *why,
+		    size_t wlen)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int) * VNETD_REC_MAX_FDS)];
@@ -250,12 +255,59 @@ int vnetd_ho_recv_serving(int fd, int timeout_ms, uint32_t want,
 		return ret;
 	}
 	take_fds(&mh, m);
-	ret = check_msg(buf, n, mh.msg_flags, want, m, why, wlen);
+	ret = check_msg(buf, n, mh.msg_flags, want, alt, m, why, wlen);
 	if (ret) {
 		vnetd_ho_close_fds(m->fds, m->nfds);
 		m->nfds = 0;
 	}
 	return ret;
+}
+
+int vnetd_ho_recv_serving(int fd, int timeout_ms, uint32_t want,
+			  struct vhost_server *srv, struct vnetd_ho_msg *m,
+			  char *why, size_t wlen)
+{
+	return recv_msg(fd, timeout_ms, want, 0, srv, m, why, wlen);
+}
+
+int vnetd_ho_recv_either(int fd, int timeout_ms, uint32_t want, uint32_t alt,
+			 struct vnetd_ho_msg *m, char *why, size_t wlen)
+{
+	return recv_msg(fd, timeout_ms, want, alt, NULL, m, why, wlen);
+}
+
+/* --- one hand-over at a time (handover.h) ------------------------------ */
+
+int vnetd_handover_lock(const char *path)
+{
+	const struct timespec nap = { 0, 10 * 1000 * 1000 };
+	uint64_t deadline = vnetd_now_ns() + LOCK_MS * 1000000ULL;
+	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	bool said = false;
+	int fd;
+
+	vnetd_socket_dir(dir, sizeof(dir), path);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno; /* no directory: no vnetd there either */
+	while (flock(fd, LOCK_EX | LOCK_NB)) {
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			vhost_warn("--takeover: flock %s: %s", dir,
+				   strerror(errno));
+			break;
+		}
+		if (vnetd_now_ns() > deadline) {
+			vhost_warn("--takeover: another hand-over in %s still runs after %d s: going on without waiting for it",
+				   dir, LOCK_MS / 1000);
+			break;
+		}
+		if (!said)
+			vhost_info("--takeover: another hand-over (flock on %s) is under way: waiting for it to finish, to take over from the vnetd it leaves",
+				   dir);
+		said = true;
+		nanosleep(&nap, NULL);
+	}
+	return fd;
 }
 
 /* --- the running vnetd's side ------------------------------------------ */

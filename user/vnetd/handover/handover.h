@@ -23,9 +23,10 @@
 int vnetd_handover_listen(const char *path);
 /*
  * A vnetd connected to LFD: hand the NPORTS ports over if it asks for
- * exactly these.  1: they are its now (release the server and the ports,
- * without cleanup, and exit); 0: no hand-over happened, everything is
- * served as before (the reason logged).
+ * these (in any order; those it lacks are stopped at the commit if it
+ * agrees, those it adds it sets up).  1: they are its now (release the
+ * server and the ports not ->gone, without cleanup, and exit); 0: no
+ * hand-over happened, everything is served as before (the reason logged).
  */
 int vnetd_handover_serve(int lfd, struct vhost_server *srv,
 			 struct vnetd_port *ports, unsigned int nports);
@@ -37,9 +38,12 @@ void vnetd_handover_unlisten(int lfd, const char *path);
  * over from the vnetd waiting at PATH (or, with TAP_DIR, at
  * TAP_DIR/TAP.takeover of any of the ports) and serve them on SRV.  A
  * port the running vnetd had closed (its tap or netns gone) is set up
- * anew after the commit, or stays closed (->gone, logged).  Queued
- * behind another hand-over that went through, it takes over from that
- * one's new vnetd.  0, or -errno with the reason logged and in WHY:
+ * anew after the commit, or stays closed (->gone, logged).  A port it
+ * does not serve is set up anew before the freeze (one that cannot be
+ * fails the hand-over); its ports that PORTS lack it stops at the commit
+ * with RELEASE_OK (--release-missing), else the hand-over is refused.
+ * Queued behind another hand-over that went through, it takes over from
+ * that one's new vnetd.  0, or -errno with the reason logged and in WHY:
  * nothing of the running vnetd's was touched, it serves on.
  */
 /*
@@ -50,7 +54,7 @@ void vnetd_handover_unlisten(int lfd, const char *path);
  * this one.  The fd to close then, or -errno (no such directory).
  */
 int vnetd_handover_lock(const char *path);
-int vnetd_handover_take(const char *path, const char *tap_dir,
+int vnetd_handover_take(const char *path, const char *tap_dir, bool release_ok,
 			struct vhost_server *srv, struct vnetd_port *ports,
 			unsigned int nports, char *why, size_t wlen);
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * The running vnetd's side of a hand-over (handover.c has the protocol
- * and the socket): HELLO checked against our ports, a PORT per port, and
- * once the new vnetd is READY every port frozen and its STATE sent; COMMIT
- * after PREPARED, else every port thawed and vnetd serves on.
+ * and the socket): HELLO checked against our ports, the ports it lacks
+ * (RELEASE), a PORT per port, and once the new vnetd is READY every port
+ * frozen and its STATE sent; COMMIT after PREPARED, then the ports it
+ * lacks stopped; else every port thawed and vnetd serves on.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -38,13 +39,19 @@ static bool peer_ok(int fd, pid_t *pid)
 	return cr.uid == 0 || cr.uid == geteuid();
 }
 
-/*
- * HELLO's ports against ours, matched by socket path (record.c): MAP[j]
- * is our port for HELLO's port j.  WHY: the first difference.
- */
-static int match_ports(const struct vnetd_rec_hello *h,
-		       const struct vnetd_port *ports, unsigned int n,
-		       unsigned int *map, char *why, size_t wlen)
+/* one hand-over: the new vnetd's connection and what it asked for */
+struct peer {
+	int fd;
+	pid_t pid;
+	const struct vnetd_rec_hello *h;
+	unsigned int *map; /* our port for HELLO's port j; NEW: none */
+	bool *frozen;      /* ours, frozen for the hand-over */
+	bool *release;     /* ours, not in HELLO: stopped at the commit */
+};
+
+/* HELLO's ports against ours, matched by socket path (record.c) */
+static int match_ports(struct peer *pr, const struct vnetd_port *ports,
+		       unsigned int n, char *why, size_t wlen)
 {
 	struct vnetd_rec_hello_port *ours = calloc(n, sizeof(*ours));
 	bool *closed = calloc(n, sizeof(*closed));
@@ -61,21 +68,56 @@ static int match_ports(const struct vnetd_rec_hello *h,
 		closed[i] = ports[i].gone;
 	}
 	if (ours && closed)
-		ret = vnetd_rec_hello_match(h, (uint32_t)getpid(), ours, closed,
-					    n, map, why, wlen);
+		ret = vnetd_rec_hello_match(pr->h, (uint32_t)getpid(), ours,
+					    closed, n, pr->map, pr->release,
+					    why, wlen);
 	free(ours);
 	free(closed);
 	return ret;
 }
 
-/* a port closed here (its tap or netns went): the new one sets it up */
-static int send_closed(int fd, const struct vnetd_port *p, unsigned int index)
+/*
+ * A port closed here (its tap or netns went), or not ours (NEW): the new
+ * one sets it up
+ */
+static int send_fdless(int fd, uint32_t flags, unsigned int queues,
+		       unsigned int index)
 {
-	struct vnetd_rec_port r = { .index = index, .queues = p->nr_qp,
-				    .flags = VNETD_REC_P_CLOSED };
+	struct vnetd_rec_port r = { .index = index,
+				    .queues = queues,
+				    .flags = flags };
 
 	return vnetd_ho_send(fd, VNETD_REC_PORT, &r, sizeof(r), NULL, 0, NULL,
 			     0);
+}
+
+/* RELEASE: our ports that HELLO lacks, if any (N of them) */
+static int send_release(const struct peer *pr, const struct vnetd_port *ports,
+			unsigned int nports, unsigned int n)
+{
+	static struct vnetd_rec_hello r;
+	unsigned int i;
+
+	if (!n)
+		return 0;
+	r.pid = (uint32_t)getpid();
+	r.nports = 0;
+	for (i = 0; i < nports; i++) {
+		struct vnetd_rec_hello_port *p = &r.port[r.nports];
+
+		if (!pr->release[i])
+			continue;
+		snprintf(p->socket, sizeof(p->socket), "%s",
+			 ports[i].cfg.socket);
+		snprintf(p->tap, sizeof(p->tap), "%s", ports[i].cfg.tap);
+		p->queues = ports[i].cfg.queues;
+		p->client = ports[i].cfg.client;
+		r.nports++;
+	}
+	return vnetd_ho_send(pr->fd, VNETD_REC_RELEASE, &r,
+			     offsetof(struct vnetd_rec_hello, port) +
+				     r.nports * sizeof(r.port[0]),
+			     NULL, 0, NULL, 0);
 }
 
 static int send_port(int fd, struct vhost_server *srv, struct vnetd_port *p,
@@ -221,32 +263,71 @@ static int recv_hello(int fd, struct vhost_server *srv,
 	return ret;
 }
 
-/* A PORT per HELLO port, in its order (MAP[j]: our port for its port j). */
-static int send_ports(int fd, struct vhost_server *srv,
-		      struct vnetd_port *ports, const unsigned int *map,
-		      unsigned int n, pid_t pid)
+/* RELEASE, then a PORT per HELLO port, in its order */
+static int send_ports(const struct peer *pr, struct vhost_server *srv,
+		      struct vnetd_port *ports, unsigned int nports)
 {
-	unsigned int j, nclosed = 0;
-	int ret = 0;
+	unsigned int i, j, n = pr->h->nports, nclosed = 0, nnew = 0, nrel = 0;
+	char more[96];
+	int ret;
 
-	for (j = 0; j < n; j++)
-		nclosed += ports[map[j]].gone;
-	vhost_info("hand-over to pid %d (vnetd --takeover): %u port%s%s", (int)pid,
-		   n, n == 1 ? "" : "s",
-		   nclosed ? ", the closed ones for it to set up anew" : "");
-	for (j = 0; !ret && j < n; j++)
-		ret = ports[map[j]].gone ? send_closed(fd, &ports[map[j]], j) :
-					   send_port(fd, srv, &ports[map[j]], j);
+	for (j = 0; j < n; j++) {
+		if (pr->map[j] == VNETD_REC_NEW_PORT)
+			nnew++;
+		else
+			nclosed += ports[pr->map[j]].gone;
+	}
+	for (i = 0; i < nports; i++)
+		nrel += pr->release[i];
+	snprintf(more, sizeof(more),
+		 "; %u new for it to set up, %u it lacks to stop at the commit",
+		 nnew, nrel);
+	vhost_info("hand-over to pid %d (vnetd --takeover): %u port%s%s%s",
+		   (int)pr->pid, n, n == 1 ? "" : "s",
+		   nclosed ? ", the closed ones for it to set up anew" : "",
+		   nnew || nrel ? more : "");
+	ret = send_release(pr, ports, nports, nrel);
+	for (j = 0; !ret && j < n; j++) {
+		i = pr->map[j];
+		if (i == VNETD_REC_NEW_PORT)
+			ret = send_fdless(pr->fd, VNETD_REC_P_NEW,
+					  pr->h->port[j].queues, j);
+		else if (ports[i].gone)
+			ret = send_fdless(pr->fd, VNETD_REC_P_CLOSED,
+					  ports[i].nr_qp, j);
+		else
+			ret = send_port(pr->fd, srv, &ports[i], j);
+	}
 	return ret;
+}
+
+/*
+ * Committed: our ports that the new vnetd lacks are stopped as at an
+ * exit (the frontend let go, socket, tap and pins removed), said by name.
+ */
+static void release_ports(const struct peer *pr, struct vhost_server *srv,
+			  struct vnetd_port *ports, unsigned int nports)
+{
+	unsigned int i;
+
+	for (i = 0; i < nports; i++) {
+		if (!pr->release[i])
+			continue;
+		pr_warn(&ports[i],
+			"released: not among the ports of the new vnetd (pid %d, --release-missing): tap %s, its frontend disconnected, its socket and pins removed (and the tap, if vnetd created it)",
+			(int)pr->pid, ports[i].cfg.tap);
+		vhost_server_remove_port(srv, &ports[i].device.dev);
+		vnetd_port_close(&ports[i]);
+		ports[i].gone = true;
+	}
 }
 
 /*
  * Freeze every open port (FROZEN[i] set) and send its STATE: from here the
  * rings stand still until the new one or we go on.
  */
-static int freeze_and_send(int fd, struct vhost_server *srv,
-			   struct vnetd_port *ports, const unsigned int *map,
-			   unsigned int n, bool *frozen, char *why, size_t wlen)
+static int freeze_and_send(const struct peer *pr, struct vhost_server *srv,
+			   struct vnetd_port *ports, char *why, size_t wlen)
 {
 	struct vhost_user_msg *msgs = calloc(VHOST_HANDOVER_MAX_MSGS,
 					     sizeof(*msgs));
@@ -258,11 +339,11 @@ static int freeze_and_send(int fd, struct vhost_server *srv,
 		ret = -ENOMEM;
 		snprintf(why, wlen, "out of memory");
 	}
-	for (j = 0; !ret && j < n; j++) {
+	for (j = 0; !ret && j < pr->h->nports; j++) {
 		int conn = -1;
 
-		i = map[j];
-		if (ports[i].gone)
+		i = pr->map[j];
+		if (i == VNETD_REC_NEW_PORT || ports[i].gone)
 			continue;
 		ret = freeze(srv, &ports[i], &conn);
 		if (ret) {
@@ -270,8 +351,8 @@ static int freeze_and_send(int fd, struct vhost_server *srv,
 				 ports[i].name, strerror(-ret));
 			break;
 		}
-		frozen[i] = true;
-		ret = send_state(fd, &ports[i], j, conn, msgs, body);
+		pr->frozen[i] = true;
+		ret = send_state(pr->fd, &ports[i], j, conn, msgs, body);
 		if (ret)
 			snprintf(why, wlen, "%s: sending its state: %s",
 				 ports[i].name, strerror(-ret));
@@ -305,16 +386,14 @@ static int commit(int fd, char *why, size_t wlen)
  * The ports handed over (1), or every one thawed (FROZEN: none yet) and
  * serving on (0).
  */
-static int hand_over(int fd, struct vhost_server *srv,
-		     struct vnetd_port *ports, unsigned int nports,
-		     const unsigned int *map, unsigned int n, bool *frozen,
-		     pid_t pid)
+static int hand_over(const struct peer *pr, struct vhost_server *srv,
+		     struct vnetd_port *ports, unsigned int nports)
 {
 	struct vnetd_ho_msg m;
 	char why[1024] = "";
-	int ret;
+	int fd = pr->fd, ret;
 
-	ret = send_ports(fd, srv, ports, map, n, pid);
+	ret = send_ports(pr, srv, ports, nports);
 	if (ret) {
 		snprintf(why, sizeof(why), "sending PORT: %s", strerror(-ret));
 		goto fail;
@@ -324,19 +403,20 @@ static int hand_over(int fd, struct vhost_server *srv,
 				    sizeof(why));
 	vnetd_ho_close_fds(m.fds, m.nfds);
 	if (!ret)
-		ret = freeze_and_send(fd, srv, ports, map, n, frozen, why,
-				      sizeof(why));
+		ret = freeze_and_send(pr, srv, ports, why, sizeof(why));
 	if (!ret)
 		ret = commit(fd, why, sizeof(why));
 	if (!ret) {
-		vhost_info("every port handed over to pid %d: exiting", (int)pid);
+		release_ports(pr, srv, ports, nports);
+		vhost_info("every port handed over to pid %d: exiting",
+			   (int)pr->pid);
 		return 1;
 	}
-	thaw_all(srv, ports, frozen, nports);
+	thaw_all(srv, ports, pr->frozen, nports);
 fail:
 	vnetd_ho_fail(fd, "%s", why);
 	vhost_err("hand-over to pid %d failed (the running vnetd's side): %s; serving on",
-		  (int)pid, why);
+		  (int)pr->pid, why);
 	return 0;
 }
 
@@ -344,35 +424,36 @@ int vnetd_handover_serve(int lfd, struct vhost_server *srv,
 			 struct vnetd_port *ports, unsigned int nports)
 {
 	static struct vnetd_rec_hello hello;
-	unsigned int *map = NULL;
-	bool *frozen = NULL;
+	struct peer pr = { .h = &hello };
 	char why[1024] = "";
-	pid_t pid = 0;
-	int fd, ret;
+	int ret;
 
-	fd = accept_peer(lfd, &pid);
-	if (fd < 0)
+	pr.fd = accept_peer(lfd, &pr.pid);
+	if (pr.fd < 0)
 		return 0;
-	ret = recv_hello(fd, srv, &hello, why, sizeof(why));
+	ret = recv_hello(pr.fd, srv, &hello, why, sizeof(why));
 	if (!ret) {
-		map = calloc(hello.nports, sizeof(*map));
-		frozen = calloc(nports, sizeof(*frozen));
-		ret = map && frozen ? match_ports(&hello, ports, nports, map,
-						  why, sizeof(why)) : -ENOMEM;
+		pr.map = calloc(hello.nports, sizeof(*pr.map));
+		pr.frozen = calloc(nports, sizeof(*pr.frozen));
+		pr.release = calloc(nports, sizeof(*pr.release));
+		ret = pr.map && pr.frozen && pr.release ?
+			      match_ports(&pr, ports, nports, why,
+					  sizeof(why)) :
+			      -ENOMEM;
 		if (ret == -ENOMEM)
 			snprintf(why, sizeof(why), "out of memory");
 	}
 	if (ret) {
-		vnetd_ho_fail(fd, "%s", why);
-		vhost_err("hand-over to pid %d refused: %s; serving on", (int)pid,
-			  why);
+		vnetd_ho_fail(pr.fd, "%s", why);
+		vhost_err("hand-over to pid %d refused: %s; serving on",
+			  (int)pr.pid, why);
 		ret = 0;
 	} else {
-		ret = hand_over(fd, srv, ports, nports, map, hello.nports,
-				frozen, pid);
+		ret = hand_over(&pr, srv, ports, nports);
 	}
-	free(map);
-	free(frozen);
-	close(fd);
+	free(pr.map);
+	free(pr.frozen);
+	free(pr.release);
+	close(pr.fd);
 	return ret;
 }

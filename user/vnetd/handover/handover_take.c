@@ -2,19 +2,18 @@
 /*
  * The new vnetd's side of a hand-over (handover.h, handover.c has the
  * sequence): connect, say which ports, set each up around the fds the
- * running vnetd sends, import each device's state, and start serving only
- * once the running one committed.  A failure before that closes what was
- * received, detaches and removes nothing (it is all the running vnetd's
- * still) and tells the running one why.
+ * running vnetd sends (or anew, a port it does not serve: handover_
+ * ports.c), import each device's state, and start serving only once the
+ * running one committed.  A failure before that closes what was received,
+ * detaches and removes nothing of the running vnetd's (the ports it set
+ * up anew it stops) and tells the running one why.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -42,13 +41,13 @@
 #define SUCCESSOR_MS 30000
 #define SUN_LEN_MAX sizeof(((struct sockaddr_un *)0)->sun_path)
 
-/* what was received per port, until the commit */
-struct taken {
-	bool adopted;		/* vnetd_port_adopt() was called */
-	int listen_fd;		/* the port's socket; -1: client mode */
-	int conn;		/* the frontend's connection; -1: none */
-	bool importing;
-	bool fresh;		/* closed in the running vnetd: set up anew */
+/* one hand-over, the new vnetd's side */
+struct take {
+	struct vhost_server *srv;
+	struct vnetd_port *ports;
+	unsigned int n;
+	struct vnetd_ho_taken *t;
+	bool release_ok; /* --release-missing */
 };
 
 static int connect_one(const char *path)
@@ -74,10 +73,10 @@ static int connect_one(const char *path)
 }
 
 /*
- * PATH, or with TAP_DIR (the default socket) TAP_DIR/TAP.takeover of
- * any port: the running vnetd's first port may be another one of ours.
- * The fd and in ALT (SUN_LEN_MAX) the path; or -errno and WHY (PATH's
- * error).
+ * PATH, or TAP_DIR/TAP.takeover of any port (the default socket): the
+ * running vnetd's first port may be another one of ours, or it was
+ * started without our --takeover-socket.  The fd and in ALT
+ * (SUN_LEN_MAX) the path; or -errno and WHY (PATH's error).
  */
 static int connect_to(const char *path, const char *tap_dir,
 		      const struct vnetd_port *ports, unsigned int n,
@@ -95,9 +94,13 @@ static int connect_to(const char *path, const char *tap_dir,
 			fd = connect_one(alt);
 	}
 	if (fd < 0)
-		snprintf(why, wlen, "no vnetd waits for a hand-over at %s (%s)%s: is one running with these ports (and the same --takeover-socket)?",
+		snprintf(why, wlen,
+			 "no vnetd waits for a hand-over at %s (%s)%s: is one running with these ports?  If its first port is not among them (a port removed), give its hand-over socket (--takeover-socket %s/TAP.takeover, TAP its first port's tap)",
 			 path, strerror(-first),
-			 tap_dir && n > 1 ? " nor at the socket of another of these ports' taps" : "");
+			 tap_dir ?
+				 " nor at the default socket of any of these ports' taps" :
+				 "",
+			 tap_dir ? tap_dir : "/run/vnet");
 	return fd;
 }
 
@@ -121,22 +124,20 @@ static int send_hello(int fd, const struct vnetd_port *ports,
 			     NULL, 0, NULL, 0);
 }
 
-/* PORT I: the fds into the port, which owns them from then on */
-static int take_port(int fd, struct vnetd_port *ports, unsigned int n,
-		     unsigned int i, struct taken *t, int timeout_ms, char *why,
-		     size_t wlen)
+/* PORT I in M: the fds into the port, which owns them from then on */
+static int port_msg(const struct take *tk, const struct vnetd_ho_msg *mp,
+		    unsigned int i, char *why, size_t wlen)
 {
 	struct vnetd_port_adopt a = { .netns_fd = -1 };
+	struct vnetd_port *ports = tk->ports;
+	struct vnetd_ho_taken *t = &tk->t[i];
+	struct vnetd_ho_msg m = *mp;
 	struct vnetd_rec_port r;
-	struct vnetd_ho_msg m;
 	struct vnetd_port *p;
 	unsigned int k = 0, q;
 	int ret;
 
-	ret = vnetd_ho_recv(fd, timeout_ms, VNETD_REC_PORT, &m, why, wlen);
-	if (ret)
-		return ret;
-	ret = vnetd_rec_port_parse(m.body, m.len, m.nfds, n, &r, why, wlen);
+	ret = vnetd_rec_port_parse(m.body, m.len, m.nfds, tk->n, &r, why, wlen);
 	if (!ret && r.index != i) {
 		snprintf(why, wlen, "PORT %u where %u was due", r.index, i);
 		ret = -EPROTO;
@@ -146,7 +147,7 @@ static int take_port(int fd, struct vnetd_port *ports, unsigned int n,
 			 ports[i].name, r.queues, ports[i].nr_qp);
 		ret = -EPROTO;
 	}
-	if (!ret && !(r.flags & VNETD_REC_P_CLOSED) &&
+	if (!ret && !(r.flags & (VNETD_REC_P_CLOSED | VNETD_REC_P_NEW)) &&
 	    !(r.flags & VNETD_REC_P_LISTEN) != ports[i].cfg.client) {
 		snprintf(why, wlen, "%s: %s", ports[i].name,
 			 ports[i].cfg.client ? "a listening socket sent for a client port" :
@@ -163,6 +164,8 @@ static int take_port(int fd, struct vnetd_port *ports, unsigned int n,
 		t->fresh = true;
 		return 0;
 	}
+	if (r.flags & VNETD_REC_P_NEW)
+		return vnetd_ho_add_port(tk->srv, p, t, why, wlen);
 	for (q = 0; q < r.queues; q++)
 		a.tap_fd[q] = m.fds[k++];
 	if (r.flags & VNETD_REC_P_NETNS)
@@ -183,9 +186,40 @@ static int take_port(int fd, struct vnetd_port *ports, unsigned int n,
 	return ret;
 }
 
+static int take_port(int fd, const struct take *tk, unsigned int i,
+		     int timeout_ms, char *why, size_t wlen)
+{
+	struct vnetd_ho_msg m;
+	int ret;
+
+	ret = vnetd_ho_recv(fd, timeout_ms, VNETD_REC_PORT, &m, why, wlen);
+	return ret ? ret : port_msg(tk, &m, i, why, wlen);
+}
+
+/*
+ * The first answer: PORT 0, or RELEASE (the running vnetd's ports this
+ * one lacks: refused without --release-missing) and then PORT 0
+ */
+static int take_first(int fd, const struct take *tk, char *why, size_t wlen)
+{
+	struct vnetd_ho_msg m;
+	int ret;
+
+	ret = vnetd_ho_recv_either(fd, QUEUED_MS, VNETD_REC_PORT,
+				   VNETD_REC_RELEASE, &m, why, wlen);
+	if (ret || m.hdr.type == VNETD_REC_PORT)
+		return ret ? ret : port_msg(tk, &m, 0, why, wlen);
+	ret = vnetd_ho_release_check(&m, tk->release_ok, why, wlen);
+	vnetd_ho_close_fds(m.fds, m.nfds);
+	if (!ret)
+		ret = take_port(fd, tk, 0, PORT_MS, why, wlen);
+	/* it answered: a connection lost now is no queue to wait in */
+	return ret == -ECONNRESET || ret == -EPIPE ? -ECONNABORTED : ret;
+}
+
 /* STATE I parsed into S and MSGS (*NMSG); the frontend's connection to T */
 static int recv_state(int fd, unsigned int n, unsigned int i,
-		      struct taken *t, struct vnetd_rec_state *s,
+		      struct vnetd_ho_taken *t, struct vnetd_rec_state *s,
 		      struct vhost_user_msg *msgs, unsigned int *nmsg,
 		      char *why, size_t wlen)
 {
@@ -217,7 +251,7 @@ static int recv_state(int fd, unsigned int n, unsigned int i,
  * case, for undo() to abort); each message takes or closes its fds, the
  * refused ones too.
  */
-static int import_msgs(struct vnetd_port *p, struct taken *t,
+static int import_msgs(struct vnetd_port *p, struct vnetd_ho_taken *t,
 		       struct vhost_user_msg *msgs, unsigned int nmsg,
 		       char *why, size_t wlen)
 {
@@ -290,7 +324,7 @@ static int take_frames(int fd, struct vnetd_port *p, unsigned int n,
 
 /* STATE I and its FRAMEs: the device imported, its rings not started */
 static int take_state(int fd, struct vnetd_port *ports, unsigned int n,
-		      unsigned int i, struct taken *t,
+		      unsigned int i, struct vnetd_ho_taken *t,
 		      struct vhost_user_msg *msgs, char *why, size_t wlen)
 {
 	struct vnetd_port *p = &ports[i];
@@ -311,12 +345,19 @@ static int take_state(int fd, struct vnetd_port *ports, unsigned int n,
 	return take_frames(fd, p, n, i, s.frames, why, wlen);
 }
 
-/* nothing committed: let go of what was received, touching nothing */
-static void undo(struct vnetd_port *ports, unsigned int n, struct taken *t)
+/*
+ * nothing committed: let go of what was received, touching nothing of
+ * the running vnetd's; the ports set up anew are stopped
+ */
+static void undo(const struct take *tk)
 {
+	struct vnetd_port *ports = tk->ports;
+	struct vnetd_ho_taken *t = tk->t;
 	unsigned int i;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < tk->n; i++) {
+		if (t[i].added)
+			vnetd_ho_unadd_port(tk->srv, &ports[i]);
 		if (t[i].importing)
 			vhost_dev_import_abort(&ports[i].device.dev);
 		if (t[i].conn >= 0)
@@ -328,47 +369,17 @@ static void undo(struct vnetd_port *ports, unsigned int n, struct taken *t)
 	}
 }
 
-int vnetd_handover_lock(const char *path)
-{
-	const struct timespec nap = { 0, 10 * 1000 * 1000 };
-	uint64_t deadline = vnetd_now_ns() + QUEUED_MS * 1000000ULL;
-	char dir[SUN_LEN_MAX];
-	bool said = false;
-	int fd;
-
-	vnetd_socket_dir(dir, sizeof(dir), path);
-	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno; /* no directory: no vnetd there either */
-	while (flock(fd, LOCK_EX | LOCK_NB)) {
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			vhost_warn("--takeover: flock %s: %s", dir, strerror(errno));
-			break;
-		}
-		if (vnetd_now_ns() > deadline) {
-			vhost_warn("--takeover: another hand-over in %s still runs after %d s: going on without waiting for it",
-				   dir, QUEUED_MS / 1000);
-			break;
-		}
-		if (!said)
-			vhost_info("--takeover: another hand-over (flock on %s) is under way: waiting for it to finish, to take over from the vnetd it leaves",
-				   dir);
-		said = true;
-		nanosleep(&nap, NULL);
-	}
-	return fd;
-}
-
 /*
  * Connect, HELLO, the first PORT: 0 and *FDP.  A connection closed before
  * any answer was queued behind another hand-over that went through (that
  * vnetd exited): the vnetd that took over is taken over from once it
  * listens, within SUCCESSOR_MS.  Else -errno, WHY, *FDP (or -1).
  */
-static int hello(const char *path, const char *tap_dir,
-		 struct vnetd_port *ports, unsigned int n, struct taken *t,
+static int hello(const char *path, const char *tap_dir, const struct take *tk,
 		 int *fdp, char *used, char *why, size_t wlen)
 {
+	struct vnetd_port *ports = tk->ports;
+	unsigned int n = tk->n;
 	uint64_t deadline = 0;
 	const struct timespec nap = { 0, 10 * 1000 * 1000 };
 	int fd, ret;
@@ -390,8 +401,7 @@ static int hello(const char *path, const char *tap_dir,
 		if (ret)
 			snprintf(why, wlen, "sending HELLO: %s", strerror(-ret));
 		else
-			ret = take_port(fd, ports, n, 0, &t[0], QUEUED_MS, why,
-					wlen);
+			ret = take_first(fd, tk, why, wlen);
 		if (ret != -ECONNRESET && ret != -EPIPE)
 			return ret;
 		close(fd);
@@ -407,23 +417,24 @@ static int hello(const char *path, const char *tap_dir,
  * After the first PORT: the other ports, READY, each port's STATE,
  * PREPARED and the running vnetd's COMMIT.
  */
-static int take_rest(int fd, struct vnetd_port *ports, unsigned int n,
-		     struct taken *t, char *why, size_t wlen)
+static int take_rest(int fd, const struct take *tk, char *why, size_t wlen)
 {
+	struct vnetd_port *ports = tk->ports;
 	struct vhost_user_msg *msgs = NULL;
+	struct vnetd_ho_taken *t = tk->t;
+	unsigned int i, n = tk->n;
 	struct vnetd_ho_msg m;
-	unsigned int i;
 	int ret = 0;
 
 	for (i = 1; !ret && i < n; i++)
-		ret = take_port(fd, ports, n, i, &t[i], PORT_MS, why, wlen);
+		ret = take_port(fd, tk, i, PORT_MS, why, wlen);
 	if (!ret)
 		ret = vnetd_ho_send(fd, VNETD_REC_READY, NULL, 0, NULL, 0, NULL, 0);
 	msgs = calloc(VHOST_HANDOVER_MAX_MSGS, sizeof(*msgs));
 	if (!ret && !msgs)
 		ret = -ENOMEM;
 	for (i = 0; !ret && i < n; i++)
-		if (!t[i].fresh)
+		if (!t[i].fresh && !t[i].added)
 			ret = take_state(fd, ports, n, i, &t[i], msgs, why,
 					 wlen);
 	free(msgs);
@@ -448,7 +459,7 @@ static int take_rest(int fd, struct vnetd_port *ports, unsigned int n,
 
 /* Committed: the ports taken over are this vnetd's, serve them. */
 static void start_taken(struct vhost_server *srv, struct vnetd_port *ports,
-			unsigned int n, struct taken *t)
+			unsigned int n, struct vnetd_ho_taken *t)
 {
 	unsigned int i;
 	int ret;
@@ -459,7 +470,7 @@ static void start_taken(struct vhost_server *srv, struct vnetd_port *ports,
 						   .client = p->cfg.client,
 						   .mode = p->opts.socket_mode };
 
-		if (t[i].fresh)
+		if (t[i].fresh || t[i].added)
 			continue;
 		if (t[i].conn >= 0) {
 			ret = vhost_dev_import_end(&p->device.dev, t[i].conn);
@@ -484,51 +495,36 @@ static void start_taken(struct vhost_server *srv, struct vnetd_port *ports,
 	}
 }
 
-/* Closed in the running vnetd: set up as a start would, or closed here. */
-static void reopen_closed(struct vhost_server *srv, struct vnetd_port *ports,
-			  unsigned int n, const struct taken *t)
-{
-	unsigned int i;
-
-	for (i = 0; i < n; i++) {
-		if (!t[i].fresh)
-			continue;
-		if (vnetd_tap_precheck(&ports[i].cfg) ||
-		    vnetd_socket_precheck(&ports[i].cfg) ||
-		    vnetd_port_open(&ports[i], srv)) {
-			ports[i].gone = true;
-			pr_err(&ports[i], "closed in the running vnetd (its tap or netns went) and cannot be set up again: port closed; the other ports are served");
-			continue;
-		}
-		pr_info(&ports[i], "taken over: closed in the running vnetd, set up again");
-	}
-}
-
-int vnetd_handover_take(const char *path, const char *tap_dir,
+int vnetd_handover_take(const char *path, const char *tap_dir, bool release_ok,
 			struct vhost_server *srv, struct vnetd_port *ports,
 			unsigned int n, char *out, size_t olen)
 {
-	struct taken t[VNETD_REC_MAX_PORTS];
-	char why[1024] = "", used[SUN_LEN_MAX];
+	struct vnetd_ho_taken t[VNETD_REC_MAX_PORTS];
+	const struct take tk = { .srv = srv,
+				 .ports = ports,
+				 .n = n,
+				 .t = t,
+				 .release_ok = release_ok };
+	char why[2048] = "", used[SUN_LEN_MAX];
 	unsigned int i;
 	int fd, ret;
 
 	for (i = 0; i < n; i++)
-		t[i] = (struct taken){ .listen_fd = -1, .conn = -1 };
-	ret = hello(path, tap_dir, ports, n, t, &fd, used, why, sizeof(why));
+		t[i] = (struct vnetd_ho_taken){ .listen_fd = -1, .conn = -1 };
+	ret = hello(path, tap_dir, &tk, &fd, used, why, sizeof(why));
 	if (fd < 0) {
 		vhost_err("--takeover: %s", why);
 		snprintf(out, olen, "--takeover: %s", why);
 		return ret;
 	}
 	if (!ret)
-		ret = take_rest(fd, ports, n, t, why, sizeof(why));
+		ret = take_rest(fd, &tk, why, sizeof(why));
 	if (ret) {
 		if (!why[0])
 			snprintf(why, sizeof(why), "%s", strerror(-ret));
 		vnetd_ho_fail(fd, "%s", why);
 		close(fd);
-		undo(ports, n, t);
+		undo(&tk);
 		vhost_err("--takeover failed: %s; the running vnetd serves on",
 			  why);
 		snprintf(out, olen, "--takeover failed: %s; the running vnetd serves on",
@@ -540,6 +536,7 @@ int vnetd_handover_take(const char *path, const char *tap_dir,
 	if (strcmp(used, path))
 		unlink(used);
 	start_taken(srv, ports, n, t);
-	reopen_closed(srv, ports, n, t);
+	vnetd_ho_reopen_closed(srv, ports, n, t);
+	vnetd_ho_release_report();
 	return 0;
 }

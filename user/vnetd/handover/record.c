@@ -21,10 +21,11 @@ _Static_assert(offsetof(struct vnetd_rec_hello, port) +
 	       VNETD_REC_MAX, "a HELLO of every port fits a datagram");
 
 static const char *const type_names[VNETD_REC_TYPE_MAX] = {
-	[VNETD_REC_HELLO] = "HELLO",	   [VNETD_REC_PORT] = "PORT",
-	[VNETD_REC_READY] = "READY",	   [VNETD_REC_STATE] = "STATE",
-	[VNETD_REC_FRAME] = "FRAME",	   [VNETD_REC_PREPARED] = "PREPARED",
-	[VNETD_REC_COMMIT] = "COMMIT",	   [VNETD_REC_FAIL] = "FAIL",
+	[VNETD_REC_HELLO] = "HELLO",     [VNETD_REC_PORT] = "PORT",
+	[VNETD_REC_READY] = "READY",     [VNETD_REC_STATE] = "STATE",
+	[VNETD_REC_FRAME] = "FRAME",     [VNETD_REC_PREPARED] = "PREPARED",
+	[VNETD_REC_COMMIT] = "COMMIT",   [VNETD_REC_FAIL] = "FAIL",
+	[VNETD_REC_RELEASE] = "RELEASE",
 };
 
 const char *vnetd_rec_type_name(uint32_t type)
@@ -114,21 +115,22 @@ static bool str_ok(const char *s, size_t cap)
 	return memchr(s, '\0', cap) != NULL;
 }
 
-int vnetd_rec_hello_parse(const void *body, size_t len,
-			  struct vnetd_rec_hello *h, char *why, size_t wlen)
+/* HELLO or RELEASE (WHAT): a pid, then 1..VNETD_REC_MAX_PORTS ports */
+static int list_parse(const char *what, const void *body, size_t len,
+		      struct vnetd_rec_hello *h, char *why, size_t wlen)
 {
 	size_t fixed = offsetof(struct vnetd_rec_hello, port);
 	uint32_t i;
 
 	memset(h, 0, sizeof(*h));
 	if (len < fixed)
-		return bad(why, wlen, "HELLO of %zu bytes", len);
+		return bad(why, wlen, "%s of %zu bytes", what, len);
 	memcpy(h, body, fixed);
 	if (!h->nports || h->nports > VNETD_REC_MAX_PORTS)
-		return bad(why, wlen, "HELLO with %u ports (1..%d)", h->nports,
-			   VNETD_REC_MAX_PORTS);
+		return bad(why, wlen, "%s with %u ports (1..%d)", what,
+			   h->nports, VNETD_REC_MAX_PORTS);
 	if (len != fixed + h->nports * sizeof(h->port[0]))
-		return bad(why, wlen, "HELLO of %zu bytes for %u ports", len,
+		return bad(why, wlen, "%s of %zu bytes for %u ports", what, len,
 			   h->nports);
 	memcpy(h->port, (const uint8_t *)body + fixed,
 	       h->nports * sizeof(h->port[0]));
@@ -138,12 +140,25 @@ int vnetd_rec_hello_parse(const void *body, size_t len,
 		if (!str_ok(p->socket, sizeof(p->socket)) ||
 		    !str_ok(p->tap, sizeof(p->tap)) || !p->tap[0] ||
 		    !p->socket[0])
-			return bad(why, wlen, "HELLO: port %u's names", i);
+			return bad(why, wlen, "%s: port %u's names", what, i);
 		if (!p->queues || p->queues > VNETD_REC_MAX_QP || p->client > 1)
-			return bad(why, wlen, "HELLO: port %u: %u queue pairs, client %u",
-				   i, p->queues, p->client);
+			return bad(why, wlen,
+				   "%s: port %u: %u queue pairs, client %u",
+				   what, i, p->queues, p->client);
 	}
 	return 0;
+}
+
+int vnetd_rec_hello_parse(const void *body, size_t len,
+			  struct vnetd_rec_hello *h, char *why, size_t wlen)
+{
+	return list_parse("HELLO", body, len, h, why, wlen);
+}
+
+int vnetd_rec_release_parse(const void *body, size_t len,
+			    struct vnetd_rec_hello *r, char *why, size_t wlen)
+{
+	return list_parse("RELEASE", body, len, r, why, wlen);
 }
 
 /* a port as "tap=T queues=N[ client]" */
@@ -155,44 +170,78 @@ static const char *port_desc(const struct vnetd_rec_hello_port *p, char *buf,
 	return buf;
 }
 
-int vnetd_rec_hello_match(const struct vnetd_rec_hello *h, uint32_t our_pid,
-			  const struct vnetd_rec_hello_port *ours,
-			  const bool *closed, unsigned int n, unsigned int *map,
-			  char *why, size_t wlen)
+/* the index in OURS[0..N) of the port of socket (or, BY_TAP, tap) NAME; N */
+static unsigned int find(const struct vnetd_rec_hello_port *ours,
+			 unsigned int n, bool by_tap, const char *name)
 {
-	const struct vnetd_rec_hello_port *a, *b;
-	char da[64], db[64];
-	unsigned int i, j, k;
+	unsigned int i;
 
-	for (j = 0; j < h->nports; j++) {
-		a = &h->port[j];
-		for (k = 0; k < j; k++)
-			if (!strcmp(h->port[k].socket, a->socket))
-				return bad(why, wlen, "port %s: given twice to the new vnetd (pid %u)",
-					   a->socket, h->pid);
-		for (i = 0; i < n && strcmp(ours[i].socket, a->socket); i++)
-			;
-		if (i == n)
-			return bad(why, wlen, "port %s: given to the new vnetd (pid %u), not served by the running vnetd (pid %u); a port is added by a restart, not a hand-over",
-				   a->socket, h->pid, our_pid);
+	for (i = 0; i < n; i++)
+		if (!strcmp(by_tap ? ours[i].tap : ours[i].socket, name))
+			break;
+	return i;
+}
+
+/* H's port J against OURS: MAP[j], or the refusal */
+static int match_one(const struct vnetd_rec_hello *h, unsigned int j,
+		     uint32_t our_pid, const struct vnetd_rec_hello_port *ours,
+		     unsigned int n, unsigned int *map, char *why, size_t wlen)
+{
+	const struct vnetd_rec_hello_port *a = &h->port[j], *b;
+	char da[64], db[64];
+	unsigned int i, k;
+
+	for (k = 0; k < j; k++)
+		if (!strcmp(h->port[k].socket, a->socket))
+			return bad(why, wlen,
+				   "port %s: given twice to the new vnetd (pid %u)",
+				   a->socket, h->pid);
+	i = find(ours, n, false, a->socket);
+	map[j] = i;
+	if (i < n) {
 		b = &ours[i];
 		if (strcmp(a->tap, b->tap) || a->queues != b->queues ||
 		    a->client != b->client)
 			return bad(why, wlen, "port %s: the new vnetd (pid %u) was given %s, the running vnetd (pid %u) serves it with %s; a port changes by a restart, not a hand-over",
 				   a->socket, h->pid, port_desc(a, da, sizeof(da)),
 				   our_pid, port_desc(b, db, sizeof(db)));
-		map[j] = i;
+		return 0;
 	}
-	/* every port served goes over; a closed one may stay behind */
+	map[j] = VNETD_REC_NEW_PORT;
+	i = find(ours, n, true, a->tap);
+	if (i < n)
+		return bad(why, wlen,
+			   "port %s: given to the new vnetd (pid %u) with tap %s, which the running vnetd (pid %u) serves as port %s: a mistyped socket path?  A port's socket changes by removing the port and adding it again, in two hand-overs",
+			   a->socket, h->pid, a->tap, our_pid, ours[i].socket);
+	return 0;
+}
+
+int vnetd_rec_hello_match(const struct vnetd_rec_hello *h, uint32_t our_pid,
+			  const struct vnetd_rec_hello_port *ours,
+			  const bool *closed, unsigned int n, unsigned int *map,
+			  bool *release, char *why, size_t wlen)
+{
+	unsigned int i, j, common = 0;
+	int ret;
+
+	for (i = 0; i < n; i++)
+		release[i] = false;
+	for (j = 0; j < h->nports; j++) {
+		ret = match_one(h, j, our_pid, ours, n, map, why, wlen);
+		if (ret)
+			return ret;
+		common += map[j] != VNETD_REC_NEW_PORT;
+	}
+	if (!common)
+		return bad(why, wlen,
+			   "none of the %u port%s given to the new vnetd (pid %u) is served by the running vnetd (pid %u, first port %s): not the vnetd to take over from (another --takeover-socket?)",
+			   h->nports, h->nports == 1 ? "" : "s", h->pid,
+			   our_pid, n ? ours[0].socket : "none");
+	/* every port served but those left out goes over; closed ones drop */
 	for (i = 0; i < n; i++) {
-		if (closed[i])
-			continue;
 		for (j = 0; j < h->nports && map[j] != i; j++)
 			;
-		if (j == h->nports)
-			return bad(why, wlen, "port %s (%s): served by the running vnetd (pid %u), not given to the new vnetd (pid %u); a port is removed by a restart, not a hand-over",
-				   ours[i].socket, port_desc(&ours[i], db, sizeof(db)),
-				   our_pid, h->pid);
+		release[i] = j == h->nports && !closed[i];
 	}
 	return 0;
 }
@@ -215,6 +264,10 @@ int vnetd_rec_port_parse(const void *body, size_t len, unsigned int nfds,
 	    (p->flags != VNETD_REC_P_CLOSED || p->steer || p->mtu_orig))
 		return bad(why, wlen, "PORT %u: closed, with flags 0x%x", p->index,
 			   p->flags);
+	if ((p->flags & VNETD_REC_P_NEW) &&
+	    (p->flags != VNETD_REC_P_NEW || p->steer || p->mtu_orig))
+		return bad(why, wlen, "PORT %u: new, with flags 0x%x", p->index,
+			   p->flags);
 	if (!p->queues || p->queues > VNETD_REC_MAX_QP)
 		return bad(why, wlen, "PORT %u: %u tap queues", p->index,
 			   p->queues);
@@ -223,7 +276,8 @@ int vnetd_rec_port_parse(const void *body, size_t len, unsigned int nfds,
 			   p->index, p->steer, p->queues);
 	if (p->mtu_orig && (p->mtu_orig < 68 || p->mtu_orig > 65535))
 		return bad(why, wlen, "PORT %u: MTU %u", p->index, p->mtu_orig);
-	want = (p->flags & VNETD_REC_P_CLOSED ? 0 : p->queues) +
+	want = (p->flags & (VNETD_REC_P_CLOSED | VNETD_REC_P_NEW) ? 0 :
+								    p->queues) +
 	       !!(p->flags & VNETD_REC_P_NETNS) +
 	       !!(p->flags & VNETD_REC_P_LISTEN);
 	if (nfds != want)

@@ -6,7 +6,11 @@
  * each, with the fds it names (SCM_RIGHTS), a versioned header and a CRC:
  *
  *   new -> old  HELLO     the new one's version and the ports it was given
- *   old -> new  PORT      per port: its tap, netns and socket (fds), flags
+ *   old -> new  RELEASE   the ports it serves that HELLO lacks (only when
+ *                         there are any): released at the COMMIT if the
+ *                         new one goes on (it was asked to, else FAIL)
+ *   old -> new  PORT      per port: its tap, netns and socket (fds), flags;
+ *                         a port it does not serve: NEW, no fds
  *   new -> old  READY     every port set up around them: freeze now
  *   old -> new  STATE     per port: its device as vhost-user messages
  *                         (fds), the frontend's connection (fd)
@@ -54,6 +58,7 @@ enum vnetd_rec_type {
 	VNETD_REC_PREPARED,
 	VNETD_REC_COMMIT,
 	VNETD_REC_FAIL,
+	VNETD_REC_RELEASE,
 	VNETD_REC_TYPE_MAX,
 };
 
@@ -83,6 +88,11 @@ struct vnetd_rec_hello {
 	struct vnetd_rec_hello_port port[VNETD_REC_MAX_PORTS];
 };
 
+/*
+ * RELEASE: the same layout as HELLO, the old one's pid and the ports it
+ * serves that HELLO lacks (1 or more)
+ */
+
 /* PORT: flags */
 #define VNETD_REC_P_CREATED (1u << 0)	/* the old one created the tap */
 #define VNETD_REC_P_ATTACHED (1u << 1)	/* ... and attached vnet's programs */
@@ -94,7 +104,12 @@ struct vnetd_rec_hello {
  * new one sets it up anew after the COMMIT, as a start would
  */
 #define VNETD_REC_P_CLOSED (1u << 5)
-#define VNETD_REC_P_ALL 0x3fu
+/*
+ * not served by the old one (only in HELLO): no fds, no STATE; the new
+ * one sets it up before READY, as a start would
+ */
+#define VNETD_REC_P_NEW (1u << 6)
+#define VNETD_REC_P_ALL 0x7fu
 
 /*
  * PORT: one per HELLO port, in HELLO's order; fds are tap queue
@@ -160,19 +175,26 @@ int vnetd_rec_check(const void *buf, size_t n, unsigned int nfds,
 /* The bodies, checked; -EPROTO with WHY said. */
 int vnetd_rec_hello_parse(const void *body, size_t len,
 			  struct vnetd_rec_hello *h, char *why, size_t wlen);
+int vnetd_rec_release_parse(const void *body, size_t len,
+			    struct vnetd_rec_hello *r, char *why, size_t wlen);
+
+/* MAP[j] of a port of HELLO that the running vnetd does not serve */
+#define VNETD_REC_NEW_PORT 0xffffffffu
 /*
  * The ports of HELLO H (the new vnetd's, pid H->pid) against the running
  * vnetd's OURS[0..N) (pid OUR_PID; CLOSED[i]: port i is closed, its tap
  * or netns gone), matched by socket path in any order: MAP[j] is the
- * index in OURS of H's port j.  Every port of H must be one of OURS with
- * the same tap, queue pairs and client mode, and every port of OURS that
- * is not closed must be in H (a closed one left out is dropped).  0, or
+ * index in OURS of H's port j, or VNETD_REC_NEW_PORT.  A port in both
+ * must have the same tap, queue pairs and client mode; a new one must not
+ * have the tap of one of OURS (a socket path mistyped), and at least one
+ * port must be in both (the right vnetd).  RELEASE[i]: port i of OURS,
+ * not closed, is not in H (a closed one left out is dropped).  0, or
  * -EPROTO with WHY naming the port and what each vnetd has.
  */
 int vnetd_rec_hello_match(const struct vnetd_rec_hello *h, uint32_t our_pid,
 			  const struct vnetd_rec_hello_port *ours,
 			  const bool *closed, unsigned int n, unsigned int *map,
-			  char *why, size_t wlen);
+			  bool *release, char *why, size_t wlen);
 int vnetd_rec_port_parse(const void *body, size_t len, unsigned int nfds,
 			 unsigned int nports, struct vnetd_rec_port *p,
 			 char *why, size_t wlen);
