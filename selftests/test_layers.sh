@@ -42,7 +42,8 @@
 # DIR/X_int.h (gcc -aux-info of every production file) is defined in
 # DIR/X.c or in a DIR/X_*.c split from it (nm), or in the header itself
 # (static inline).  The exception: user/lib/libvnet.h, the library's one
-# public header, declares the API of every file of user/lib (HEADERS_ANY).
+# public header, declares the API of every file of user/lib (HEADERS_ANY),
+# and its parts that it includes (PUBLIC_PARTS) count as included with it.
 # And a file includes the header that declares each function of another
 # file it calls, not through another header (layers/includes_direct).
 #
@@ -92,6 +93,9 @@ ENV_ALLOWED="JOURNAL_STREAM NOTIFY_SOCKET"
 TEST_ONLY="user/vnetd/base/testing.c"
 # headers that may declare functions of any file of their folder
 HEADERS_ANY="user/lib/libvnet.h"
+# the parts of that public header it includes: a file that includes it
+# includes them
+PUBLIC_PARTS="user/lib/ethtool.h"
 # .c files a production folder may hold directly
 MAX_C=16
 
@@ -367,6 +371,10 @@ for f in "$top"/user/lib/*.c "$top"/user/vhost/*.c "$top"/user/vnetd/*.c "$top"/
 			[ -e "$top/$d/$h" ] && { echo "${rel%.c} $d/$h"; break; }
 		done
 	done >>"$tmp/incs"
+	# libvnet.h is the library's public header: including it includes
+	# the parts it includes (ethtool.h) for its callers
+	grep -qxF "${rel%.c} user/lib/libvnet.h" "$tmp/incs" &&
+		for h in $PUBLIC_PARTS; do echo "${rel%.c} $h"; done >>"$tmp/incs"
 	sed -n 's|^/\* \([^:]*\.h\):[0-9]*:NC \*/ \(.*\)$|\1 \2|p' "$tmp/aux" |
 		awk '$1 ~ /^(user|cli)\// { if (match($0, /[A-Za-z_][A-Za-z0-9_]* \(/)) print substr($0, RSTART, RLENGTH - 2), $1 }' >>"$tmp/decl"
 done

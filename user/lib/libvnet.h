@@ -519,8 +519,8 @@ struct vnet_tap_users {
 
 int vnet_tap_users(const char *ifname, struct vnet_tap_users *u);
 
-/* --- ethtool netlink: libvnet_ethtool.h (ethtool.c) ------------------- */
-#include "libvnet_ethtool.h"
+/* --- ethtool netlink: ethtool.h (ethtool.c) ----------------------------- */
+#include "ethtool.h"
 
 /* --- CO-RE without the kernel's BTF per object (core_btf.c) ------------- */
 

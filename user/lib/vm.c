@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "libvnet.h"
 #include "maps_int.h"
 
 /* the length of the UTF-8 sequence at S, 0 when it is none */

@@ -42,6 +42,7 @@
 
 #include "handover_int.h"
 #include "log.h"
+#include "port/port.h"
 #include "record.h"
 #include "server.h"
 

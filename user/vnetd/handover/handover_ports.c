@@ -14,6 +14,10 @@
 #include <unistd.h>
 
 #include "handover_int.h"
+#include "log.h"
+#include "port/port.h"
+#include "record.h"
+#include "server.h"
 
 /* the running vnetd's ports that this one lacks (RELEASE), until said */
 static struct vnetd_rec_hello released;

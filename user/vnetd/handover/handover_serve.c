@@ -19,6 +19,7 @@
 #include "datapath/rx.h"
 #include "base/util.h"
 #include "log.h"
+#include "port/port.h"
 #include "record.h"
 #include "server.h"
 
