@@ -21,7 +21,8 @@ static bool debug;
 static int do_help(int argc, char **argv);
 
 static const struct cmd cmds[] = {
-	{ "attach", do_attach, "DEV [--tx-hook tc|xdp] [--force] [--policy FILE.bpf.o]",
+	{ "attach", do_attach,
+	  "DEV [--tx-hook tc|xdp] [--force] [--policy FILE.bpf.o]",
 	  "load vnet's classifier onto tap DEV and pin it",
 	  "Load vnet's classifier and attach it to tap DEV: tc ingress (or XDP\n"
 	  "with --tx-hook xdp) for frames the guest transmits, tc egress for\n"
@@ -37,12 +38,13 @@ static const struct cmd cmds[] = {
 	  "only the pins are removed.  Refused while a vnetd serves DEV (its\n"
 	  "datapath, or vnetd --agent): the error names its pid.\n",
 	  detach_opts },
-	{ "status", do_status, "[DEV]",
-	  "show what is attached where",
+	{ "status", do_status, "[DEV]", "show what is attached where",
 	  "Show what is attached where: ifindex, whether the device is still\n"
 	  "there, its network namespace, hooks with program and link ids, XDP\n"
-	  "mode, queues seen.\n", NULL },
-	{ "stats", do_stats, "[DEV] [--queue N] [--watch SECONDS [--count N]] | [DEV...] --prometheus",
+	  "mode, queues seen.\n",
+	  NULL },
+	{ "stats", do_stats,
+	  "[DEV] [--queue N] [--watch SECONDS [--count N]] | [DEV...] --prometheus",
 	  "per queue, direction and class counters (and vnetd's datapath)",
 	  "Per queue and direction (tx = from the guest, rx = to the guest),\n"
 	  "packets and bytes of each class: urgent (TCP payload, no PSH), push\n"
@@ -81,7 +83,8 @@ static const struct cmd cmds[] = {
 	  "(a direct 'ethtool -C' shows), the notification rule per queue and\n"
 	  "direction and why, the policy's recommendations and where\n"
 	  "each parameter takes effect on DEV: vnetd, tun, or nowhere, and whether\n"
-	  "a 'vnetd --agent DEV' drives the tap's rx-frames (pid, changes, rate).\n", NULL },
+	  "a 'vnetd --agent DEV' drives the tap's rx-frames (pid, changes, rate).\n",
+	  NULL },
 	{ "limit", do_limit,
 	  "show DEV | set DEV tx|rx [rate R] [burst B] [initial B] [pkts-rate N] [pkts-burst N] [pkts-initial N] | clear DEV [tx|rx]",
 	  "a vnetd port's rate limits, in tc's words",
@@ -96,7 +99,8 @@ static const struct cmd cmds[] = {
 	  "queue stops; nothing is dropped); guest RX waits in the tap's queue.\n"
 	  "'set' replaces the direction's limit whole and applies live; 'clear'\n"
 	  "removes it (both directions without tx|rx).  'show' prints the limits\n"
-	  "and how often and how long vnetd held each direction.\n", NULL },
+	  "and how often and how long vnetd held each direction.\n",
+	  NULL },
 	{ "guard", do_guard,
 	  "show DEV | set DEV [mac M] [ip LIST] [checks LIST] | clear DEV",
 	  "spoofing protection on what the guest sends",
@@ -112,16 +116,20 @@ static const struct cmd cmds[] = {
 	  "              mac, ip, arp, nd, dhcp, ra (DHCP/DHCPv6 server and\n"
 	  "              router advertisement messages: always on by default)\n"
 	  "'set' replaces the whole configuration, live; 'clear' turns every\n"
-	  "check off; 'show' prints it with the drops by reason.\n", NULL },
-	{ "exporter", do_exporter, "--listen ADDR:PORT",
+	  "check off; 'show' prints it with the drops by reason.\n",
+	  NULL },
+	{ "exporter", do_exporter, "--listen ADDR:PORT [--web-config FILE]",
 	  "serve every attached device's counters to Prometheus over HTTP",
 	  "A Prometheus exporter: an HTTP server on ADDR:PORT (:PORT: every\n"
 	  "address; [ADDR]:PORT for IPv6) that answers GET /metrics with the\n"
 	  "counters of 'stats --prometheus' for every attached device that is\n"
 	  "present (read from the pins at each scrape; a gone device has no\n"
 	  "series), vnet_build_info and vnet_device_up{device,netns}, and GET /\n"
-	  "with a page that links there.  Runs until SIGINT or SIGTERM\n"
-	  "(docs/metrics.md; systemd: vnet-exporter.service).\n",
+	  "with a page that links there.  --web-config FILE: HTTPS, client\n"
+	  "certificates and basic auth, in node_exporter's --web.config.file\n"
+	  "format (tls_server_config: cert_file, key_file, client_auth_type,\n"
+	  "client_ca_file; basic_auth_users: NAME: BCRYPT-HASH).  Runs until\n"
+	  "SIGINT or SIGTERM (docs/metrics.md; systemd: vnet-exporter.service).\n",
 	  exporter_opts },
 	{ "help", do_help, "[COMMAND]", "show help for COMMAND",
 	  "Show help for COMMAND.\n", NULL },
