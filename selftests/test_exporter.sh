@@ -33,26 +33,18 @@ yesno()
 	"$@" && echo yes || echo no
 }
 
-rand_port()
+landing()
 {
-	echo $((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
+	curl -sf "http://127.0.0.1:$1/" | grep -q 'vnet exporter'
 }
 
 # exporter_start: vnetctl exporter on a free loopback port ($EPORT, $EPID)
 exporter_start()
 {
-	for _ in 1 2 3 4 5; do
-		EPORT=$(rand_port)
-		"$VNETCTL" exporter --listen "127.0.0.1:$EPORT" >"$VNET_TMP/exporter.log" 2>&1 &
-		EPID=$!
-		procs_add "$EPID"
-		# ours answering, not another server on a port we drew
-		busywait 5000 sh -c "curl -sf http://127.0.0.1:$EPORT/ | grep -q 'vnet exporter'" &&
-			kill -0 "$EPID" 2>/dev/null && return 0
-		kill "$EPID" 2>/dev/null
-		wait "$EPID" 2>/dev/null
-	done
-	return 1
+	serve_on_port "$VNET_TMP/exporter.log" landing \
+		"$VNETCTL" exporter --listen "127.0.0.1:@PORT@" || return 1
+	EPORT=$PORT
+	EPID=$PID
 }
 
 # prometheus_start: scraping the exporter every second ($PPORT, $PPID_)

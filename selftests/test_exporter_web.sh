@@ -42,11 +42,6 @@ ALL_CASES="tls idle_tls auth mtls bad_config example"
 
 trap 'end_case; _cleanup_all' EXIT
 
-rand_port()
-{
-	echo $((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
-}
-
 yesno()
 {
 	"$@" && echo yes || echo no
@@ -60,29 +55,30 @@ keypair()
 		-subj "/CN=vnet test $1" -addext "subjectAltName=IP:127.0.0.1" 2>/dev/null
 }
 
+# answers PORT: / answers ours (a page, or 401/403) to curl with
+# $CURL_ARGS, in $SCHEME
+answers()
+{
+	curl -s "${CURL_ARGS[@]}" "$SCHEME://127.0.0.1:$1/" | grep -q "vnet exporter\|401\|403"
+}
+
 # web_start CONFIG [CURL_ARGS...]: the exporter on a free loopback port
 # with --web-config CONFIG, answering / to curl with CURL_ARGS and the
 # scheme the config sets ($EPORT, $EPID, $URL)
 web_start()
 {
-	local cfg=$1 scheme=http
+	local cfg=$1
 
 	shift
-	grep -q '^tls_server_config:' "$cfg" && scheme=https
-	for _ in 1 2 3 4 5; do
-		EPORT=$(rand_port)
-		URL=$scheme://127.0.0.1:$EPORT
-		# from / : the config's relative paths are from its directory
-		(cd / && exec "$VNETCTL" exporter --listen "127.0.0.1:$EPORT" --web-config "$cfg") \
-			>"$VNET_TMP/exporter.log" 2>&1 &
-		EPID=$!
-		procs_add "$EPID"
-		busywait 5000 sh -c 'curl -s "$@" | grep -q "vnet exporter\|401\|403"' sh "$@" "$URL/" &&
-			kill -0 "$EPID" 2>/dev/null && return 0
-		kill "$EPID" 2>/dev/null
-		wait "$EPID" 2>/dev/null
-	done
-	return 1
+	CURL_ARGS=("$@")
+	SCHEME=http
+	grep -q '^tls_server_config:' "$cfg" && SCHEME=https
+	# from / : the config's relative paths are from its directory
+	serve_on_port "$VNET_TMP/exporter.log" answers env -C / \
+		"$VNETCTL" exporter --listen "127.0.0.1:@PORT@" --web-config "$cfg" || return 1
+	EPORT=$PORT
+	EPID=$PID
+	URL=$SCHEME://127.0.0.1:$EPORT
 }
 
 conns()
