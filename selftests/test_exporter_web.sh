@@ -30,6 +30,9 @@
 #   example     systemd/exporter-web.yml.example as shipped (comments only)
 #               serves plain HTTP; uncommented and filled in, HTTPS with
 #               basic auth
+#   unit_caps   with vnet-exporter.service's capability bounding set, a
+#               root-owned key serves https; a key another user owns is
+#               refused, naming it
 #
 #   selftests/test_exporter_web.sh [CASE...]
 
@@ -39,7 +42,9 @@ source "$(dirname "$0")/lib.sh"
 KSFT_PREFIX=exporter-web
 # started from / below (run.sh's OUT is relative)
 case $VNETCTL in /*) ;; *) VNETCTL=$PWD/$VNETCTL ;; esac
-ALL_CASES="tls idle_tls auth mtls bad_config example"
+ALL_CASES="tls idle_tls auth mtls bad_config example unit_caps"
+# a command web_start runs the exporter under (unit_caps)
+WRAP=()
 
 trap 'end_case; _cleanup_all' EXIT
 
@@ -75,7 +80,7 @@ web_start()
 	SCHEME=http
 	grep -q '^tls_server_config:' "$cfg" && SCHEME=https
 	# from / : the config's relative paths are from its directory
-	serve_on_port "$VNET_TMP/exporter.log" answers env -C / \
+	serve_on_port "$VNET_TMP/exporter.log" answers env -C / ${WRAP[@]+"${WRAP[@]}"} \
 		"$VNETCTL" exporter --listen "127.0.0.1:@PORT@" --web-config "$cfg" || return 1
 	EPORT=$PORT
 	EPID=$PID
@@ -370,11 +375,39 @@ case_example()
 	report example "$(cat "$VNET_TMP/example.yml")"
 }
 
+# unit_caps: the exporter with the unit's capability bounding set (as
+# systemd sets it) serves https with a root-owned key; a key another user
+# owns is refused, naming it (root reads it as an owner only)
+case_unit_caps()
+{
+	local unit=$VNET_ROOT/systemd/vnet-exporter.service bset="-all" c
+
+	for c in $(sed -n 's/^CapabilityBoundingSet=//p' "$unit"); do
+		c=${c#CAP_}
+		bset+=",+${c,,}"
+	done
+	keypair server && tls_config || { fail unit_caps "openssl cannot make a certificate"; return; }
+	chmod 600 "$VNET_TMP/server.key"
+	WRAP=(setpriv --bounding-set "$bset" --inh-caps -all --no-new-privs --)
+	web_start "$VNET_TMP/web.yml" --cacert "$VNET_TMP/server.crt" ||
+		{ WRAP=(); fail unit_caps "no start: $(cat "$VNET_TMP/exporter.log")"; return; }
+	WRAP=()
+	expect "the unit's capabilities: https" 200 "$(code --cacert "$VNET_TMP/server.crt" "$URL/metrics")"
+	kill "$EPID"
+	wait "$EPID" 2>/dev/null
+	chown nobody "$VNET_TMP/server.key"
+	run setpriv --bounding-set "$bset" --inh-caps -all --no-new-privs -- \
+		"$VNETCTL" exporter --listen "127.0.0.1:$(rand_port)" --web-config "$VNET_TMP/web.yml"
+	expect "a key root does not own: exit" 1 "$RUN_RC"
+	expect "a key root does not own: named" yes "$(yesno grep -qF "server.key: Permission denied" <<<"$RUN_ERR")"
+	report unit_caps "$(run_said)"
+}
+
 main()
 {
 	ksft_args "$@"
 	require_root exporter-web || { ksft_exit; return; }
-	require_cmd exporter-web curl openssl htpasswd mkpasswd ss || { ksft_exit; return; }
+	require_cmd exporter-web curl openssl htpasswd mkpasswd ss setpriv || { ksft_exit; return; }
 	ksft_run end_case
 	ksft_exit
 }
