@@ -4,10 +4,10 @@
  * client_ca_file) and basic auth (basic_auth_users).  libmicrohttpd asks
  * for a client's certificate when it has a trust (the CA file); a request
  * whose certificate does not verify against it, or without one when one
- * is required, gets 403.  A request
- * without credentials, or with wrong ones, gets 401 and `WWW-Authenticate:
- * Basic realm="vnet exporter"`.  bcrypt costs tens of milliseconds a check
- * by design, and the server has one thread, so:
+ * is required, gets 403.  A request without credentials, or with wrong
+ * ones, gets 401 and `WWW-Authenticate: Basic realm="vnet exporter"`.
+ * bcrypt costs tens of milliseconds a check by design, and the server has
+ * one thread, so:
  *
  *   - a (name, password) pair that passed is remembered, as the exporter
  *     toolkit does, as a SHA-256 of a random per-process salt and the
