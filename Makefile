@@ -141,9 +141,11 @@ $(CLI_OBJS): CPPFLAGS += -Icli
 $(LIBVNET): $(LIB_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 
-# vnetctl exporter's HTTP server: libmicrohttpd
+# vnetctl exporter's HTTP server: libmicrohttpd; its TLS checks and
+# password cache (GnuTLS, as libmicrohttpd's TLS) and bcrypt (libxcrypt)
+EXPORTER_LIBS := -lmicrohttpd -lgnutls -lcrypt
 $(VNETCTL): $(CLI_OBJS) $(LIBVNET)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lmicrohttpd
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(EXPORTER_LIBS)
 
 $(OUT)/selftests/%: $(OUT)/selftests/%.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -229,7 +231,7 @@ $(VNETD_TESTING): $(TESTING_OBJS) $(filter-out $(TESTING_LIB:%.c=$(OUT)/%.o),$(V
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(VNETD_LIBS)
 
 $(VNETCTL_TESTING): $(CLI_OBJS) $(OUT)/testing/user/lib/attach.o $(filter-out $(OUT)/user/lib/attach.o,$(LIB_OBJS))
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lmicrohttpd
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(EXPORTER_LIBS)
 
 $(OUT)/bench/bench_tap: $(OUT)/bench/bench_tap.o $(OUT)/bench/bench_tap_lib.o $(OUT)/bench/bench_tap_phases.o $(OUT)/bench/bench_tap_report.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -luring
@@ -323,6 +325,9 @@ HOOKDIR    ?= /etc/libvirt/hooks/qemu.d
 HOOKCONF   ?= /etc/default/vnet-hook
 # the units' VNETD_OPTS (EnvironmentFile=) and an example of the ports
 VNETDCONF  ?= /etc/default/vnetd
+# the exporter's unit's VNET_EXPORTER_LISTEN and VNET_EXPORTER_OPTS, and an
+# example of its web config (HTTPS, basic auth; docs/metrics.md)
+EXPORTERCONF ?= /etc/default/vnet-exporter
 CONFDIR    ?= /etc/vnet
 # the alerts and the dashboard (docs/metrics.md)
 DATADIR    ?= $(PREFIX)/share/vnet
@@ -336,6 +341,7 @@ INSTALLED  := $(PREFIX)/sbin/vnetctl $(PREFIX)/sbin/vnetd \
 	      $(PREFIX)/share/man/man8/vnetctl.8 $(PREFIX)/share/man/man8/vnetd.8 \
 	      $(UNITS:%=$(UNITDIR)/%) $(COMPDIR)/vnetctl $(COMPDIR)/vnetd \
 	      $(HOOKDIR)/vnet $(HOOKCONF) $(VNETDCONF) $(CONFDIR)/vnetd.conf.example \
+	      $(EXPORTERCONF) $(CONFDIR)/exporter-web.yml.example \
 	      $(OPS_DOCS:%=$(DOCDIR)/%) $(DOCDIR)/index.md $(DOCDIR)/README.md \
 	      $(DATADIR)/prometheus/vnet.rules.yml \
 	      $(DATADIR)/prometheus/vnet.rules.test.yml $(DATADIR)/grafana/vnet.json
@@ -363,6 +369,9 @@ install: $(VNETCTL) $(VNETD)
 	[ -e $(DESTDIR)$(VNETDCONF) ] || \
 		install -D -m 0644 systemd/vnetd.default $(DESTDIR)$(VNETDCONF)
 	install -D -m 0644 systemd/vnetd.conf.example $(DESTDIR)$(CONFDIR)/vnetd.conf.example
+	[ -e $(DESTDIR)$(EXPORTERCONF) ] || \
+		install -D -m 0644 systemd/vnet-exporter.default $(DESTDIR)$(EXPORTERCONF)
+	install -D -m 0644 systemd/exporter-web.yml.example $(DESTDIR)$(CONFDIR)/exporter-web.yml.example
 	install -D -m 0644 prometheus/vnet.rules.yml $(DESTDIR)$(DATADIR)/prometheus/vnet.rules.yml
 	install -D -m 0644 prometheus/vnet.rules.test.yml $(DESTDIR)$(DATADIR)/prometheus/vnet.rules.test.yml
 	install -D -m 0644 grafana/vnet.json $(DESTDIR)$(DATADIR)/grafana/vnet.json

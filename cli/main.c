@@ -129,15 +129,18 @@ static const struct cmd cmds[] = {
 	  "'set' replaces the whole configuration, live; 'clear' turns every\n"
 	  "check off; 'show' prints it with the drops by reason.\n",
 	  NULL },
-	{ "exporter", do_exporter, "--listen ADDR:PORT",
+	{ "exporter", do_exporter, "--listen ADDR:PORT [--web-config FILE]",
 	  "serve every attached device's counters to Prometheus over HTTP",
 	  "A Prometheus exporter: an HTTP server on ADDR:PORT (:PORT: every\n"
 	  "address; [ADDR]:PORT for IPv6) that answers GET /metrics with the\n"
 	  "counters of 'stats --prometheus' for every attached device that is\n"
 	  "present (read from the pins at each scrape; a gone device has no\n"
 	  "series), vnet_build_info and vnet_device_up{device,netns}, and GET /\n"
-	  "with a page that links there.  Runs until SIGINT or SIGTERM\n"
-	  "(docs/metrics.md; systemd: vnet-exporter.service).\n",
+	  "with a page that links there.  --web-config FILE: HTTPS, client\n"
+	  "certificates and basic auth, in node_exporter's --web.config.file\n"
+	  "format (tls_server_config: cert_file, key_file, client_auth_type,\n"
+	  "client_ca_file; basic_auth_users: NAME: BCRYPT-HASH).  Runs until\n"
+	  "SIGINT or SIGTERM (docs/metrics.md; systemd: vnet-exporter.service).\n",
 	  exporter_opts },
 	{ "help", do_help, "[COMMAND]", "show help for COMMAND",
 	  "Show help for COMMAND.\n", NULL },

@@ -21,11 +21,12 @@ esac
 PKGS="
 make gcc libc6-dev pkg-config clang-format
 clang llvm libclang-rt-14-dev bpftool libbpf-dev libelf-dev zlib1g-dev
-liburing-dev libmnl-dev libseccomp-dev libmicrohttpd-dev
+liburing-dev libmnl-dev libseccomp-dev libmicrohttpd-dev libgnutls28-dev libcrypt-dev
 iproute2 ethtool jq procps kmod util-linux
 dpdk-dev librte-net-vhost23 librte-net-virtio23 librte-net-tap23 librte-mempool-ring23
 qemu-system-x86 busybox-static iperf3 iputils-ping xz-utils binutils
 sockperf gnuplot-nox
+curl openssl apache2-utils whois
 prometheus bash-completion debhelper lintian fakeroot dpkg-dev
 libvirt-daemon-system libvirt-clients
 "

@@ -16,6 +16,7 @@
 #                           time since the case began or the last result)
 #   expect DESC EXPECTED ACTUAL ... report NAME   one PASS/FAIL per group
 #   busywait TIMEOUT_MS CMD...     poll CMD until it succeeds
+#   serve_on_port LOG READY CMD...  a server on a random port ($PORT, $PID)
 #   run CMD...              $RUN_RC, $RUN_OUT, $RUN_ERR (stdout, stderr)
 #   json DOC FILTER [ARGS]  jq -r; json_ok DOC; positive N
 #   vnet_stat JSON DIR QUEUE CLASS [packets|bytes]  from `vnetctl -j stats`
@@ -296,6 +297,36 @@ busywait()
 	done
 }
 
+# rand_port: a TCP port from 20000 to 59999, at random
+rand_port()
+{
+	echo $((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
+}
+
+# serve_on_port LOG READY CMD...: CMD in the background, every @PORT@ in
+# its words a port drawn at random, its output into LOG, until READY PORT
+# succeeds within 5 s while CMD runs (ours answering, not another server
+# on a port we drew); up to five ports.  Sets PORT and PID (procs_add);
+# 1 if none served.
+serve_on_port()
+{
+	local log=$1 ready=$2 args a
+
+	shift 2
+	for _ in 1 2 3 4 5; do
+		PORT=$(rand_port)
+		args=()
+		for a in "$@"; do args+=("${a//@PORT@/$PORT}"); done
+		"${args[@]}" >"$log" 2>&1 &
+		PID=$!
+		procs_add "$PID"
+		busywait 5000 "$ready" "$PORT" && kill -0 "$PID" 2>/dev/null && return 0
+		kill "$PID" 2>/dev/null
+		wait "$PID" 2>/dev/null
+	done
+	return 1
+}
+
 # run CMD...: runs CMD; sets RUN_RC, RUN_OUT (stdout) and RUN_ERR (stderr)
 run()
 {
@@ -370,28 +401,20 @@ map_stat()
 
 # --- the exporter --------------------------------------------------------------
 
-# rand_port: a port number to try (20000-59999)
-rand_port()
+# exporter_landing PORT: vnetctl exporter's landing page answers on PORT
+exporter_landing()
 {
-	echo $((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 40000))
+	curl -sf "http://127.0.0.1:$1/" | grep -q 'vnet exporter'
 }
 
 # exporter_start: vnetctl exporter on a free loopback port ($EPORT, $EPID;
 # its log $VNET_TMP/exporter.log), killed by end_case
 exporter_start()
 {
-	for _ in 1 2 3 4 5; do
-		EPORT=$(rand_port)
-		"$VNETCTL" exporter --listen "127.0.0.1:$EPORT" >"$VNET_TMP/exporter.log" 2>&1 &
-		EPID=$!
-		procs_add "$EPID"
-		# ours answering, not another server on a port we drew
-		busywait 5000 sh -c "curl -sf http://127.0.0.1:$EPORT/ | grep -q 'vnet exporter'" &&
-			kill -0 "$EPID" 2>/dev/null && return 0
-		kill "$EPID" 2>/dev/null
-		wait "$EPID" 2>/dev/null
-	done
-	return 1
+	serve_on_port "$VNET_TMP/exporter.log" exporter_landing \
+		"$VNETCTL" exporter --listen "127.0.0.1:@PORT@" || return 1
+	EPORT=$PORT
+	EPID=$PID
 }
 
 # --- namespaces and taps -------------------------------------------------------

@@ -143,7 +143,8 @@ case_install()
 		usr/share/bash-completion/completions/vnetd \
 		usr/share/doc/vnet/systemd.md usr/share/doc/vnet/libvirt.md \
 		usr/share/doc/vnet/metrics.md etc/libvirt/hooks/qemu.d/vnet \
-		etc/default/vnet-hook; do
+		etc/default/vnet-hook etc/default/vnet-exporter \
+		etc/vnet/exporter-web.yml.example; do
 		[ -f "$d/$f" ] || missing+="$f "
 	done
 	expect "installed" "" "$missing"

@@ -107,6 +107,7 @@ main()
 		/usr/share/doc/vnet/robustness.md /usr/share/doc/vnet/e2e.md \
 		/usr/share/doc/vnet/history/benchmarks-runs.md \
 		/etc/default/vnetd /etc/vnet/vnetd.conf.example \
+		/etc/default/vnet-exporter /etc/vnet/exporter-web.yml.example \
 		/usr/share/doc/vnet/copyright; do
 		grep -qxF "$f" "$VNET_TMP/files" || missing+="$f "
 	done

@@ -73,8 +73,9 @@ case_exporter_unit()
 	run systemd-analyze verify --man=no "$dir/vnet-exporter.service"
 	expect "verify exit" 0 "$RUN_RC"
 	expect "verify says nothing" "" "$RUN_OUT$RUN_ERR"
-	expect "ExecStart" '/usr/sbin/vnetctl exporter --listen ${VNET_EXPORTER_LISTEN}' "$(unit_get "$u" ExecStart)"
-	expect "default listen" "VNET_EXPORTER_LISTEN=:9477" "$(unit_get "$u" Environment)"
+	expect "ExecStart" '/usr/sbin/vnetctl exporter --listen ${VNET_EXPORTER_LISTEN} $VNET_EXPORTER_OPTS' "$(unit_get "$u" ExecStart)"
+	expect "default listen" "VNET_EXPORTER_LISTEN=:9477" "$(sed -n 's/^Environment=//p' "$u" | head -n1)"
+	expect "no options by default" "VNET_EXPORTER_OPTS=" "$(unit_get "$u" Environment)"
 	report verify_vnet-exporter "$(run_said)"
 }
 

@@ -13,7 +13,9 @@
  * one is read share the next read (one read serves every scrape waiting
  * when it starts); a client that asks for gzip gets it; a connection
  * without a whole request EXPORTER_IDLE_S after it opened or was last
- * answered is closed (exporter_conns.c).  docs/metrics.md.
+ * answered is closed (exporter_conns.c).  --web-config FILE adds HTTPS
+ * (exporter_web.c: the file, the certificate) and basic auth
+ * (exporter_auth.c).  docs/metrics.md.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -42,8 +44,10 @@
 #include "base/out.h"
 #include "base/util.h"
 #include "exporter.h"
+#include "exporter_auth.h"
 #include "exporter_conns.h"
 #include "exporter_self.h"
+#include "exporter_web.h"
 #include "prom.h"
 
 #define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
@@ -73,11 +77,6 @@ static int reply(struct MHD_Connection *c, unsigned int code, const char *type,
 	MHD_destroy_response(r);
 	return ret;
 }
-
-/* a request's own state: when its request line came */
-struct req {
-	struct timespec arrival;
-};
 
 /* the last read of the pins: every scrape that came before it began */
 static struct {
@@ -284,12 +283,15 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c,
 {
 	static const char not_found[] = "not found: the metrics are at /metrics\n";
 	static const char not_allowed[] = "only GET and HEAD\n";
+	enum MHD_Result ret;
 
 	(void)cls;
 	(void)version;
 	(void)upload;
 	(void)upload_size;
 	conns_busy(c);
+	if (!auth_request(c, *state, &ret))
+		return ret;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain",
@@ -423,23 +425,96 @@ static void raise_nofile(void)
 }
 
 const struct cli_opt exporter_opts[] = {
-	{ "listen", 'l', "ADDR:PORT", "where to listen, e.g. 127.0.0.1:9477 or :9477" },
+	{ "listen", 'l', "ADDR:PORT",
+	  "where to listen, e.g. 127.0.0.1:9477 or :9477" },
+	{ "web-config", 0, "FILE",
+	  "HTTPS and basic auth from FILE, in the format of\n"
+	  "node_exporter's --web.config.file (docs/metrics.md)" },
 	{ NULL, 0, NULL, NULL },
 };
 
+/* the server on FD, with WEB's TLS and users; NULL after a message */
+static struct MHD_Daemon *start(int fd, const char *shown,
+				const struct web_config *web)
+{
+	struct MHD_OptionItem opts[WEB_MHD_OPTS];
+	unsigned int flags = web_mhd_options(web, opts);
+	struct MHD_Daemon *d;
+
+	d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
+				     (strchr(shown, '[') ? MHD_USE_IPv6 : 0) |
+				     flags,
+			     0, NULL, NULL, handle, NULL,
+			     MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,
+			     MHD_OPTION_LISTEN_SOCKET, fd,
+			     MHD_OPTION_CONNECTION_TIMEOUT,
+			     (unsigned int)EXPORTER_IDLE_S * 2,
+			     MHD_OPTION_CONNECTION_LIMIT,
+			     (unsigned int)EXPORTER_CONN_MAX,
+			     MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+			     (unsigned int)EXPORTER_CONN_PER_IP,
+			     MHD_OPTION_NOTIFY_CONNECTION, conns_notify, NULL,
+			     MHD_OPTION_URI_LOG_CALLBACK, req_start, NULL,
+			     MHD_OPTION_NOTIFY_COMPLETED, conns_done, NULL,
+			     MHD_OPTION_ARRAY, opts, MHD_OPTION_END);
+	if (!d) {
+		cli_error("cannot start the HTTP server on %s%s", shown,
+			  web->cert ?
+				  " with TLS (this libmicrohttpd may lack it)" :
+				  "");
+		return NULL;
+	}
+	fprintf(stderr, "%s exporter: serving %s://%s/metrics%s\n", prog_name,
+		web->cert ? "https" : "http", shown,
+		web->n_users ? " (basic auth)" : "");
+	if (web->n_users && !web->cert)
+		fprintf(stderr,
+			"%s exporter: warning: basic auth without TLS: passwords cross the network in the clear (tls_server_config)\n",
+			prog_name);
+	return d;
+}
+
+/* until SIGINT or SIGTERM, a tick a second: connections past their time
+ * are closed; the signal */
+static int serve(const sigset_t *mask)
+{
+	unsigned long long reaped = 0;
+	int sig;
+
+	for (;;) {
+		struct timespec tick = { .tv_sec = 1 };
+
+		sig = sigtimedwait(mask, NULL, &tick);
+		if (sig < 0) {
+			reaped += (unsigned long long)conns_reap();
+			__atomic_store_n(&counts.reaped, reaped,
+					 __ATOMIC_RELAXED);
+			continue;
+		}
+		if (sig != SIGHUP)
+			return sig;
+		fprintf(stderr,
+			"%s exporter: SIGHUP: nothing to reload (each scrape reads the pins anew); still serving\n",
+			prog_name);
+	}
+}
+
 int do_exporter(int argc, char **argv)
 {
-	const char *spec = NULL;
-	unsigned long long reaped = 0;
-	struct MHD_Daemon *d;
+	const char *spec = NULL, *web_file = NULL;
+	struct web_config web = { 0 };
+	struct MHD_Daemon *d = NULL;
 	char shown[128];
 	sigset_t mask;
 	int opt, fd, sig;
 
 	while ((opt = cli_getopt(argc, argv, exporter_opts, "")) != -1) {
-		if (opt != 'l')
+		if (opt == 'l')
+			spec = optarg;
+		else if (opt == 256 + 1)
+			web_file = optarg;
+		else
 			return cli_bad_option("exporter", opt, argv);
-		spec = optarg;
 	}
 	if (optind < argc)
 		return cli_usage("exporter", "unexpected argument '%s'", argv[optind]);
@@ -447,11 +522,15 @@ int do_exporter(int argc, char **argv)
 		return cli_usage("exporter", "--listen ADDR:PORT is needed (e.g. --listen 127.0.0.1:9477)");
 	if (out_json)
 		return cli_usage("exporter", "-j: the exporter serves the Prometheus text format");
+	if (web_file && web_config_load(web_file, &web))
+		return 1;
 	fd = listen_on(spec, shown, sizeof(shown));
-	if (fd < 0)
+	if (fd < 0) {
+		web_config_free(&web);
 		return fd == -2 ? EXIT_USAGE : 1;
+	}
 
-	/* blocked here, so that the server's thread inherits the mask */
+	/* blocked here, so that the server's threads inherit the mask */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -460,42 +539,19 @@ int do_exporter(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	raise_nofile();
 	stats_prometheus_keep_open();
-	d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
-				     (strchr(shown, '[') ? MHD_USE_IPv6 : 0),
-			     0, NULL, NULL, handle, NULL,
-			     MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,
-			     MHD_OPTION_LISTEN_SOCKET, fd,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)EXPORTER_IDLE_S * 2,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)EXPORTER_CONN_MAX,
-			     MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)EXPORTER_CONN_PER_IP,
-			     MHD_OPTION_NOTIFY_CONNECTION, conns_notify, NULL,
-			     MHD_OPTION_URI_LOG_CALLBACK, req_start, NULL,
-			     MHD_OPTION_NOTIFY_COMPLETED, conns_done, NULL,
-			     MHD_OPTION_END);
+	if (!auth_start(&web))
+		d = start(fd, shown, &web);
 	if (!d) {
+		auth_stop();
+		web_config_free(&web);
 		close(fd);
-		return cli_error("cannot start the HTTP server on %s", shown);
+		return 1;
 	}
-	fprintf(stderr, "%s exporter: serving http://%s/metrics\n", prog_name,
-		shown);
-	/* a tick a second: connections past their time are closed */
-	for (;;) {
-		struct timespec tick = { .tv_sec = 1 };
-
-		sig = sigtimedwait(&mask, NULL, &tick);
-		if (sig < 0) {
-			reaped += (unsigned long long)conns_reap();
-			__atomic_store_n(&counts.reaped, reaped,
-					 __ATOMIC_RELAXED);
-			continue;
-		}
-		if (sig != SIGHUP)
-			break;
-		fprintf(stderr, "%s exporter: SIGHUP: nothing to reload (each scrape reads the pins anew); still serving\n",
-			prog_name);
-	}
+	sig = serve(&mask);
 	fprintf(stderr, "%s exporter: %s, exiting\n", prog_name, strsignal(sig));
+	auth_stop();
 	MHD_stop_daemon(d);
+	web_config_free(&web);
 	close(fd);
 	return 0;
 }
