@@ -19,6 +19,9 @@
 #   restart   kill -9 of the main pid: Restart=on-failure starts it again
 #             (NRestarts=1) and it serves
 #   stop      systemctl stop: inactive (not failed), socket and pins gone
+#   handover  two connected frontends (soak's, peers through a bridge)
+#             send to each other through a systemctl reload of their
+#             vnetd@ instance: every frame each sent, the other received
 #   condition vnetd@NAME without /etc/vnet/NAME.conf does not start
 #   host_unit vnetd.service with /etc/vnet/vnetd.conf: start, stop
 #   exporter  vnet-exporter.service answers a scrape with the tap's series
@@ -32,7 +35,8 @@ source "$(dirname "$0")/lib.sh"
 
 KSFT_PREFIX=systemd-boot
 IO=${IO:-$OUT/bench/bench_vnetd_io}
-ALL_CASES="start reload restart stop condition host_unit exporter"
+SOAK=${SOAK:-$OUT/selftests/soak}
+ALL_CASES="start reload restart stop handover condition host_unit exporter"
 
 # the capabilities vnetd's unit bounds itself to, beyond nspawn's
 # defaults, and CAP_SYS_RESOURCE for its LimitMEMLOCK=
@@ -162,8 +166,10 @@ machine_up()
 	[ -n "$LEADER" ] && return 0
 	[ -n "$MACHINE_SKIP" ] && return 1
 	t0=$(now_ms)
-	if ! make -C "$VNET_ROOT" --no-print-directory install DESTDIR="$DEST" \
-		OUT="$OUT" >"$VNET_TMP/install.log" 2>&1; then
+	# not the jobserver of a `make check` this runs under
+	if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$VNET_ROOT" \
+		--no-print-directory install DESTDIR="$DEST" OUT="$OUT" \
+		>"$VNET_TMP/install.log" 2>&1; then
 		MACHINE_SKIP="make install DESTDIR= failed: $(tail -n 3 "$VNET_TMP/install.log")"
 		return 1
 	fi
@@ -394,6 +400,100 @@ case_stop()
 	report stop "$(run_said) $(journal vnetd@t1 | tail -n 5 | tr '\n' ' ')"
 }
 
+# soak_port OUT PORT KEY: KEY=VALUE of soak's "port PORT" line
+soak_port()
+{
+	awk -v p="$2" -v k="$3" '$1 == "port" && $2 == p {
+		for (i = 3; i <= NF; i++) if (index($i, k "=") == 1) print substr($i, length(k) + 2) }' "$1"
+}
+
+# dp_stat I DIR frames|drops [SUFFIX]: vnetd's counter of port I
+# (stats.I[SUFFIX].json)
+dp_stat()
+{
+	jq -r --arg d "$2" --arg f "$3" '[.queues[] | select(.dir == $d) |
+		.datapath[$f] | if type == "object" or type == "array" then add else . end] | add // 0' \
+		"$VNET_TMP/stats.$1${4:-}.json" 2>/dev/null
+}
+
+# link_stat I rx|tx packets|dropped [SUFFIX]: the tap's own counter
+link_stat()
+{
+	jq -r --arg d "$2" --arg f "$3" '.[0].stats64[$d][$f] // 0' \
+		"$VNET_TMP/link.$1${4:-}.json" 2>/dev/null
+}
+
+# ho_stats TAP0 TAP1 [SUFFIX]: vnetd's and the taps' counters, now
+ho_stats()
+{
+	local i=0 t
+
+	for t in "$1" "$2"; do
+		"$VNETCTL" -j stats "$t" >"$VNET_TMP/stats.$i${3:-}.json" 2>/dev/null
+		ip -n "$NS" -s -j link show "$t" >"$VNET_TMP/link.$i${3:-}.json"
+		i=$((i + 1))
+	done
+}
+
+# ho_drops I P [SUFFIX]: the drops counted on the way from port I to P
+ho_drops()
+{
+	echo $(($(dp_stat "$1" tx drops "${3:-}") + $(dp_stat "$2" rx drops "${3:-}") +
+		$(link_stat "$1" rx dropped "${3:-}") + $(link_stat "$2" tx dropped "${3:-}")))
+}
+
+case_handover()
+{
+	local a b old spid i p sent recv drops
+
+	need_machine handover || return
+	a=$(rand_tap) b=$(rand_tap)
+	_all_taps+=("$NS $a" "$NS $b")
+	# nothing but the frontends' frames on the bridge
+	ip netns exec "$NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1 >/dev/null 2>&1
+	printf 'socket=/run/vnet/ho0.sock tap=%s queues=1\nsocket=/run/vnet/ho1.sock tap=%s queues=1\n' \
+		"$a" "$b" >"$DEST/etc/vnet/ho.conf"
+	run sctl start vnetd@ho
+	expect "systemctl start exit" 0 "$RUN_RC"
+	ip -n "$NS" link add vnet-ho type bridge && ip -n "$NS" link set vnet-ho up &&
+		ip -n "$NS" link set "$a" master vnet-ho && ip -n "$NS" link set "$b" master vnet-ho
+	old=$(prop vnetd@ho MainPID)
+	timeout -k 5 40 "$SOAK" --sock "/proc/$LEADER/root/run/vnet/ho%u.sock" --ports 2 --qp 1 \
+		--secs 6 --warmup 1 --rate 500 --sample 10 --pid "$(host_pid "$old")" \
+		>"$VNET_TMP/soak.out" 2>"$VNET_TMP/soak.err" &
+	spid=$!
+	# the frames flow (soak's warm-up is over), then the reload
+	busywait 20000 grep -q '^start' "$VNET_TMP/soak.out"
+	ho_stats "$a" "$b" .0
+	run sctl reload vnetd@ho
+	expect "systemctl reload exit" 0 "$RUN_RC"
+	expect "MainPID moved" yes "$([ "$(prop vnetd@ho MainPID)" != "$old" ] && echo yes || echo no)"
+	wait "$spid"
+	expect "frontends exit" 0 "$?"
+	ho_stats "$a" "$b"
+	# what port i sent arrived at its peer, or was counted as dropped on
+	# the way (by vnetd or by a tap) while soak's warm-up flooded the
+	# rings: none from then on, through the reload
+	for i in 0 1; do
+		p=$((i ^ 1))
+		sent=$(soak_port "$VNET_TMP/soak.out" "$i" sent)
+		recv=$(soak_port "$VNET_TMP/soak.out" "$p" recv)
+		drops=$(ho_drops "$i" "$p")
+		expect "port $i -> $p: no drop after the warm-up" "$(ho_drops "$i" "$p" .0)" "$drops"
+		expect "port $i sent frames" yes "$(positive "$sent" && echo yes || echo no)"
+		expect "port $i's frames, moved by vnetd" "$sent" \
+			$(($(dp_stat "$i" tx frames) + $(dp_stat "$i" tx drops)))
+		expect "port $i's frames, received by its peer or counted dropped" "$sent" $((recv + drops))
+		expect "port $i: nothing foreign" 0 "$(soak_port "$VNET_TMP/soak.out" "$i" foreign)"
+		echo "# handover: port $i -> $p: sent $sent, received $recv, counted drops $drops"
+	done
+	run sctl stop vnetd@ho
+	ip -n "$NS" link del vnet-ho 2>/dev/null
+	rm -f "$DEST/etc/vnet/ho.conf"
+	report handover "$(grep '^port' "$VNET_TMP/soak.out" | tr '\n' ' ') $(head -c 300 "$VNET_TMP/soak.err") $(journal vnetd@ho | tail -n 6 | tr '\n' ' ')"
+}
+
 case_condition()
 {
 	need_machine condition || return
@@ -448,7 +548,7 @@ main()
 {
 	ksft_args "$@"
 	require_root systemd-boot || { ksft_exit; return; }
-	require_cmd systemd-boot systemd-nspawn nsenter curl make "$IO" ||
+	require_cmd systemd-boot systemd-nspawn nsenter curl make "$IO" "$SOAK" ||
 		{ ksft_exit; return; }
 	ksft_run :
 	ksft_exit
