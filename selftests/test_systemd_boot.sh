@@ -464,7 +464,7 @@ case_handover()
 		>"$VNET_TMP/soak.out" 2>"$VNET_TMP/soak.err" &
 	spid=$!
 	# the frames flow (soak's warm-up is over), then the reload
-	busywait 20000 grep -q '^start' "$VNET_TMP/soak.out"
+	busywait 20000 grep -qs '^start' "$VNET_TMP/soak.out"
 	ho_stats "$a" "$b" .0
 	run sctl reload vnetd@ho
 	expect "systemctl reload exit" 0 "$RUN_RC"
