@@ -531,6 +531,8 @@ case_exporter()
 	local body
 
 	need_machine exporter && t1_up exporter || return
+	# installed, not enabled: the boot did not start it
+	expect "not started at boot" inactive "$(sctl is-active vnet-exporter)"
 	run sctl start vnet-exporter
 	expect "systemctl start exit" 0 "$RUN_RC"
 	expect "active" active "$(sctl is-active vnet-exporter)"
