@@ -97,10 +97,17 @@ cg_remove()
 }
 
 # in_machine CMD...: CMD in the container's namespaces (its systemctl,
-# journalctl, /proc)
+# journalctl, /proc), IN_MACHINE_SECS (30) at most
 in_machine()
 {
-	timeout 30 nsenter -t "$LEADER" -m -u -i -n -p -- "$@"
+	timeout "${IN_MACHINE_SECS:-30}" nsenter -t "$LEADER" -m -u -i -n -p -- "$@"
+}
+
+# slow_sctl ARGS...: a start, reload or stop, which waits for vnetd; on a
+# machine loaded by other work it took up to 34 s once
+slow_sctl()
+{
+	IN_MACHINE_SECS=75 sctl "$@"
 }
 
 sctl()
@@ -127,7 +134,9 @@ machine_down()
 	wait "$NSPAWN_PID" 2>/dev/null
 	NSPAWN_PID=""
 	LEADER=""
-	# what nspawn made in the host's /run and leaves (empty) behind
+	# what nspawn made in the host's /run and leaves (empty) behind: the
+	# machine's directory, and the parents if this test made them
+	rmdir "/run/systemd/nspawn/propagate/$MACHINE" 2>/dev/null
 	for d in ${NSPAWN_DIRS[@]+"${NSPAWN_DIRS[@]}"}; do
 		[ "$d" = /run/systemd/nspawn ] && rmdir "$d/propagate" 2>/dev/null
 		rmdir "$d" 2>/dev/null
@@ -214,8 +223,8 @@ machine_up()
 		machine_down
 		return 1
 	fi
-	if ! busywait 40000 _booted; then
-		MACHINE_SKIP="the container's systemd did not finish starting in 40 s ($(in_machine systemctl is-system-running 2>&1)): $(tail -n 5 "$VNET_TMP/nspawn.log" | tr '\n' ' ')"
+	if ! busywait 60000 _booted; then
+		MACHINE_SKIP="the container's systemd did not finish starting in 60 s ($(in_machine systemctl is-system-running 2>&1)): $(tail -n 5 "$VNET_TMP/nspawn.log" | tr '\n' ' ')"
 		machine_down
 		return 1
 	fi
@@ -280,7 +289,7 @@ has_cap_sys_resource()
 # journal UNIT: the unit's journal in the container
 journal()
 {
-	in_machine journalctl --no-pager -o cat -u "$1" 2>/dev/null
+	in_machine journalctl --no-pager -o short-monotonic -u "$1" 2>/dev/null
 }
 
 # sandbox_notes UNIT: what the container's systemd said it could not apply
@@ -294,7 +303,7 @@ sandbox_notes()
 started()
 {
 	[ "$(sctl is-active vnetd@t1 2>/dev/null)" = active ] && return 0
-	sctl start vnetd@t1 >/dev/null 2>&1
+	slow_sctl start vnetd@t1 >/dev/null 2>&1
 	[ "$(sctl is-active vnetd@t1 2>/dev/null)" = active ]
 }
 
@@ -303,7 +312,7 @@ case_start()
 	local rc main hp
 
 	need_machine start || return
-	run sctl start vnetd@t1
+	run slow_sctl start vnetd@t1
 	rc=$RUN_RC
 	expect "systemctl start exit" 0 "$rc"
 	expect "active" active "$(sctl is-active vnetd@t1)"
@@ -363,7 +372,7 @@ case_reload()
 	need_machine reload && t1_up reload || return
 	old=$(prop vnetd@t1 MainPID)
 	hp=$(host_pid "$old")
-	run sctl reload vnetd@t1
+	run slow_sctl reload vnetd@t1
 	expect "systemctl reload exit" 0 "$RUN_RC"
 	busywait 10000 sh -c "! kill -0 ${hp:-0} 2>/dev/null"
 	expect "the old vnetd gone" no "$(kill -0 "${hp:-0}" 2>/dev/null && echo yes || echo no)"
@@ -381,7 +390,7 @@ case_restart()
 	expect "NRestarts before" 0 "$(prop vnetd@t1 NRestarts)"
 	kill -KILL "${hp:-0}"
 	# RestartSec=1s, then READY=1 of the new one
-	busywait 15000 sh -c "[ \"\$(nsenter -t $LEADER -m -p systemctl show -P NRestarts vnetd@t1)\" = 1 ] &&
+	busywait 60000 sh -c "[ \"\$(nsenter -t $LEADER -m -p systemctl show -P NRestarts vnetd@t1)\" = 1 ] &&
 		[ \"\$(nsenter -t $LEADER -m -p systemctl is-active vnetd@t1)\" = active ]"
 	expect "NRestarts after kill -9" 1 "$(prop vnetd@t1 NRestarts)"
 	moved "$old" "the restart"
@@ -391,7 +400,7 @@ case_restart()
 case_stop()
 {
 	need_machine stop && t1_up stop || return
-	run sctl stop vnetd@t1
+	run slow_sctl stop vnetd@t1
 	expect "systemctl stop exit" 0 "$RUN_RC"
 	expect "inactive (not failed)" inactive "$(sctl is-active vnetd@t1)"
 	expect "the socket removed" no "$(in_machine test -e /run/vnet/t1.sock && echo yes || echo no)"
@@ -442,6 +451,17 @@ ho_drops()
 		$(link_stat "$1" rx dropped "${3:-}") + $(link_stat "$2" tx dropped "${3:-}")))
 }
 
+# ho_flowing TAP0 TAP1: vnetd moved 200 frames from each frontend
+ho_flowing()
+{
+	local t n
+
+	for t in "$1" "$2"; do
+		n=$(vnetctl -j stats "$t" 2>/dev/null | jq '[.queues[] | select(.dir == "tx") | .datapath.frames] | add // 0')
+		[ "${n:-0}" -ge 200 ] || return 1
+	done
+}
+
 case_handover()
 {
 	local a b old spid i p sent recv drops
@@ -454,41 +474,40 @@ case_handover()
 		net.ipv6.conf.default.disable_ipv6=1 >/dev/null 2>&1
 	printf 'socket=/run/vnet/ho0.sock tap=%s queues=1\nsocket=/run/vnet/ho1.sock tap=%s queues=1\n' \
 		"$a" "$b" >"$DEST/etc/vnet/ho.conf"
-	run sctl start vnetd@ho
+	run slow_sctl start vnetd@ho
 	expect "systemctl start exit" 0 "$RUN_RC"
 	ip -n "$NS" link add vnet-ho type bridge && ip -n "$NS" link set vnet-ho up &&
 		ip -n "$NS" link set "$a" master vnet-ho && ip -n "$NS" link set "$b" master vnet-ho
 	old=$(prop vnetd@ho MainPID)
+	# --warmup 0: without soak's flood of the rings, at a rate the
+	# frontends and vnetd keep up with
 	timeout -k 5 40 "$SOAK" --sock "/proc/$LEADER/root/run/vnet/ho%u.sock" --ports 2 --qp 1 \
-		--secs 6 --warmup 1 --rate 500 --sample 10 --pid "$(host_pid "$old")" \
+		--secs 6 --warmup 0 --rate 500 --sample 10 --pid "$(host_pid "$old")" \
 		>"$VNET_TMP/soak.out" 2>"$VNET_TMP/soak.err" &
 	spid=$!
-	# the frames flow (soak's warm-up is over), then the reload
-	busywait 20000 grep -qs '^start' "$VNET_TMP/soak.out"
-	ho_stats "$a" "$b" .0
-	run sctl reload vnetd@ho
+	# the frames flow both ways, then the reload
+	busywait 40000 ho_flowing "$a" "$b"
+	run slow_sctl reload vnetd@ho
 	expect "systemctl reload exit" 0 "$RUN_RC"
 	expect "MainPID moved" yes "$([ "$(prop vnetd@ho MainPID)" != "$old" ] && echo yes || echo no)"
 	wait "$spid"
 	expect "frontends exit" 0 "$?"
 	ho_stats "$a" "$b"
-	# what port i sent arrived at its peer, or was counted as dropped on
-	# the way (by vnetd or by a tap) while soak's warm-up flooded the
-	# rings: none from then on, through the reload
+	# every frame port i sent arrived at its peer: none dropped by vnetd
+	# or a tap, none lost uncounted
 	for i in 0 1; do
 		p=$((i ^ 1))
 		sent=$(soak_port "$VNET_TMP/soak.out" "$i" sent)
 		recv=$(soak_port "$VNET_TMP/soak.out" "$p" recv)
 		drops=$(ho_drops "$i" "$p")
-		expect "port $i -> $p: no drop after the warm-up" "$(ho_drops "$i" "$p" .0)" "$drops"
 		expect "port $i sent frames" yes "$(positive "$sent" && echo yes || echo no)"
 		expect "port $i's frames, moved by vnetd" "$sent" \
 			$(($(dp_stat "$i" tx frames) + $(dp_stat "$i" tx drops)))
-		expect "port $i's frames, received by its peer or counted dropped" "$sent" $((recv + drops))
+		expect "port $i's frames, received by its peer (counted drops $drops)" "$sent" "$recv"
 		expect "port $i: nothing foreign" 0 "$(soak_port "$VNET_TMP/soak.out" "$i" foreign)"
 		echo "# handover: port $i -> $p: sent $sent, received $recv, counted drops $drops"
 	done
-	run sctl stop vnetd@ho
+	run slow_sctl stop vnetd@ho
 	ip -n "$NS" link del vnet-ho 2>/dev/null
 	rm -f "$DEST/etc/vnet/ho.conf"
 	report handover "$(grep '^port' "$VNET_TMP/soak.out" | tr '\n' ' ') $(head -c 300 "$VNET_TMP/soak.err") $(journal vnetd@ho | tail -n 6 | tr '\n' ' ')"
@@ -513,11 +532,11 @@ case_host_unit()
 	_all_taps+=("$NS $tap")
 	# /etc/vnet is the installed tree's, bound read-only into the container
 	printf 'socket=/run/vnet/host.sock tap=%s queues=2\n' "$tap" >"$DEST/etc/vnet/vnetd.conf"
-	run sctl start vnetd
+	run slow_sctl start vnetd
 	expect "systemctl start exit" 0 "$RUN_RC"
 	expect "active" active "$(sctl is-active vnetd)"
 	expect "the pins on the host" yes "$(pins_exist "$tap" && echo yes || echo no)"
-	run sctl stop vnetd
+	run slow_sctl stop vnetd
 	expect "systemctl stop exit" 0 "$RUN_RC"
 	expect "inactive" inactive "$(sctl is-active vnetd)"
 	expect "the pins removed" yes "$(pins_gone "$tap" && echo yes || echo no)"
@@ -533,14 +552,14 @@ case_exporter()
 	need_machine exporter && t1_up exporter || return
 	# installed, not enabled: the boot did not start it
 	expect "not started at boot" inactive "$(sctl is-active vnet-exporter)"
-	run sctl start vnet-exporter
+	run slow_sctl start vnet-exporter
 	expect "systemctl start exit" 0 "$RUN_RC"
 	expect "active" active "$(sctl is-active vnet-exporter)"
 	busywait 10000 sh -c "ip netns exec $NS curl -sf http://127.0.0.1:9477/metrics | grep -q 'vnet_device_up{device=\"$TAP\"'"
 	body=$(ip netns exec "$NS" curl -sf http://127.0.0.1:9477/metrics)
 	expect "a scrape has the tap's series" yes \
 		"$(grep -q "vnet_device_up{device=\"$TAP\"" <<<"$body" && echo yes || echo no)"
-	run sctl stop vnet-exporter
+	run slow_sctl stop vnet-exporter
 	expect "stopped" inactive "$(sctl is-active vnet-exporter)"
 	report exporter "$(run_said) $(journal vnet-exporter | tail -n 5 | tr '\n' ' ') $(head -c 300 <<<"$body")"
 	sandbox_notes vnet-exporter
