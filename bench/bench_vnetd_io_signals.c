@@ -11,7 +11,8 @@ static bool tx_used(struct vufe *fe, void *arg)
 	return vufe_tx_inflight(fe, 0) == 0;
 }
 
-static int set_coal(const char *tap, __u32 frames, __u32 usecs)
+static int set_coal(const char *tap, __u32 tx_frames, __u32 tx_usecs,
+		    __u32 rx_frames, __u32 rx_usecs)
 {
 	char path[256];
 	struct vnet_config c;
@@ -24,8 +25,10 @@ static int set_coal(const char *tap, __u32 frames, __u32 usecs)
 		return -errno;
 	err = bpf_map_lookup_elem(fd, &q, &c) ? -errno : 0;
 	if (!err) {
-		c.tx_frames = c.rx_frames = frames;
-		c.tx_usecs = c.rx_usecs = usecs;
+		c.tx_frames = tx_frames;
+		c.tx_usecs = tx_usecs;
+		c.rx_frames = rx_frames;
+		c.rx_usecs = rx_usecs;
 		c.flags = 0;
 		c.gen++;
 		err = bpf_map_update_elem(fd, &q, &c, BPF_ANY) ? -errno : 0;
@@ -221,12 +224,14 @@ static double rx_stream(struct vufe *fe, int pfd, unsigned int frames)
 
 int do_signals(const struct opts *o)
 {
+	/* on: vnet's defaults (what attach and vnetd write) */
 	static const struct {
 		const char *name;
-		__u32 frames, usecs;
+		__u32 tx_frames, tx_usecs, rx_frames, rx_usecs;
 	} modes[] = {
-		{ "off", 0, 0 },
-		{ "on (tx/rx-frames 32, tx/rx-usecs 200)", 32, 200 },
+		{ "off", 0, 0, 0, 0 },
+		{ "on", VNET_DEFAULT_TX_FRAMES, VNET_DEFAULT_TX_USECS,
+		  VNET_DEFAULT_RX_FRAMES, VNET_DEFAULT_RX_USECS },
 	};
 	struct sockaddr_ll sll = { .sll_family = AF_PACKET,
 				   .sll_protocol = htons(ETH_P_ALL) };
@@ -252,7 +257,8 @@ int do_signals(const struct opts *o)
 	for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
 		double ab, au, rb, sb, su, sr;
 
-		err = set_coal(o->dev, modes[m].frames, modes[m].usecs);
+		err = set_coal(o->dev, modes[m].tx_frames, modes[m].tx_usecs,
+			       modes[m].rx_frames, modes[m].rx_usecs);
 		if (err)
 			die("config map of %s: %s", o->dev, strerror(-err));
 		ab = tx_armed(fe, o->frames, false);
@@ -261,12 +267,17 @@ int do_signals(const struct opts *o)
 		sb = tx_stream(fe, o->frames, false);
 		su = tx_stream(fe, o->frames, true);
 		sr = rx_stream(fe, pfd, o->frames);
-		printf("coalescing %s:\n"
+		printf("coalescing %s", modes[m].name);
+		if (modes[m].tx_frames)
+			printf(" (tx-frames %u tx-usecs %u rx-frames %u rx-usecs %u)",
+			       modes[m].tx_frames, modes[m].tx_usecs,
+			       modes[m].rx_frames, modes[m].rx_usecs);
+		printf(":\n"
 		       "  armed guest:  tx bulk %.1f  tx urgent %.1f  rx %.1f\n"
 		       "  stream guest: tx bulk %.1f  tx urgent %.1f  rx %.1f\n",
-		       modes[m].name, ab, au, rb, sb, su, sr);
+		       ab, au, rb, sb, su, sr);
 	}
-	set_coal(o->dev, 0, 0);
+	set_coal(o->dev, 0, 0, 0, 0);
 	vufe_destroy(fe);
 	return 0;
 }

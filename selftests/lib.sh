@@ -17,6 +17,7 @@
 #   expect DESC EXPECTED ACTUAL ... report NAME   one PASS/FAIL per group
 #   busywait TIMEOUT_MS CMD...     poll CMD until it succeeds
 #   serve_on_port LOG READY CMD...  a server on a random port ($PORT, $PID)
+#   unit_cap_mask UNIT      its CapabilityBoundingSet= as CapBnd: prints it
 #   run CMD...              $RUN_RC, $RUN_OUT, $RUN_ERR (stdout, stderr)
 #   json DOC FILTER [ARGS]  jq -r; json_ok DOC; positive N
 #   vnet_stat JSON DIR QUEUE CLASS [packets|bytes]  from `vnetctl -j stats`
@@ -273,6 +274,18 @@ require_cmd()
 			return 1
 		fi
 	done
+}
+
+# unit_cap_mask UNIT: CapabilityBoundingSet= of a systemd unit file as
+# /proc/PID/status prints CapBnd: (16 hex digits)
+unit_cap_mask()
+{
+	local c want=0
+
+	for c in $(sed -n 's/^CapabilityBoundingSet=//p' "$1" | tail -n 1); do
+		want=$((want | 1 << $(grep -o "#define $c\s*[0-9]*" /usr/include/linux/capability.h | awk '{print $3}')))
+	done
+	printf '%016x\n' "$want"
 }
 
 # --- polling and commands ------------------------------------------------------

@@ -24,6 +24,11 @@
 #                              tx (guest -> host) or rx (host -> guest, -R),
 #                              pinned to CPU (- for none); bg: in the
 #                              background (see wait)
+#   sw:TAG:SECS:PORT:LEN       iperf3 TCP client guest -> host for SECS
+#                              with LEN-byte writes (iperf3 -l): a
+#                              small-write stream
+#   rr:TAG:SECS:PORT           sockperf UDP ping-pong of 64 B messages
+#                              with the host's sockperf server on PORT
 #   wait                       wait for every background step
 #   offloads-off               ethtool -K eth0 tso off gso off
 #   combined:N                 ethtool -L eth0 combined N
@@ -44,7 +49,8 @@
 #   VNET: ping sent=N recv=M
 #   VNET: pinged echos=N
 #   VNET: iperf TAG rc=N          and, before it, the client's JSON between
-#   VNET-JSON-BEGIN TAG / VNET-JSON-END TAG
+#   VNET-JSON-BEGIN TAG / VNET-JSON-END TAG (sw too)
+#   VNET: rr TAG rc=N p50=US p99=US msgs=N   a ping-pong's round trip
 #   VNET: ethtool ...             what an ethtool step left in place
 #   VNET: mark NAME
 #   VNET: error WHAT              a step that could not be done
@@ -212,15 +218,17 @@ step_pinged()
 	[ "$n" -ge "$want" ] || err "pinged: $n of $want echo requests"
 }
 
-# iperf TAG DIR SECS PORT [CPU]: the client, its JSON on the console
+# iperf TAG DIR SECS PORT [CPU [LEN]]: the client, its JSON on the console
 run_iperf()
 {
-	local tag=$1 dir=$2 secs=$3 port=$4 cpu=${5:--} rc rev="" pin=""
+	local tag=$1 dir=$2 secs=$3 port=$4 cpu=${5:--} rc rev="" pin="" len=""
 
 	[ "$dir" = rx ] && rev=-R
 	[ "$cpu" != - ] && pin="taskset -c $cpu"
+	[ -n "${6:-}" ] && len="-l $6"
 	# the connect timeout bounds a host that is not listening
-	$pin iperf3 -c "$HOST" -p "$port" -t "$secs" $rev -J \
+	# shellcheck disable=SC2086 # empty or two words
+	$pin iperf3 -c "$HOST" -p "$port" -t "$secs" $rev $len -J \
 		--connect-timeout 5000 >"/tmp/iperf-$tag.json" 2>&1
 	rc=$?
 	echo "VNET-JSON-BEGIN $tag"
@@ -244,6 +252,22 @@ step_iperf()
 		bgpids="$bgpids $!:$tag"
 	else
 		run_iperf "$tag" "$dir" "$secs" "$port" "$cpu" || err "iperf $tag failed"
+	fi
+}
+
+# rr TAG SECS PORT: a sockperf UDP ping-pong; its round trip's percentiles
+step_rr()
+{
+	local out rc p50 p99 msgs
+
+	out=$(sockperf ping-pong -i "$HOST" -p "$3" -m 64 -t "$2" --full-rtt 2>&1)
+	rc=$?
+	p50=$(echo "$out" | sed -n 's/.*percentile 50.000 = *\([0-9.]*\).*/\1/p')
+	p99=$(echo "$out" | sed -n 's/.*percentile 99.000 = *\([0-9.]*\).*/\1/p')
+	msgs=$(echo "$out" | sed -n 's/.*SentMessages=\([0-9]*\).*/\1/p' | head -n 1)
+	say "rr $1 rc=$rc p50=${p50:-0} p99=${p99:-0} msgs=${msgs:-0}"
+	if [ "$rc" != 0 ] || [ -z "$p50" ]; then
+		err "rr $1: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
 	fi
 }
 
@@ -300,6 +324,8 @@ for s in "$@"; do
 	mtu) say "mtu $(cat /sys/class/net/eth0/mtu)" ;;
 	pinged) step_pinged "${2:-3}" ;;
 	iperf) shift; step_iperf "$@" ;;
+	sw) run_iperf "$2" tx "$3" "$4" - "$5" || err "iperf $2 failed" ;;
+	rr) step_rr "$2" "$3" "$4" ;;
 	wait) step_wait ;;
 	offloads-off)
 		ethtool -K eth0 tso off gso off >/dev/null 2>&1 ||
