@@ -121,13 +121,21 @@ static void config_defaults(int fd)
 		bpf_map_update_elem(fd, &q, &c, BPF_ANY);
 }
 
-/* Take the tap's vnet_xmit_rx out of the shared dispatcher, if it is in. */
-static void detach_xmit(const char *ifname)
+/*
+ * Take the tap's vnet_xmit_rx out of the shared dispatcher, if it is in;
+ * INFO (may be NULL): the attach's, whose device is the entry's key.
+ */
+static void detach_xmit(const char *ifname, const struct vnet_info *info)
 {
 	__u32 id = vnet_pinned_prog_id(ifname, VNET_PIN_PROG_XMIT);
+	struct vnet_xmit_key key = {};
 
+	if (info) {
+		key.netns = (__u32)info->netns_ino;
+		key.ifindex = info->ifindex;
+	}
 	if (id)
-		vnet_xmit_unregister(ifname, id);
+		vnet_xmit_unregister(ifname, id, info ? &key : NULL);
 }
 
 /*
@@ -369,7 +377,7 @@ static void unwind_attach(const char *ifname, int ifindex)
 		detach_legacy_tc(ifindex, false);
 		close(lfd);
 	}
-	detach_xmit(ifname);
+	detach_xmit(ifname, NULL);
 	vnet_pin_dir_remove(ifname);
 }
 
@@ -464,7 +472,7 @@ int vnet_detach(const char *ifname, struct vnet_err *err)
 	detach_link_pin(ifname, VNET_PIN_LINK_TC_INGRESS);
 	detach_link_pin(ifname, VNET_PIN_LINK_TC_EGRESS);
 	detach_link_pin(ifname, VNET_PIN_LINK_XMIT);
-	detach_xmit(ifname);
+	detach_xmit(ifname, st.info.ifindex ? &st.info : NULL);
 	/* legacy clsact filters: only where the device is in this netns */
 	fd = vnet_pin_get(ifname, VNET_PIN_PROG_TC_INGRESS);
 	if (fd >= 0) {

@@ -230,12 +230,10 @@ int vnet_gc(char (*removed)[IF_NAMESIZE], int max, struct vnet_err *err);
  */
 int vnet_xmit_register(const char *ifname, __u32 netns, __u32 ifindex,
 		       int prog_fd, struct vnet_err *err);
-/*
- * Remove the entry of program PROG_ID (0: IFNAME's entry); the last one
- * takes the dispatcher off the tracepoint and removes its pins.  Returns 1
- * if the dispatcher was removed, 0, or -errno.
- */
-int vnet_xmit_unregister(const char *ifname, __u32 prog_id);
+/* Remove program PROG_ID's entry (0: IFNAME's; at KEY, not NULL, first);
+ * the last one takes the dispatcher and its pins away (then 1), or -errno */
+int vnet_xmit_unregister(const char *ifname, __u32 prog_id,
+			 const struct vnet_xmit_key *key);
 /* Remove entries whose tap pins are gone; 1 if the dispatcher went too. */
 int vnet_xmit_gc(void);
 
@@ -470,6 +468,7 @@ int vnet_coalesce_set_tap(const char *ifname, __u32 rx_frames,
  * least 2 s).  *age_ms (may be NULL): since the heartbeat.
  */
 bool vnet_agent_alive(const struct vnet_info *in, __u64 *age_ms);
+bool vnet_vnetd_alive(__u32 pid); /* a live process named vnetd* */
 
 /* Per-(dir, queue) state (qs[VNET_DIR_MAX * VNET_MAX_QUEUES]) of IFNAME. */
 int vnet_queues_read(const char *ifname, struct vnet_queue_state *qs,

@@ -552,9 +552,7 @@ out_srv:
 	vnetd_handover_unlisten(hofd, o->takeover_socket);
 	/* disconnect: every running ring is stopped by its thread */
 	vhost_server_cleanup(&srv);
-	while (opened--)
-		if (!ports[opened].gone)
-			vnetd_port_close(&ports[opened]);
+	vnetd_ports_close(ports, opened);
 out_ports:
 	if (holock >= 0)
 		close(holock);

@@ -104,6 +104,11 @@ int vnetd_socket_precheck(const struct vnetd_port_cfg *c);
 int vnetd_tap_precheck(const struct vnetd_port_cfg *c);
 int vnetd_port_open(struct vnetd_port *p, struct vhost_server *srv);
 void vnetd_port_close(struct vnetd_port *p);
+/*
+ * After vhost_server_cleanup(): PORTS[0 .. N) closed (those not gone),
+ * several at once (close.c).
+ */
+void vnetd_ports_close(struct vnetd_port *ports, unsigned int n);
 
 /*
  * Every port of PORTS set up: the sandbox (sandbox.c) for their queue
