@@ -64,6 +64,24 @@ static int arrays_map(struct vnetd_qp *qp)
 	return 0;
 }
 
+void vnetd_qp_trim(struct vnetd_qp *qp)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct vhost_vq *vq = qp->tx.r.vq ? qp->tx.r.vq : qp->rx.r.vq;
+
+	qp->warm = false;
+	/* between two bursts every popped chain is pushed or rewound */
+	madvise((uint8_t *)qp->arrays + page, qp->arrays_len - 2 * page,
+		MADV_DONTNEED);
+	if (!qp->rx.count)
+		vnetd_tapio_trim(&qp->io);
+	/* a running ring: its memory table stays while this thread is here */
+	if (vq)
+		vhost_vq_drop_pages(vq);
+	pr_dbg(qp, "queue pair %u: idle for %d ms: buffers given back",
+	       qp->index, qp->idle_ms);
+}
+
 static void qp_free(struct vnetd_qp *qp)
 {
 	if (qp->io.slots)
@@ -195,6 +213,10 @@ static int qp_init(struct vnetd_qp *qp, unsigned int q,
 					 VNETD_RX_DIRECT_MIN);
 	qp->rx.big_bursts = vnetd_switch(VNETD_SW_RX_BIG_BURSTS,
 					 VNETD_RX_BIG_BURSTS);
+	/* 0: never (a test build's benchmarks of the old behaviour) */
+	qp->idle_ms = (int)vnetd_switch(VNETD_SW_IDLE_MS, VNETD_IDLE_MS);
+	if (!qp->idle_ms)
+		qp->idle_ms = -1;
 	qp->epfd = qp->wake_fd = -1;
 	ring_init(qp, &qp->tx.r, VNET_DIR_TX);
 	ring_init(qp, &qp->rx.r, VNET_DIR_RX);

@@ -513,7 +513,9 @@ void *vnetd_qp_thread(void *arg)
 
 	for (;;) {
 		timeout = qp->tx.r.more || qp->rx.r.more ? 0 :
-			  qp->polling ? 1 : -1;
+			  qp->polling                    ? 1 :
+			  qp->warm                       ? qp->idle_ms :
+							   -1;
 		n = epoll_wait(qp->epfd, ev, sizeof(ev) / sizeof(ev[0]),
 			       timeout);
 		if (n < 0) {
@@ -534,7 +536,12 @@ void *vnetd_qp_thread(void *arg)
 				qp->tx.r.more = true;
 			if (qp->rx.r.vq && vhost_vq_kick_fd(qp->rx.r.vq) < 0)
 				qp->rx.r.more = true;
+		} else if (!n && timeout > 0) {
+			/* idle_ms without an event */
+			vnetd_qp_trim(qp);
 		}
+		/* one store a wake-up, not per frame */
+		qp->warm |= n > 0;
 		for (i = 0; i < n; i++)
 			if (qp_event(qp, &ev[i]))
 				goto out;
