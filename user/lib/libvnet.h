@@ -157,6 +157,12 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 
 /* Detach and unpin.  Works when the device is gone (pins only). */
 int vnet_detach(const char *ifname, struct vnet_err *err);
+/*
+ * The same, but the links are not detached one by one: they go with their
+ * pins, the kernel detaching each (an RCU grace period under the RTNL
+ * lock, for tc) after the call returns.  For a process that stops.
+ */
+int vnet_detach_unpin(const char *ifname, struct vnet_err *err);
 
 struct vnet_hook_status {
 	__u32 prog_id; /* 0 = not attached */
@@ -208,44 +214,8 @@ int vnet_list(char (*names)[IF_NAMESIZE], int max);
  */
 int vnet_gc(char (*removed)[IF_NAMESIZE], int max, struct vnet_err *err);
 
-/* --- the shared net_dev_start_xmit dispatcher (xmit.c) ----------------- */
-
-/*
- * Pins of the one dispatcher of the host (include/vnet/abi.h).  bpffs
- * refuses dots in names (EPERM), so no dot-directory: a name of 16
- * characters or more, which no network device can have (IFNAMSIZ), so
- * vnet_list(), status and gc never take it for a device.
- */
-#define VNET_XMIT_PIN_NAME "net_dev_start_xmit"
-#define VNET_XMIT_PIN_DIR VNET_PIN_ROOT "/" VNET_XMIT_PIN_NAME
-#define VNET_XMIT_PIN_LINK "link"
-#define VNET_XMIT_PIN_DEVS "devs"
-#define VNET_XMIT_PIN_PROGS "progs"
-
-/*
- * Have the dispatcher tail-call PROG_FD (the tap's vnet_xmit_rx) for the
- * device {NETNS, IFINDEX}; creates and attaches the dispatcher if there is
- * none.  -errno (err says why) when the kernel refuses: the caller attaches
- * the program per tap instead.
- */
-int vnet_xmit_register(const char *ifname, __u32 netns, __u32 ifindex,
-		       int prog_fd, struct vnet_err *err);
-/* Remove program PROG_ID's entry (0: IFNAME's; at KEY, not NULL, first);
- * the last one takes the dispatcher and its pins away (then 1), or -errno */
-int vnet_xmit_unregister(const char *ifname, __u32 prog_id,
-			 const struct vnet_xmit_key *key);
-/* Remove entries whose tap pins are gone; 1 if the dispatcher went too. */
-int vnet_xmit_gc(void);
-
-struct vnet_xmit_status {
-	__u32 link_id, prog_id; /* the dispatcher's */
-	bool found;             /* the queried program is in its slot */
-	__u32 slot;
-};
-
-/* -ENOENT: no dispatcher.  KEY: its entry looked up, not every one walked */
-int vnet_xmit_query(struct vnet_xmit_status *xs, __u32 prog_id,
-		    const struct vnet_xmit_key *key);
+/* the shared net_dev_start_xmit dispatcher (xmit.c) */
+#include "libvnet_xmit.h"
 
 /* --- maps (maps.c) ---------------------------------------------------- */
 

@@ -229,7 +229,8 @@ static void bpf_cleanup(struct vnetd_maps *m, bool release)
 	vnet_map_put(&m->config);
 	vnet_map_put(&m->qs);
 	if (m->attached) {
-		if (vnet_detach(m->tap, &err))
+		/* the kernel detaches the links after this (attach.c) */
+		if (vnet_detach_unpin(m->tap, &err))
 			pr_warn(m, "%s", err.msg);
 		else
 			pr_info(m, "tap %s: vnet detached", m->tap);
