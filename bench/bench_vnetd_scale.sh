@@ -362,7 +362,8 @@ measure()
 		'BEGIN { printf "%.2f %.2f", f ? c / f / 1000 : "nan", f / (b - a) / n }')"
 
 	kill -INT "$SOAK_PID" 2>/dev/null
-	wait_pid "$SOAK_PID" 60
+	# what is in flight arrives, then a frontend's disconnect each
+	wait_pid "$SOAK_PID" $((60 + n / 8))
 	SOAK_PID=
 	if ! grep -q '^done .* foreign=0$' "$LOGS/soak.out"; then
 		err "$n ports: soak: no clean end: $(head -c 300 "$LOGS/soak.err")"

@@ -105,6 +105,12 @@ int vnetd_tap_precheck(const struct vnetd_port_cfg *c);
 int vnetd_port_open(struct vnetd_port *p, struct vhost_server *srv);
 void vnetd_port_close(struct vnetd_port *p);
 /*
+ * vnetd_port_close() in two: every part but the pins (the port's netns
+ * kept), then the pins if this vnetd attached them.
+ */
+void vnetd_port_close_taps(struct vnetd_port *p);
+void vnetd_port_close_pins(struct vnetd_port *p);
+/*
  * After vhost_server_cleanup(): PORTS[0 .. N) closed (those not gone),
  * several at once (close.c).
  */

@@ -207,7 +207,6 @@ int vnetd_bpf_adopt(struct vnetd_maps *m, int tap_fd, bool attached,
 
 static void bpf_cleanup(struct vnetd_maps *m, bool release)
 {
-	struct vnet_err err = {};
 	int off = -1;
 
 	if (release)
@@ -228,20 +227,32 @@ static void bpf_cleanup(struct vnetd_maps *m, bool release)
 	vnet_map_put(&m->guard);
 	vnet_map_put(&m->config);
 	vnet_map_put(&m->qs);
-	if (m->attached) {
-		/* the kernel detaches the links after this (attach.c) */
-		if (vnet_detach_unpin(m->tap, &err))
-			pr_warn(m, "%s", err.msg);
-		else
-			pr_info(m, "tap %s: vnet detached", m->tap);
-		m->attached = false;
-	}
+}
+
+void vnetd_bpf_unpin(struct vnetd_maps *m)
+{
+	struct vnet_err err = {};
+
+	if (!m->attached)
+		return;
+	/* the kernel detaches the links after this (attach.c) */
+	if (vnet_detach_unpin(m->tap, &err))
+		pr_warn(m, "%s", err.msg);
+	else
+		pr_info(m, "tap %s: vnet detached", m->tap);
+	m->attached = false;
+}
+
+void vnetd_bpf_close(struct vnetd_maps *m)
+{
+	bpf_cleanup(m, false);
 }
 
 /* Undo vnetd_bpf_setup(); the caller is in the tap's network namespace. */
 void vnetd_bpf_cleanup(struct vnetd_maps *m)
 {
 	bpf_cleanup(m, false);
+	vnetd_bpf_unpin(m);
 }
 
 void vnetd_bpf_release(struct vnetd_maps *m)
