@@ -126,6 +126,10 @@ if [ -n "$PROFILE" ]; then
 	command -v perf >/dev/null 2>&1 || { err "-P needs perf (apt-get install linux-perf)"; exit 1; }
 	[ "$PROFILE" -le "$MAXN" ] || { err "-P $PROFILE: at most the largest count ($MAXN): the taps are made for those"; exit 2; }
 fi
+# a thousand ports and their frontends hold about 20 fds each in vnetd
+if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt 65536 ]; then
+	ulimit -HSn 65536 2>/dev/null || err "cannot raise RLIMIT_NOFILE to 65536: beyond 700 ports some frontends may fail to connect"
+fi
 if [ "$(nproc)" -lt 2 ]; then
 	VNETD_CPU=0 SOAK_CPU=0
 	err "one CPU: vnetd and its frontends share it"

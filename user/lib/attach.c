@@ -463,8 +463,18 @@ static int detach(const char *ifname, bool links, struct vnet_err *err)
 		return -ENAMETOOLONG;
 	if (stat(dir, &sb))
 		return vnet_pins_missing(ifname, dir, err);
-	/* st.info: zero when the info map is of another layout */
-	if (!vnet_status(ifname, &st, NULL)) {
+	/*
+	 * st.info: zero when the info map is of another layout.  Unpinning,
+	 * the info map alone (vnet_info_read() refuses another netns's
+	 * pins): a tcx link's info takes the RTNL lock, which the kernel's
+	 * release of each link unpinned before holds through a grace period.
+	 */
+	memset(&st, 0, sizeof(st));
+	if (!links) {
+		ret = vnet_info_read(ifname, &st.info, err);
+		if (ret == -EEXIST)
+			return ret;
+	} else if (!vnet_status(ifname, &st, NULL)) {
 		ret = vnet_pins_other_netns(ifname, &st, err);
 		if (ret)
 			return ret;
