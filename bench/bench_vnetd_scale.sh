@@ -58,8 +58,8 @@
 # --call-graph dwarf, exec to READY=1) and print the share of its samples
 # in each step (the vnet skeleton's load: the verifier, the kernel's BTF
 # parsed; the /proc scan for the tap's users; ...).  The default run
-# (3 repetitions) takes about 5 minutes with the load average at 6-9 on 2
-# CPUs, more than half of it vnetd's start-up (0.2 s per port there).
+# (3 repetitions) takes about 10 minutes with the load average at 6-9 on 2
+# CPUs, a third of it the quiet phases (QUIET s per count).
 # Environment: OUT (build dir), VNETD
 # (default $OUT/vnetd), VNETD_ARGS (options every vnetd gets, e.g.
 # --no-uring), SOAK ($OUT/selftests/soak), UNIXSOCK
