@@ -11,7 +11,8 @@
  * and delivers them in order, byte for byte; a frame guest -> tap and one
  * back.  Right after, in /proc/PID/smaps and the io_uring's fdinfo: the
  * slots, the burst arrays and the guest memory's pages are resident, slot
- * buffers registered; then, within 5 s, none of them is.  The second
+ * buffers registered; then, within 5 s, none of them is (but the rings'
+ * pages, which the watchdog reads).  The second
  * round shows that they are taken back and frames still flow.
  */
 #include "vnetd_test.h"
@@ -26,6 +27,12 @@
  * iovecs, 233984 bytes, in pages
  */
 #define ARRAYS_KB 232
+/*
+ * Guest memory vnetd may map again while the pair is quiet: the rings'
+ * pages, which the control thread's watchdog reads every 250 ms (a lost
+ * kick, mailbox.c); vufe's rings take 15 pages
+ */
+#define RINGS_KB 64
 
 /* vnetd's mappings, from /proc/PID/smaps */
 struct vma {
@@ -212,14 +219,16 @@ static bool burst_round(struct vufe *fe, int pfd, unsigned int round)
 	return true;
 }
 
-/* within 5 s: nothing of the pair's resident, no buffer registered */
+/* within 5 s: nothing of the pair's resident but the rings, no buffer
+ * registered */
 static bool given_back(pid_t pid, struct res *r)
 {
 	long long deadline = now_ms() + 5000;
 
 	for (;;) {
 		res_read(pid, r);
-		if (!r->slots && !r->arrays && !r->guest && r->bufs <= 0)
+		if (!r->slots && !r->arrays && r->guest <= RINGS_KB &&
+		    r->bufs <= 0)
 			return true;
 		if (now_ms() >= deadline)
 			return false;
@@ -257,7 +266,8 @@ static void idle_trim(void)
 		    round, r.slots, r.arrays, r.guest, r.bufs);
 		ASSERT_GT(r.slots, 0, "RX slots resident after traffic");
 		ASSERT_GT(r.arrays, 0, "burst arrays resident after traffic");
-		ASSERT_GT(r.guest, 0, "guest memory mapped after traffic");
+		ASSERT_GT(r.guest, RINGS_KB,
+			  "guest memory mapped after traffic");
 		if (r.bufs >= 0)
 			ASSERT_GT(r.bufs, 0,
 				  "RX slots registered after bursts");
