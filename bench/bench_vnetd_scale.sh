@@ -295,10 +295,28 @@ start_vnetd()
 	fi
 }
 
+# per_frame N SECONDS: after 0.5 s, "CPU_US_PER_FRAME FRAMES_PER_S_PER_PORT"
+# of vnetd over SECONDS (frames: the taps' rx_packets)
+per_frame()
+{
+	local c0 c1 f0 f1 ta tb
+
+	sleep 0.5
+	read -r c0 _ _ _ _ < <(proc_sample "$VNETD_PID")
+	f0=$(frames)
+	ta=$EPOCHREALTIME
+	sleep "$2"
+	read -r c1 _ _ _ _ < <(proc_sample "$VNETD_PID")
+	f1=$(frames)
+	tb=$EPOCHREALTIME
+	awk -v a="$ta" -v b="$tb" -v f="$((f1 - f0))" -v c="$((c1 - c0))" -v n="$1" \
+		'BEGIN { printf "%.2f %.2f", f ? c / f / 1000 : "nan", f / (b - a) / n }'
+}
+
 # measure N REP: one vnetd with N ports, start to stop
 measure()
 {
-	local n=$1 rep=$2 tr st c0 w0 c1 f0 f1 m0 q0 m1 q1 ta tb
+	local n=$1 rep=$2 tr st c0 w0 c1 m0 q0 m1 q1 ta tb
 
 	start_vnetd "$n" || return 1
 	read -r c0 _ _ _ w0 < <(proc_sample "$VNETD_PID")
@@ -336,16 +354,7 @@ measure()
 	smaps "$VNETD_PID" | sed "s/^/$n $rep smaps-idle /" >>"$R"
 
 	kill -USR1 "$SOAK_PID"
-	sleep 0.5
-	read -r c0 _ _ _ _ < <(proc_sample "$VNETD_PID")
-	f0=$(frames)
-	ta=$EPOCHREALTIME
-	sleep "$SECS"
-	read -r c1 _ _ _ _ < <(proc_sample "$VNETD_PID")
-	f1=$(frames)
-	tb=$EPOCHREALTIME
-	rec "$n" "$rep" traffic "$(awk -v a="$ta" -v b="$tb" -v f="$((f1 - f0))" -v c="$((c1 - c0))" -v n="$n" \
-		'BEGIN { printf "%.2f %.1f", f ? c / f / 1000 : "nan", f / (b - a) / n }')" "$(mem "$VNETD_PID")"
+	rec "$n" "$rep" traffic "$(per_frame "$n" "$SECS")" "$(mem "$VNETD_PID")"
 	smaps "$VNETD_PID" | sed "s/^/$n $rep smaps-traffic /" >>"$R"
 
 	# quiet: connected, nothing sent; then 1 frame/s per port
@@ -354,16 +363,7 @@ measure()
 	rec "$n" "$rep" quiet "$(mem "$VNETD_PID")"
 	smaps "$VNETD_PID" | sed "s/^/$n $rep smaps-quiet /" >>"$R"
 	kill -USR2 "$SOAK_PID"
-	sleep 0.5
-	read -r c0 _ _ _ _ < <(proc_sample "$VNETD_PID")
-	f0=$(frames)
-	ta=$EPOCHREALTIME
-	sleep "$SPARSE"
-	read -r c1 _ _ _ _ < <(proc_sample "$VNETD_PID")
-	f1=$(frames)
-	tb=$EPOCHREALTIME
-	rec "$n" "$rep" sparse "$(awk -v a="$ta" -v b="$tb" -v f="$((f1 - f0))" -v c="$((c1 - c0))" -v n="$n" \
-		'BEGIN { printf "%.2f %.2f", f ? c / f / 1000 : "nan", f / (b - a) / n }')"
+	rec "$n" "$rep" sparse "$(per_frame "$n" "$SPARSE")"
 
 	kill -INT "$SOAK_PID" 2>/dev/null
 	# what is in flight arrives, then a frontend's disconnect each
