@@ -28,16 +28,14 @@
  * damaged), and the first three of a port are shown on stderr.
  *
  * The first half of the warm-up floods the rings (below).  After WARMUP
- * seconds of traffic, vnetd's open fds (/proc/PID/fd), RSS
- * (VmRSS, and of it RssAnon and RssShmem: guest memory the frontends share
- * counts as RssShmem once vnetd touched a page) and mappings (/proc/PID/maps lines) are sampled ("start"), then
- * every SAMPLE seconds, and once more ("end") after the last frame was
- * sent and everything in flight has arrived (2 s without a frame) while
- * every frontend is still connected.  Output, one line each:
+ * seconds of traffic, vnetd's open fds (/proc/PID/fd), RSS (VmRSS, and of
+ * it RssAnon and RssShmem: guest memory the frontends share counts as
+ * RssShmem once vnetd touched a page) and mappings (/proc/PID/maps lines)
+ * are sampled ("start"), then every SAMPLE seconds, and once more ("end")
+ * after everything in flight has arrived (2 s without a frame) while every
+ * frontend is still connected.  Output, one line each:
  *
- *   sample t=S fds=N rss_kb=N anon_kb=N shmem_kb=N maps=N
- *                                  (start, periodic, end)
- *   start ... / end ...            the same fields
+ *   sample t=S fds=N rss_kb=N anon_kb=N shmem_kb=N maps=N (also start, end)
  *   port I sent=N recv=N foreign=N sent_q0=N sent_q1=N recv_q0=N recv_q1=N
  *          host=N
  *   done secs=S sent=N recv=N foreign=N
@@ -46,12 +44,9 @@
  * is printed and nothing is sent until SIGUSR1 (SIGINT or SIGTERM ends it
  * there): the caller measures vnetd with its frontends connected and idle
  * first.  The clock of --warmup and --secs starts at SIGUSR1.  Each
- * SIGUSR2 after that starts the next phase: sending stops (the frontends
- * stay connected and keep receiving), then goes on at --rate2 frames a
- * second (--rate), then stops again, and so on.
- *
- * At most 1024 ports (one vnetd's); the process takes its hard
- * RLIMIT_NOFILE (a frontend holds about ten fds).
+ * SIGUSR2 then stops sending (the frontends stay and receive) or goes on
+ * at --rate2 (--rate), in turn.  At most 1024 ports, at the hard
+ * RLIMIT_NOFILE.
  *
  * Exit status 0 unless a frontend failed (the reason on stderr).
  */
@@ -127,8 +122,7 @@ static void mac_of(unsigned int p, __u8 *mac)
 	static const __u8 base[ETH_ALEN] = { 0x02, 0x5a, 0, 0, 0, 0 };
 
 	memcpy(mac, base, ETH_ALEN);
-	mac[4] = (__u8)(p >> 8);
-	mac[5] = (__u8)p;
+	mac[4] = (__u8)(p >> 8), mac[5] = (__u8)p;
 }
 
 static __u16 ip_csum(const void *data, size_t len)
@@ -374,8 +368,8 @@ int main(int argc, char **argv)
 	double secs = 20, warmup = 5, rate = 200, every = 60, max_lag = -1;
 	double t0, t_warm, t_end, next_sample, last_rx, now, credit;
 	double rate2 = -1, cur_rate, base, t_base;
-	sig_atomic_t phase = 0;
 	struct rlimit nofile;
+	sig_atomic_t phase = 0;
 	double last_flood_rx = 0;
 	bool flood, rx_now;
 	__u64 total_sent = 0, total_recv = 0, total_foreign = 0;
@@ -411,8 +405,7 @@ int main(int argc, char **argv)
 	    (!self_peer && nr_ports % 2) || !nr_qp || nr_qp > MAX_QP ||
 	    rate <= 0)
 		usage();
-	if (!getrlimit(RLIMIT_NOFILE, &nofile) &&
-	    nofile.rlim_cur < nofile.rlim_max) {
+	if (!getrlimit(RLIMIT_NOFILE, &nofile)) {
 		nofile.rlim_cur = nofile.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &nofile);
 	}
@@ -464,12 +457,9 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 
 	t0 = now_s();
-	/* the credit: frames due per port; SIGUSR2 pauses, then --rate2 */
-	cur_rate = rate;
-	base = warmup / 2 * rate * 9;
-	t_base = t0;
-	if (rate2 < 0)
-		rate2 = rate;
+	/* due per port: base + (now - t_base) * cur_rate (SIGUSR2: 0, rate2) */
+	cur_rate = rate, t_base = t0, base = warmup / 2 * rate * 9;
+	rate2 = rate2 < 0 ? rate : rate2;
 	t_warm = t0 + warmup;
 	t_end = t_warm + secs;
 	next_sample = t_warm + every;
