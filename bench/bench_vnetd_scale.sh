@@ -26,10 +26,18 @@
 #             CPU per frame over SECONDS (2) (frames: the taps'
 #             rx_packets; each crossed vnetd twice), then VmRSS, RssAnon,
 #             RssShmem again
+#   quiet     the frontends stop sending (soak's SIGUSR2) and stay
+#             connected: after QUIET seconds (11: a queue pair gives its
+#             buffers back after 10 s without an event), VmRSS, RssAnon,
+#             RssShmem
+#   sparse    1 frame/s per port (soak --rate2 1): vnetd's CPU per frame
+#             over SPARSE seconds (5), its idle floor included
+#   stop      the frontends gone, SIGTERM to vnetd's exit (s), and the
+#             pins it left of the bench's taps
 # and /proc/PID/smaps summed by kind of mapping (RX bounce slots, thread
 # stacks, BPF maps, io_uring rings, heap, guest memory, files, other) when
-# idle and after traffic.  Then vnetd with LIMIT_PROBE (VNETD_MAX_PORTS +
-# 1: 1025) ports: its limit, as it reports it.
+# idle, after traffic and quiet again.  Then vnetd with LIMIT_PROBE
+# (VNETD_MAX_PORTS + 1: 1025) ports: its limit, as it reports it.
 #
 # Prints a table per N (median [min..max] over the repetitions), the cost
 # per port (least-squares slope over N of the medians) against the targets
@@ -39,22 +47,30 @@
 # taken.
 #
 #   bench/bench_vnetd_scale.sh [-r REPS] [-d SECONDS] [-i IDLE] [-c "COUNTS"]
-#                              [-q QP] [-R RATE] [-P PORTS]
+#                              [-q QP] [-R RATE] [-Q QUIET] [-s SPARSE]
+#                              [-P PORTS] [-X]
 #
-# -R: frames/s per port in the traffic window (200).  -P PORTS: then
+# -X: up to one vnetd's limit, COUNTS "1 64 256 1024" and 1 repetition
+# (-r, -c after -X change them; about 15 minutes on 2 CPUs, most of it
+# the verifier at start-up).  -R: frames/s per port in the traffic window
+# (200).  -P PORTS: then
 # profile the start-up of a vnetd with PORTS ports (perf record
 # --call-graph dwarf, exec to READY=1) and print the share of its samples
 # in each step (the vnet skeleton's load: the verifier, the kernel's BTF
 # parsed; the /proc scan for the tap's users; ...).  The default run
-# (3 repetitions) takes about 5 minutes with the load average at 6-9 on 2
-# CPUs, more than half of it vnetd's start-up (0.2 s per port there).
+# (3 repetitions) takes about 10 minutes with the load average at 6-9 on 2
+# CPUs, a third of it the quiet phases (QUIET s per count).
 # Environment: OUT (build dir), VNETD
 # (default $OUT/vnetd), VNETD_ARGS (options every vnetd gets, e.g.
 # --no-uring), SOAK ($OUT/selftests/soak), UNIXSOCK
 # ($OUT/selftests/unixsock), VNETD_CPU (1), SOAK_CPU (0).  Needs root.
+# Every process it starts is stopped through selftests/lib.sh's procs_add
+# and end_case, whatever way the run ends.
 
 set -u
 
+# shellcheck source=selftests/lib.sh
+source "$(dirname "$0")/../selftests/lib.sh"
 # shellcheck source=bench/bench_lib.sh
 source "$(dirname "$0")/bench_lib.sh"
 BENCH_NAME=bench_vnetd_scale
@@ -69,8 +85,10 @@ IDLE=2
 COUNTS="1 2 4 8 16 32 64"
 QP=1
 RATE=200
+QUIET=11
+SPARSE=5
 PROFILE=
-while getopts "r:d:i:c:q:R:P:h" opt; do
+while getopts "r:d:i:c:q:R:Q:s:P:Xh" opt; do
 	case $opt in
 	r) REPS=$OPTARG ;;
 	d) SECS=$OPTARG ;;
@@ -78,7 +96,10 @@ while getopts "r:d:i:c:q:R:P:h" opt; do
 	c) COUNTS=$OPTARG ;;
 	q) QP=$OPTARG ;;
 	R) RATE=$OPTARG ;;
+	Q) QUIET=$OPTARG ;;
+	s) SPARSE=$OPTARG ;;
 	P) PROFILE=$OPTARG ;;
+	X) COUNTS="1 64 256 1024" REPS=1 ;;
 	h) bench_usage 0 ;;
 	*) bench_usage 2 ;;
 	esac
@@ -87,15 +108,15 @@ VNETD_CPU=${VNETD_CPU:-1}
 SOAK_CPU=${SOAK_CPU:-0}
 
 
-for v in "$REPS" "$SECS" "$IDLE" "$QP" "$RATE" $COUNTS $PROFILE; do
+for v in "$REPS" "$SECS" "$IDLE" "$QP" "$RATE" "$QUIET" "$SPARSE" $COUNTS $PROFILE; do
 	posint "$v" || { err "'$v' is not a positive integer (see -h)"; exit 2; }
 done
 MAXN=0
 for n in $COUNTS; do
 	[ "$n" -gt "$MAXN" ] && MAXN=$n
 done
-if [ "$MAXN" -gt 64 ]; then
-	err "-c: at most 64 ports (soak runs at most 64 frontends; vnetd's own limit is probed with LIMIT_PROBE ports)"
+if [ "$MAXN" -gt 1024 ]; then
+	err "-c: at most 1024 ports (one vnetd's; its limit is probed with LIMIT_PROBE ports)"
 	exit 2
 fi
 bench_need_root "a network namespace, taps, bridges, BPF"
@@ -104,6 +125,10 @@ bench_need_cmd jq ip taskset
 if [ -n "$PROFILE" ]; then
 	command -v perf >/dev/null 2>&1 || { err "-P needs perf (apt-get install linux-perf)"; exit 1; }
 	[ "$PROFILE" -le "$MAXN" ] || { err "-P $PROFILE: at most the largest count ($MAXN): the taps are made for those"; exit 2; }
+fi
+# a thousand ports and their frontends hold about 20 fds each in vnetd
+if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt 65536 ]; then
+	ulimit -HSn 65536 2>/dev/null || err "cannot raise RLIMIT_NOFILE to 65536: beyond 700 ports some frontends may fail to connect"
 fi
 if [ "$(nproc)" -lt 2 ]; then
 	VNETD_CPU=0 SOAK_CPU=0
@@ -122,11 +147,10 @@ failed=0
 # shellcheck disable=SC2317 # called by the EXIT trap
 cleanup()
 {
-	stop_pid "$SOAK_PID" INT
-	stop_pid "$VNETD_PID" TERM
-	stop_pid "$NOTIFY_PID" TERM
-	stop_pid "$PERF_PID" INT
+	# the processes of the measurement under way (procs_add), by pid
+	end_case
 	ip netns del "$NS" 2>/dev/null
+	rm -rf "$VNET_TMP"
 	bench_logs_done
 }
 trap cleanup EXIT
@@ -243,8 +267,9 @@ start_vnetd()
 
 	shift
 	rm -f "$ns" "$LOGS"/p*.sock
-	"$UNIXSOCK" notify-ts "$ns" 600 >"$LOGS/notify.out" 2>&1 &
+	"$UNIXSOCK" notify-ts "$ns" 7200 >"$LOGS/notify.out" 2>&1 &
 	NOTIFY_PID=$!
+	procs_add "$NOTIFY_PID"
 	while [ ! -S "$ns" ]; do
 		kill -0 "$NOTIFY_PID" 2>/dev/null || { err "unixsock notify-ts failed: $(cat "$LOGS/notify.out")"; return 1; }
 		sleep 0.01
@@ -255,6 +280,7 @@ start_vnetd()
 	NOTIFY_SOCKET=$ns taskset -c "$VNETD_CPU" "$@" "$VNETD" "${args[@]}" \
 		${VNETD_ARGS:-} >"$LOGS/vnetd.log" 2>&1 &
 	VNETD_PID=$!
+	procs_add "$VNETD_PID"
 	if [ $# -gt 0 ]; then
 		PERF_PID=$VNETD_PID
 		VNETD_PID=
@@ -269,10 +295,28 @@ start_vnetd()
 	fi
 }
 
+# per_frame N SECONDS: after 0.5 s, "CPU_US_PER_FRAME FRAMES_PER_S_PER_PORT"
+# of vnetd over SECONDS (frames: the taps' rx_packets)
+per_frame()
+{
+	local c0 c1 f0 f1 ta tb
+
+	sleep 0.5
+	read -r c0 _ _ _ _ < <(proc_sample "$VNETD_PID")
+	f0=$(frames)
+	ta=$EPOCHREALTIME
+	sleep "$2"
+	read -r c1 _ _ _ _ < <(proc_sample "$VNETD_PID")
+	f1=$(frames)
+	tb=$EPOCHREALTIME
+	awk -v a="$ta" -v b="$tb" -v f="$((f1 - f0))" -v c="$((c1 - c0))" -v n="$1" \
+		'BEGIN { printf "%.2f %.2f", f ? c / f / 1000 : "nan", f / (b - a) / n }'
+}
+
 # measure N REP: one vnetd with N ports, start to stop
 measure()
 {
-	local n=$1 rep=$2 tr st c0 w0 c1 f0 f1 m0 q0 m1 q1 ta tb
+	local n=$1 rep=$2 tr st c0 w0 c1 m0 q0 m1 q1 ta tb
 
 	start_vnetd "$n" || return 1
 	read -r c0 _ _ _ w0 < <(proc_sample "$VNETD_PID")
@@ -287,11 +331,12 @@ measure()
 	: >"$LOGS/soak.out"
 	taskset -c "$SOAK_CPU" "$SOAK" --sock "$LOGS/p%u.sock" --ports "$n" \
 		--qp "$QP" --self --go --secs 1000000 --warmup 0 --rate "$RATE" \
-		--max-lag 10 \
+		--max-lag 10 --rate2 1 \
 		--sample 1000000 --pid "$VNETD_PID" \
 		>"$LOGS/soak.out" 2>"$LOGS/soak.err" &
 	SOAK_PID=$!
-	if ! wait_line "$LOGS/soak.out" '^ready ' 120 "$SOAK_PID"; then
+	procs_add "$SOAK_PID"
+	if ! wait_line "$LOGS/soak.out" '^ready ' $((120 + n)) "$SOAK_PID"; then
 		err "$n ports: the frontends did not connect: $(head -c 300 "$LOGS/soak.err")"
 		return 1
 	fi
@@ -309,35 +354,64 @@ measure()
 	smaps "$VNETD_PID" | sed "s/^/$n $rep smaps-idle /" >>"$R"
 
 	kill -USR1 "$SOAK_PID"
-	sleep 0.5
-	read -r c0 _ _ _ _ < <(proc_sample "$VNETD_PID")
-	f0=$(frames)
-	ta=$EPOCHREALTIME
-	sleep "$SECS"
-	read -r c1 _ _ _ _ < <(proc_sample "$VNETD_PID")
-	f1=$(frames)
-	tb=$EPOCHREALTIME
-	rec "$n" "$rep" traffic "$(awk -v a="$ta" -v b="$tb" -v f="$((f1 - f0))" -v c="$((c1 - c0))" -v n="$n" \
-		'BEGIN { printf "%.2f %.1f", f ? c / f / 1000 : "nan", f / (b - a) / n }')" "$(mem "$VNETD_PID")"
+	rec "$n" "$rep" traffic "$(per_frame "$n" "$SECS")" "$(mem "$VNETD_PID")"
 	smaps "$VNETD_PID" | sed "s/^/$n $rep smaps-traffic /" >>"$R"
 
+	# quiet: connected, nothing sent; then 1 frame/s per port
+	kill -USR2 "$SOAK_PID"
+	sleep "$QUIET"
+	rec "$n" "$rep" quiet "$(mem "$VNETD_PID")"
+	smaps "$VNETD_PID" | sed "s/^/$n $rep smaps-quiet /" >>"$R"
+	kill -USR2 "$SOAK_PID"
+	rec "$n" "$rep" sparse "$(per_frame "$n" "$SPARSE")"
+
 	kill -INT "$SOAK_PID" 2>/dev/null
-	wait_pid "$SOAK_PID" 60
+	# what is in flight arrives, then a frontend's disconnect each
+	wait_pid "$SOAK_PID" $((60 + n / 8))
 	SOAK_PID=
 	if ! grep -q '^done .* foreign=0$' "$LOGS/soak.out"; then
 		err "$n ports: soak: no clean end: $(head -c 300 "$LOGS/soak.err")"
 		failed=1
 	fi
 	kill -0 "$VNETD_PID" 2>/dev/null || { err "$n ports: vnetd died: $(tail -n 3 "$LOGS/vnetd.log")"; return 1; }
-	stop_pid "$VNETD_PID" TERM
+	rec "$n" "$rep" stop "$(stop_timed "$VNETD_PID")" "$(pins_of_bench)"
 	VNETD_PID=
+	end_case
 	echo "  $n ports, repetition $rep: $(grep "^$n $rep " "$R" | grep -v smaps | cut -d' ' -f3- | tr '\n' ';')" >&2
+}
+
+# stop_timed PID: SIGTERM, then the seconds until PID (vnetd, a child)
+# exited, polled every 10 ms; "nan" after 300 s (then SIGKILL)
+stop_timed()
+{
+	local pid=$1 t0 n=30000
+
+	t0=$EPOCHREALTIME
+	kill -TERM "$pid"
+	while kill -0 "$pid" 2>/dev/null && [ "$n" -gt 0 ]; do
+		sleep 0.01
+		n=$((n - 1))
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid"
+		wait "$pid" 2>/dev/null
+		echo nan
+		return
+	fi
+	awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }'
+	wait "$pid" 2>/dev/null
+}
+
+# pins_of_bench: the bench's taps that still have pins
+pins_of_bench()
+{
+	find "$PIN_ROOT" -maxdepth 1 -name "vst${id}n*" 2>/dev/null | wc -l
 }
 
 # --- measurement ---------------------------------------------------------------
 
 echo "bench_vnetd_scale: $(machine_facts)" >&2
-echo "bench_vnetd_scale: ports $COUNTS x $QP queue pair(s), $REPS repetitions, idle ${IDLE} s, traffic $RATE frames/s per port for ${SECS} s, vnetd on CPU $VNETD_CPU, frontends on CPU $SOAK_CPU" >&2
+echo "bench_vnetd_scale: ports $COUNTS x $QP queue pair(s), $REPS repetitions, idle ${IDLE} s, traffic $RATE frames/s per port for ${SECS} s, quiet ${QUIET} s, 1 frame/s per port for ${SPARSE} s, vnetd on CPU $VNETD_CPU, frontends on CPU $SOAK_CPU" >&2
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 t_start=$(date +%s)
 read -r -a counts <<<"$COUNTS"
@@ -369,6 +443,7 @@ if [ -n "$PROFILE" ]; then
 		VNETD_PID=
 		wait_pid "$PERF_PID" 60
 		PERF_PID=
+		end_case
 		perf report -i "$LOGS/perf.data" --children --comm vnetd --sort sym \
 			-g none -q 2>/dev/null >"$LOGS/perf.txt"
 		PROF=$(awk 'NF < 3 { next } { s = $NF; if (s == "(inlined)") s = $(NF - 1) }
@@ -391,11 +466,13 @@ mapfile -t args < <(for ((i = 0; i < LIMIT_PROBE; i++)); do
 done)
 "$VNETD" "${args[@]}" >"$LOGS/limit.log" 2>&1 &
 lp=$!
+procs_add "$lp"
 wait_pid "$lp" 10
 wait "$lp" 2>/dev/null
 limit_rc=$?
 [ -S "$LOGS/limit/p0.sock" ] && limit_rc+=" (it listened)"
 limit_msg=$(grep -m1 -i 'error\|more than\|at most' "$LOGS/limit.log" || head -n 1 "$LOGS/limit.log")
+end_case
 t_end=$(date +%s)
 
 # --- report --------------------------------------------------------------------
@@ -466,6 +543,12 @@ for n in $COUNTS; do
 	echo "| $n | $(cell %.1f "$n" idle 4) | $(cell %.1f "$n" idle 5) | $(cell %.0f "$n" idle 6) | $(cell %.1f "$n" traffic 1) | $(cell %.0f "$n" traffic 2) |"
 done
 echo
+echo "| ports | RSS after traffic, KiB | per port | RSS ${QUIET} s quiet, KiB | per port | RssAnon quiet | RssShmem quiet | CPU per frame at 1 frame/s per port, us | frames/s per port moved | stop (SIGTERM to exit), s | pins left |"
+echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+for n in $COUNTS; do
+	echo "| $n | $(cell %.0f "$n" traffic 3) | $(per %.0f "$n" traffic 3) | $(cell %.0f "$n" quiet 1) | $(per %.0f "$n" quiet 1) | $(cell %.0f "$n" quiet 2) | $(cell %.0f "$n" quiet 3) | $(cell %.0f "$n" sparse 1) | $(cell %.2f "$n" sparse 2) | $(cell %.2f "$n" stop 1) | $(cell %.0f "$n" stop 2) |"
+done
+echo
 read -r s_st i_st < <(slope startup 1 1000)
 read -r s_li i_li < <(slope listening 1)
 read -r s_id i_id < <(slope idle 1)
@@ -475,15 +558,20 @@ read -r s_ta _ < <(slope traffic 4)
 read -r s_wm i_wm < <(slope idle 4)
 read -r s_wq i_wq < <(slope idle 5)
 read -r s_cf i_cf < <(slope traffic 1)
+read -r s_qu i_qu < <(slope quiet 1)
+read -r s_sp i_sp < <(slope stop 1 1000)
 echo "per port (least-squares slope over N of the medians; the intercept in brackets):"
 echo "  start-up $s_st ms ($i_st); RSS listening $s_li KiB ($i_li), idle $s_id KiB ($i_id), of it RssAnon $s_an KiB ($i_an); after traffic $s_tr KiB ($i_tr), RssAnon $s_ta KiB"
 echo "  idle wake-ups/s: control thread $s_wm ($i_wm), queue threads $s_wq ($i_wq); CPU per frame $s_cf us ($i_cf)"
+echo "  RSS ${QUIET} s quiet after traffic $s_qu KiB ($i_qu); stop $s_sp ms ($i_sp)"
 verdict()	# verdict TEXT VALUE LIMIT
 {
 	awk -v t="$1" -v v="$2" -v l="$3" 'BEGIN {
 		printf "target: %s: %s (%s)\n", t, (v != "nan" && v + 0 <= l + 0) ? "MET" : "MISSED", v }'
 }
 verdict "idle RSS <= 512 KiB per port" "$s_id" 512
+verdict "RSS after traffic and ${QUIET} s quiet <= 1024 KiB per port" "$s_qu" 1024
+verdict "stop of $MAXN ports <= 3 s" "$(med "$MAXN" stop 1)" 3
 verdict "start-up <= 20 ms per port" "$s_st" 20
 verdict "no per-port wake-ups while idle (slope <= 0.05/s per port, both kinds)" \
 	"$(awk -v a="$s_wm" -v b="$s_wq" 'BEGIN { print (a > b ? a : b) }')" 0.05
@@ -502,17 +590,20 @@ for n in $COUNTS; do
 done
 echo "vnetd's mappings by kind (/proc/PID/smaps, median over the repetitions); per port: (at $MAXN - at $lo) / $((MAXN - lo))"
 echo
-echo "| kind | mappings at $lo / $MAXN ports | RSS idle, KiB, $lo / $MAXN ports | idle, per port | RSS after traffic, KiB, $MAXN ports | after traffic, per port |"
-echo "|---|---:|---:|---:|---:|---:|"
+echo "| kind | mappings at $lo / $MAXN ports | RSS idle, KiB, $lo / $MAXN ports | idle, per port | RSS after traffic, KiB, $MAXN ports | after traffic, per port | quiet, KiB, $MAXN ports | quiet, per port |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|"
 # shellcheck disable=SC2013 # the kinds are words
 for k in $(awk '$3 ~ /^smaps-/ { print $4 }' "$R" | sort -u); do
 	a=$(smaps_med "$lo" idle "$k" 6)
 	b=$(smaps_med "$MAXN" idle "$k" 6)
 	c=$(smaps_med "$lo" traffic "$k" 6)
 	d=$(smaps_med "$MAXN" traffic "$k" 6)
+	e=$(smaps_med "$lo" quiet "$k" 6)
+	f=$(smaps_med "$MAXN" quiet "$k" 6)
 	echo "| $k | $(smaps_med "$lo" idle "$k" 5) / $(smaps_med "$MAXN" idle "$k" 5) | $a / $b |" \
 		"$(awk -v a="$a" -v b="$b" -v n="$((MAXN - lo))" 'BEGIN { print n ? sprintf("%.0f", (b - a) / n) : "-" }') | $d |" \
-		"$(awk -v a="$c" -v b="$d" -v n="$((MAXN - lo))" 'BEGIN { print n ? sprintf("%.0f", (b - a) / n) : "-" }') |"
+		"$(awk -v a="$c" -v b="$d" -v n="$((MAXN - lo))" 'BEGIN { print n ? sprintf("%.0f", (b - a) / n) : "-" }') | $f |" \
+		"$(awk -v a="$e" -v b="$f" -v n="$((MAXN - lo))" 'BEGIN { print n ? sprintf("%.0f", (b - a) / n) : "-" }') |"
 done
 if [ -n "$PROFILE" ]; then
 	echo

@@ -5,7 +5,7 @@
  * along the way (selftests/test_soak.sh, `make soak`).
  *
  *   soak --sock FMT --ports N [--qp N] [--secs S] [--warmup S] [--rate R]
- *        [--sample S] [--self] [--go] [--max-lag MS] --pid PID
+ *        [--sample S] [--self] [--go] [--max-lag MS] [--rate2 R] --pid PID
  *
  * FMT is a printf format with one %u, the port's index (e.g.
  * /tmp/x/p%u.sock).  Ports 2k and 2k+1 are peers: each frontend sends
@@ -28,16 +28,14 @@
  * damaged), and the first three of a port are shown on stderr.
  *
  * The first half of the warm-up floods the rings (below).  After WARMUP
- * seconds of traffic, vnetd's open fds (/proc/PID/fd), RSS
- * (VmRSS, and of it RssAnon and RssShmem: guest memory the frontends share
- * counts as RssShmem once vnetd touched a page) and mappings (/proc/PID/maps lines) are sampled ("start"), then
- * every SAMPLE seconds, and once more ("end") after the last frame was
- * sent and everything in flight has arrived (2 s without a frame) while
- * every frontend is still connected.  Output, one line each:
+ * seconds of traffic, vnetd's open fds (/proc/PID/fd), RSS (VmRSS, and of
+ * it RssAnon and RssShmem: guest memory the frontends share counts as
+ * RssShmem once vnetd touched a page) and mappings (/proc/PID/maps lines)
+ * are sampled ("start"), then every SAMPLE seconds, and once more ("end")
+ * after everything in flight has arrived (2 s without a frame) while every
+ * frontend is still connected.  Output, one line each:
  *
- *   sample t=S fds=N rss_kb=N anon_kb=N shmem_kb=N maps=N
- *                                  (start, periodic, end)
- *   start ... / end ...            the same fields
+ *   sample t=S fds=N rss_kb=N anon_kb=N shmem_kb=N maps=N (also start, end)
  *   port I sent=N recv=N foreign=N sent_q0=N sent_q1=N recv_q0=N recv_q1=N
  *          host=N
  *   done secs=S sent=N recv=N foreign=N
@@ -45,7 +43,10 @@
  * With --go, every frontend connects and posts its RX buffers, then "ready"
  * is printed and nothing is sent until SIGUSR1 (SIGINT or SIGTERM ends it
  * there): the caller measures vnetd with its frontends connected and idle
- * first.  The clock of --warmup and --secs starts at SIGUSR1.
+ * first.  The clock of --warmup and --secs starts at SIGUSR1.  Each
+ * SIGUSR2 then stops sending (the frontends stay and receive) or goes on
+ * at --rate2 (--rate), in turn.  At most 1024 ports, at the hard
+ * RLIMIT_NOFILE.
  *
  * Exit status 0 unless a frontend failed (the reason on stderr).
  */
@@ -61,13 +62,14 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/resource.h>
 #include <linux/if_ether.h>
 #include <linux/ip.h>
 #include <linux/udp.h>
 
 #include "frontend/vufe.h"
 
-#define MAX_PORTS	64
+#define MAX_PORTS 1024
 #define MAX_QP		8
 #define MAGIC		0x564e534bu	/* "VNSK" */
 #define FRAME_MAX	1514
@@ -89,7 +91,7 @@ struct payload {
 static struct port ports[MAX_PORTS];
 static unsigned int nr_ports, nr_qp = 2;
 static bool self_peer;
-static volatile sig_atomic_t stop, go;
+static volatile sig_atomic_t stop, go, phase_req;
 
 static double now_s(void)
 {
@@ -103,6 +105,8 @@ static void on_signal(int sig)
 {
 	if (sig == SIGUSR1)
 		go = 1;
+	else if (sig == SIGUSR2)
+		phase_req++;
 	else
 		stop = 1;
 }
@@ -118,7 +122,7 @@ static void mac_of(unsigned int p, __u8 *mac)
 	static const __u8 base[ETH_ALEN] = { 0x02, 0x5a, 0, 0, 0, 0 };
 
 	memcpy(mac, base, ETH_ALEN);
-	mac[5] = p;
+	mac[4] = (__u8)(p >> 8), mac[5] = (__u8)p;
 }
 
 static __u16 ip_csum(const void *data, size_t len)
@@ -205,8 +209,9 @@ static bool from_host(const __u8 *f, size_t n)
 	if (n < ETH_HLEN || !(f[0] & 1))
 		return false;
 	mac_of(0, mac);
-	return memcmp(f + ETH_ALEN, mac, ETH_ALEN - 1) ||
-	       f[2 * ETH_ALEN - 1] >= nr_ports;
+	return memcmp(f + ETH_ALEN, mac, ETH_ALEN - 2) ||
+	       ((unsigned int)f[2 * ETH_ALEN - 2] << 8 | f[2 * ETH_ALEN - 1]) >=
+		       nr_ports;
 }
 
 /* what a frame that is not the peer's is, on stderr (the test shows it) */
@@ -339,7 +344,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: soak --sock FMT --ports N [--qp N] [--secs S] "
 			"[--warmup S] [--rate R] [--sample S] [--self] [--go] "
-			"[--max-lag MS] --pid PID\n");
+			"[--max-lag MS] [--rate2 R] --pid PID\n");
 	exit(2);
 }
 
@@ -357,10 +362,14 @@ int main(int argc, char **argv)
 		{ "self", no_argument, NULL, 'e' },
 		{ "go", no_argument, NULL, 'g' },
 		{ "max-lag", required_argument, NULL, 'l' },
+		{ "rate2", required_argument, NULL, 'R' },
 		{ 0 },
 	};
 	double secs = 20, warmup = 5, rate = 200, every = 60, max_lag = -1;
 	double t0, t_warm, t_end, next_sample, last_rx, now, credit;
+	double rate2 = -1, cur_rate, base, t_base;
+	struct rlimit nofile;
+	sig_atomic_t phase = 0;
 	double last_flood_rx = 0;
 	bool flood, rx_now;
 	__u64 total_sent = 0, total_recv = 0, total_foreign = 0;
@@ -386,6 +395,9 @@ int main(int argc, char **argv)
 		case 'e': self_peer = true; break;
 		case 'g': wait_go = true; break;
 		case 'l': max_lag = atof(optarg) / 1000; break;
+		case 'R':
+			rate2 = atof(optarg);
+			break;
 		default: usage();
 		}
 	}
@@ -393,9 +405,14 @@ int main(int argc, char **argv)
 	    (!self_peer && nr_ports % 2) || !nr_qp || nr_qp > MAX_QP ||
 	    rate <= 0)
 		usage();
+	if (!getrlimit(RLIMIT_NOFILE, &nofile)) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGUSR1, on_signal);
+	signal(SIGUSR2, on_signal);
 	/* held until sigsuspend() below: none is lost before it */
 	sigemptyset(&block);
 	sigaddset(&block, SIGUSR1);
@@ -440,6 +457,9 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 
 	t0 = now_s();
+	/* due per port: base + (now - t_base) * cur_rate (SIGUSR2: 0, rate2) */
+	cur_rate = rate, t_base = t0, base = warmup / 2 * rate * 9;
+	rate2 = rate2 < 0 ? rate : rate2;
 	t_warm = t0 + warmup;
 	t_end = t_warm + secs;
 	next_sample = t_warm + every;
@@ -467,10 +487,16 @@ int main(int argc, char **argv)
 		 * pages) is touched before the first sample.
 		 */
 		flood = now < t0 + warmup / 2;
+		if (!flood && phase != phase_req) {
+			base += (now - t_base) * cur_rate;
+			t_base = now;
+			phase = phase_req;
+			cur_rate = phase % 2 ? 0 : rate2;
+		}
 		if (flood)
 			credit = (now - t0) * rate * 10;
 		else
-			credit = (now - t0) * rate + warmup / 2 * rate * 9;
+			credit = base + (now - t_base) * cur_rate;
 		rx_now = !flood || now - last_flood_rx >= 0.2;
 		if (rx_now)
 			last_flood_rx = now;

@@ -95,7 +95,7 @@ TEST_ONLY="user/vnetd/base/testing.c"
 HEADERS_ANY="user/lib/libvnet.h"
 # the parts of that public header it includes: a file that includes it
 # includes them
-PUBLIC_PARTS="user/lib/ethtool.h"
+PUBLIC_PARTS="user/lib/ethtool.h user/lib/xmit.h"
 # .c files a production folder may hold directly
 MAX_C=16
 
@@ -372,7 +372,7 @@ for f in "$top"/user/lib/*.c "$top"/user/vhost/*.c "$top"/user/vnetd/*.c "$top"/
 		done
 	done >>"$tmp/incs"
 	# libvnet.h is the library's public header: including it includes
-	# the parts it includes (ethtool.h) for its callers
+	# the parts it includes (ethtool.h, xmit.h) for its callers
 	grep -qxF "${rel%.c} user/lib/libvnet.h" "$tmp/incs" &&
 		for h in $PUBLIC_PARTS; do echo "${rel%.c} $h"; done >>"$tmp/incs"
 	sed -n 's|^/\* \([^:]*\.h\):[0-9]*:NC \*/ \(.*\)$|\1 \2|p' "$tmp/aux" |

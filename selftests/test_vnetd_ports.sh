@@ -13,6 +13,16 @@
 #  - limit: one --port more than VNETD_MAX_PORTS is refused before any
 #    tap or socket is touched: exit status 2, and the message names the
 #    limit and the fix (more vnetd, one per VM);
+#  - stop_killed: a test build (vnetd-testing) with 24 ports, 12 on taps
+#    the case made (persistent) and 12 on taps vnetd creates, killed by
+#    its own stop (SIGKILL, VNETD_TEST_STOP_KILL=6) once 6 ports are
+#    closed, the other closers anywhere in theirs: pins are left; `vnetctl
+#    gc` removes those of the taps that went with vnetd.  A vnetd on the
+#    same 24 ports serves them (those it finds a gone vnetd's it takes as
+#    its own), killed (SIGKILL) while it serves leaves every pin whole; a
+#    third takes those 12 attachments as its own and, after SIGTERM,
+#    leaves no pin of any of the taps and no entry in the shared xmit
+#    dispatcher;
 #  - tap_in_netns: --tap X without --netns, where X exists only in a named
 #    network namespace: refused before anything is made (exit 1, the
 #    message names the namespace and the fix, --netns NS), no tap X in
@@ -26,8 +36,9 @@ source "$(dirname "$0")/lib.sh"
 
 KSFT_PREFIX=vnetd_ports
 
-ALL_CASES="beyond_64 limit tap_in_netns"
+ALL_CASES="beyond_64 limit stop_killed tap_in_netns"
 VNETD=${VNETD:-$OUT/vnetd}
+VNETD_TESTING=${VNETD_TESTING:-$OUT/vnetd-testing}
 UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
 NPORTS=72
 MAX_PORTS=$(sed -n 's/^#define VNETD_MAX_PORTS \([0-9]*\)$/\1/p' \
@@ -118,6 +129,99 @@ case_limit()
 	expect "message" yes "$(grep -qF -- "$msg" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
 	expect "no socket made" 0 "$(find "$d" -name '*.sock' | wc -l)"
 	report limit "$(run_said)"
+}
+
+# pins_left TAP...: how many of the taps have pins
+pins_left()
+{
+	local t n=0
+
+	for t in "$@"; do
+		pins_exist "$t" && n=$((n + 1))
+	done
+	echo "$n"
+}
+
+# xmit_entries TAP...: the shared dispatcher's entries of the taps
+xmit_entries()
+{
+	local devs=$PIN_ROOT/net_dev_start_xmit/devs
+
+	[ -e "$devs" ] || { echo 0; return; }
+	bpftool -j map dump pinned "$devs" 2>/dev/null |
+		jq -r '.[] | .formatted.value.ifname // empty' |
+		grep -cxF -f <(printf '%s\n' "$@")
+}
+
+case_stop_killed()
+{
+	local d=$VNET_TMP/killed i args=() own=() made=() all rc left
+
+	command -v bpftool >/dev/null || { skip stop_killed "needs bpftool"; return; }
+	[ -x "$VNETD_TESTING" ] || { fail stop_killed "$VNETD_TESTING not built (make all)"; return; }
+	ns_create killed || { fail stop_killed "ip netns add"; return; }
+	mkdir -p "$d"
+	for ((i = 0; i < 24; i++)); do
+		TAPS[i]=$(rand_tap)
+		if ((i % 2)); then
+			tap_create "$NS" "${TAPS[i]}" || { fail stop_killed "ip tuntap add"; return; }
+			own+=("${TAPS[i]}")
+		else
+			_case_taps+=("$NS ${TAPS[i]}")
+			made+=("${TAPS[i]}")
+		fi
+		args+=(--port "socket=$d/p$i.sock,tap=${TAPS[i]},netns=$NS")
+	done
+	all=("${own[@]}" "${made[@]}")
+	VNETD_TEST_STOP_KILL=6 "$VNETD_TESTING" "${args[@]}" >"$d/kill.log" 2>&1 &
+	VPID=$!
+	busywait 120000 test -S "$d/p23.sock" ||
+		{ fail stop_killed "no socket: $(tail -n 2 "$d/kill.log")"; return; }
+	expect "pins of all 24 taps" 24 "$(pins_left "${all[@]}")"
+	kill -TERM "$VPID"
+	{ wait "$VPID"; } 2>/dev/null # bash's "Killed"
+	rc=$?
+	VPID=
+	expect "killed by its stop (SIGKILL: 128 + 9)" 137 "$rc"
+	left=$(pins_left "${own[@]}")
+	expect "pins of the case's taps left by the kill" yes "$([ "$left" -gt 0 ] && echo yes || echo "no: none left, the kill came after the stop")"
+	report stop_killed_left "$left of 12 taps of the case's, $(pins_left "${made[@]}") of 12 it made: $(grep -c 'vnet detached' "$d/kill.log") detached"
+	# the taps it made went with it (once its io_uring let go)
+	for i in "${made[@]}"; do
+		busywait 10000 tap_gone "$i"
+	done
+	run "$VNETCTL" gc
+	expect "vnetctl gc: exit status" 0 "$RUN_RC"
+	expect "vnetctl gc: no pins of the taps that went" 0 "$(pins_left "${made[@]}")"
+	# a new vnetd on the same ports, killed while it serves: every pin whole
+	# (the sockets a killed vnetd leaves must not pass for the new one's)
+	rm -f "$d"/p*.sock
+	"$VNETD" "${args[@]}" >"$d/serve.log" 2>&1 &
+	VPID=$!
+	busywait 120000 test -S "$d/p23.sock" ||
+		{ fail stop_killed "the next vnetd: no socket: $(tail -n 2 "$d/serve.log")"; return; }
+	kill -KILL "$VPID"
+	{ wait "$VPID"; } 2>/dev/null
+	VPID=
+	expect "killed while serving: pins of the case's taps left" 12 "$(pins_left "${own[@]}")"
+	for i in "${made[@]}"; do
+		busywait 10000 tap_gone "$i"
+	done
+	# and one more, stopped cleanly
+	rm -f "$d"/p*.sock
+	"$VNETD" "${args[@]}" >"$d/vnetd.log" 2>&1 &
+	VPID=$!
+	busywait 120000 test -S "$d/p23.sock" ||
+		{ fail stop_killed "the third vnetd: no socket: $(tail -n 2 "$d/vnetd.log")"; return; }
+	expect "the third vnetd took the 12 attachments of the killed one" 12 "$(grep -c 'which is gone: its pins are this vnetd' "$d/vnetd.log")"
+	kill -TERM "$VPID"
+	wait "$VPID"
+	rc=$?
+	VPID=
+	expect "the third vnetd: exit status" 0 "$rc"
+	expect "the third vnetd: pins left after its stop" 0 "$(pins_left "${all[@]}")"
+	expect "dispatcher entries of the 24 taps" 0 "$(xmit_entries "${all[@]}")"
+	report stop_killed_next "$(grep -c 'which is gone' "$d/serve.log") port(s) taken over after the stop was killed"
 }
 
 case_tap_in_netns()

@@ -280,7 +280,13 @@ struct vnet_info {
 	__u32 agent_hold;         /* samples a change must be due for */
 	__u32 agent_target;       /* combined recommendation of the last sample; 0 none */
 	__u32 agent_rx_frames;    /* tun rx-frames it last set (agent_changes > 0) */
-	__u32 __pad2;
+	/*
+	 * The pid of the vnetd that attached vnet to the tap for its port and
+	 * detaches it when it stops (0: `vnetctl attach`, or nothing to undo).
+	 * A vnetd that finds the pins of one that is gone (kill -9) takes
+	 * them as its own, so that its stop removes them.
+	 */
+	__u32 vnetd_owner;
 	/*
 	 * The vhost-user socket of the vnetd port that serves the tap ("":
 	 * none), written by that vnetd when it takes the tap: what finds a

@@ -124,13 +124,21 @@ static void config_defaults(int fd)
 		bpf_map_update_elem(fd, &q, &c, BPF_ANY);
 }
 
-/* Take the tap's vnet_xmit_rx out of the shared dispatcher, if it is in. */
-static void detach_xmit(const char *ifname)
+/*
+ * Take the tap's vnet_xmit_rx out of the shared dispatcher, if it is in;
+ * INFO (may be NULL): the attach's, whose device is the entry's key.
+ */
+static void detach_xmit(const char *ifname, const struct vnet_info *info)
 {
 	__u32 id = vnet_pinned_prog_id(ifname, VNET_PIN_PROG_XMIT);
+	struct vnet_xmit_key key = {};
 
+	if (info) {
+		key.netns = (__u32)info->netns_ino;
+		key.ifindex = info->ifindex;
+	}
 	if (id)
-		vnet_xmit_unregister(ifname, id);
+		vnet_xmit_unregister(ifname, id, info ? &key : NULL);
 }
 
 /*
@@ -380,7 +388,7 @@ static void unwind_attach(const char *ifname, int ifindex)
 		detach_legacy_tc(ifindex, false);
 		close(lfd);
 	}
-	detach_xmit(ifname);
+	detach_xmit(ifname, NULL);
 	vnet_pin_dir_remove(ifname);
 }
 
@@ -459,7 +467,8 @@ static void detach_link_pin(const char *ifname, const char *pin)
 	close(fd);
 }
 
-int vnet_detach(const char *ifname, struct vnet_err *err)
+/* LINKS: detach each link first (else they go with their pins) */
+static int detach(const char *ifname, bool links, struct vnet_err *err)
 {
 	struct vnet_status st;
 	char dir[PATH_MAX];
@@ -470,17 +479,29 @@ int vnet_detach(const char *ifname, struct vnet_err *err)
 		return -ENAMETOOLONG;
 	if (stat(dir, &sb))
 		return vnet_pins_missing(ifname, dir, err);
-	/* st.info: zero when the info map is of another layout */
-	if (!vnet_status(ifname, &st, NULL)) {
+	/*
+	 * st.info: zero when the info map is of another layout.  Unpinning,
+	 * the info map alone (vnet_info_read() refuses another netns's
+	 * pins): a tcx link's info takes the RTNL lock, which the kernel's
+	 * release of each link unpinned before holds through a grace period.
+	 */
+	memset(&st, 0, sizeof(st));
+	if (!links) {
+		ret = vnet_info_read(ifname, &st.info, err);
+		if (ret == -EEXIST)
+			return ret;
+	} else if (!vnet_status(ifname, &st, NULL)) {
 		ret = vnet_pins_other_netns(ifname, &st, err);
 		if (ret)
 			return ret;
 	}
-	detach_link_pin(ifname, VNET_PIN_LINK_XDP);
-	detach_link_pin(ifname, VNET_PIN_LINK_TC_INGRESS);
-	detach_link_pin(ifname, VNET_PIN_LINK_TC_EGRESS);
-	detach_link_pin(ifname, VNET_PIN_LINK_XMIT);
-	detach_xmit(ifname);
+	if (links) {
+		detach_link_pin(ifname, VNET_PIN_LINK_XDP);
+		detach_link_pin(ifname, VNET_PIN_LINK_TC_INGRESS);
+		detach_link_pin(ifname, VNET_PIN_LINK_TC_EGRESS);
+		detach_link_pin(ifname, VNET_PIN_LINK_XMIT);
+	}
+	detach_xmit(ifname, st.info.ifindex ? &st.info : NULL);
 	/* legacy clsact filters: only where the device is in this netns */
 	fd = vnet_pin_get(ifname, VNET_PIN_PROG_TC_INGRESS);
 	if (fd >= 0) {
@@ -497,6 +518,23 @@ int vnet_detach(const char *ifname, struct vnet_err *err)
 		vnet_err_set(err, "%s: cannot remove the pins in %s: %s",
 			     ifname, dir, strerror(-ret));
 	return ret;
+}
+
+int vnet_detach(const char *ifname, struct vnet_err *err)
+{
+	return detach(ifname, true, err);
+}
+
+/*
+ * A link's last reference dropped by an unpin is released by a kernel
+ * worker (bpf_link_put()): tcx's release takes the RTNL lock and waits
+ * for an RCU grace period, one link after another whoever asks, 10-20 ms
+ * each on a loaded 2-CPU VM; detached one by one, a thousand taps kept
+ * their process 40 s.
+ */
+int vnet_detach_unpin(const char *ifname, struct vnet_err *err)
+{
+	return detach(ifname, false, err);
 }
 
 int vnet_gc(char (*removed)[IF_NAMESIZE], int max, struct vnet_err *err)

@@ -408,7 +408,7 @@ int vnet_tap_users(const char *ifname, struct vnet_tap_users *u)
 }
 
 /* a live (not zombie) process named vnetd*: "PID (COMM) STATE ..." */
-static bool vnetd_pid_alive(__u32 pid)
+bool vnet_vnetd_alive(__u32 pid)
 {
 	char path[64], buf[256], *open, *close_;
 	bool ok = false;
@@ -434,7 +434,7 @@ bool vnet_agent_alive(const struct vnet_info *in, __u64 *age_ms)
 	struct timespec ts;
 	__u64 now, age, stale_ms;
 
-	if (!in->agent_pid || !vnetd_pid_alive(in->agent_pid))
+	if (!in->agent_pid || !vnet_vnetd_alive(in->agent_pid))
 		return false;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (__u64)ts.tv_sec * 1000000000ull + (__u64)ts.tv_nsec;

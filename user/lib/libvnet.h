@@ -158,6 +158,12 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 
 /* Detach and unpin.  Works when the device is gone (pins only). */
 int vnet_detach(const char *ifname, struct vnet_err *err);
+/*
+ * The same, but the links are not detached one by one: they go with their
+ * pins, the kernel detaching each (an RCU grace period under the RTNL
+ * lock, for tc) after the call returns.  For a process that stops.
+ */
+int vnet_detach_unpin(const char *ifname, struct vnet_err *err);
 
 struct vnet_hook_status {
 	__u32 prog_id; /* 0 = not attached */
@@ -209,46 +215,8 @@ int vnet_list(char (*names)[IF_NAMESIZE], int max);
  */
 int vnet_gc(char (*removed)[IF_NAMESIZE], int max, struct vnet_err *err);
 
-/* --- the shared net_dev_start_xmit dispatcher (xmit.c) ----------------- */
-
-/*
- * Pins of the one dispatcher of the host (include/vnet/abi.h).  bpffs
- * refuses dots in names (EPERM), so no dot-directory: a name of 16
- * characters or more, which no network device can have (IFNAMSIZ), so
- * vnet_list(), status and gc never take it for a device.
- */
-#define VNET_XMIT_PIN_NAME "net_dev_start_xmit"
-#define VNET_XMIT_PIN_DIR VNET_PIN_ROOT "/" VNET_XMIT_PIN_NAME
-#define VNET_XMIT_PIN_LINK "link"
-#define VNET_XMIT_PIN_DEVS "devs"
-#define VNET_XMIT_PIN_PROGS "progs"
-
-/*
- * Have the dispatcher tail-call PROG_FD (the tap's vnet_xmit_rx) for the
- * device {NETNS, IFINDEX}; creates and attaches the dispatcher if there is
- * none.  -errno (err says why) when the kernel refuses: the caller attaches
- * the program per tap instead.
- */
-int vnet_xmit_register(const char *ifname, __u32 netns, __u32 ifindex,
-		       int prog_fd, struct vnet_err *err);
-/*
- * Remove the entry of program PROG_ID (0: IFNAME's entry); the last one
- * takes the dispatcher off the tracepoint and removes its pins.  Returns 1
- * if the dispatcher was removed, 0, or -errno.
- */
-int vnet_xmit_unregister(const char *ifname, __u32 prog_id);
-/* Remove entries whose tap pins are gone; 1 if the dispatcher went too. */
-int vnet_xmit_gc(void);
-
-struct vnet_xmit_status {
-	__u32 link_id, prog_id; /* the dispatcher's */
-	bool found;             /* the queried program is in its slot */
-	__u32 slot;
-};
-
-/* -ENOENT: no dispatcher.  KEY: its entry looked up, not every one walked */
-int vnet_xmit_query(struct vnet_xmit_status *xs, __u32 prog_id,
-		    const struct vnet_xmit_key *key);
+/* the shared net_dev_start_xmit dispatcher (xmit.c) */
+#include "xmit.h"
 
 /* --- maps (maps.c) ---------------------------------------------------- */
 
@@ -495,6 +463,7 @@ int vnet_coalesce_set_tap(const char *ifname, __u32 rx_frames,
  * least 2 s).  *age_ms (may be NULL): since the heartbeat.
  */
 bool vnet_agent_alive(const struct vnet_info *in, __u64 *age_ms);
+bool vnet_vnetd_alive(__u32 pid); /* a live process named vnetd* */
 
 /* Per-(dir, queue) state (qs[VNET_DIR_MAX * VNET_MAX_QUEUES]) of IFNAME. */
 int vnet_queues_read(const char *ifname, struct vnet_queue_state *qs,

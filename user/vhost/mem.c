@@ -515,3 +515,14 @@ void vhost_mem_log_write(const struct vhost_mem *mem, uint64_t gpa,
 				  __ATOMIC_RELAXED);
 	}
 }
+
+void vhost_mem_drop_pages(const struct vhost_mem *mem)
+{
+	unsigned int i;
+
+	/* always MAP_SHARED (above): nothing of the guest's is lost */
+	for (i = 0; i < mem->nregions; i++)
+		if (mem->regions[i].map_addr)
+			madvise(mem->regions[i].map_addr,
+				mem->regions[i].map_len, MADV_DONTNEED);
+}

@@ -120,6 +120,14 @@ int vhost_mem_gpa_to_iov(const struct vhost_mem *mem, uint64_t gpa,
 bool vhost_mem_range_ok(const struct vhost_mem *mem, uint64_t gpa,
 			uint64_t len);
 
+/*
+ * Drop this process's page table entries of every region (MADV_DONTNEED
+ * on the shared mappings): the guest's memory stays as it is, no longer
+ * counted in this process's RSS until it is touched again (a minor fault
+ * per page).  Any thread; the table must not change meanwhile.
+ */
+void vhost_mem_drop_pages(const struct vhost_mem *mem);
+
 /* Copy guest memory out, across regions; 0 or -EFAULT. */
 int vhost_mem_read(const struct vhost_mem *mem, uint64_t gpa, void *buf,
 		   size_t len);

@@ -148,6 +148,12 @@ int vhost_vq_notify(struct vhost_vq *vq)
 	return 1;
 }
 
+void vhost_vq_drop_pages(struct vhost_vq *vq)
+{
+	if (vq->mem)
+		vhost_mem_drop_pages(vq->mem);
+}
+
 uint64_t vhost_vq_kick_drain(struct vhost_vq *vq)
 {
 	uint64_t v;

@@ -134,6 +134,13 @@ int vhost_vq_notify(struct vhost_vq *vq);
 void vhost_vq_notify_disable(struct vhost_vq *vq);
 bool vhost_vq_notify_enable(struct vhost_vq *vq);
 
+/*
+ * The ring's queue thread, while the ring runs (its memory table cannot
+ * change): the guest memory's pages are no longer mapped in this process
+ * until touched again (vhost_mem_drop_pages()).
+ */
+void vhost_vq_drop_pages(struct vhost_vq *vq);
+
 /* Consume the kick eventfd's counter (non-blocking); how many kicks. */
 uint64_t vhost_vq_kick_drain(struct vhost_vq *vq);
 

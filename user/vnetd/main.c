@@ -36,6 +36,7 @@
 #include "handover/handover.h"
 #include "handover/record.h"
 #include "config/opts.h"
+#include "port/close.h"
 #include "port/port.h"
 #include "datapath/qthread.h"
 #include "base/testing.h"
@@ -557,9 +558,7 @@ out_srv:
 	vnetd_handover_unlisten(hofd, o->takeover_socket);
 	/* disconnect: every running ring is stopped by its thread */
 	vhost_server_cleanup(&srv);
-	while (opened--)
-		if (!ports[opened].gone)
-			vnetd_port_close(&ports[opened]);
+	vnetd_ports_close(ports, opened);
 out_ports:
 	if (holock >= 0)
 		close(holock);

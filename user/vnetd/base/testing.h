@@ -17,16 +17,20 @@ struct io_uring;
 
 /* The numbers and flags a test build takes from its environment. */
 enum vnetd_switch {
-	VNETD_SW_RX_DIRECT_MIN,		/* RX in place from this mean (bytes) */
-	VNETD_SW_RX_BIG_BURSTS,		/* bursts of big reads after overflow */
-	VNETD_SW_NO_PAIRED_SIGNALS,	/* 1: TX signals take no RX one along */
-	VNETD_SW_CARRY_ACKS,		/* 0: guest-TX pure ACKs are not
+	VNETD_SW_RX_DIRECT_MIN,     /* RX in place from this mean (bytes) */
+	VNETD_SW_RX_BIG_BURSTS,     /* bursts of big reads after overflow */
+	VNETD_SW_NO_PAIRED_SIGNALS, /* 1: TX signals take no RX one along */
+	VNETD_SW_CARRY_ACKS,        /* 0: guest-TX pure ACKs are not
 					 * held for an RX signal to carry */
-	VNETD_SW_SANDBOX_LOG,		/* 1: seccomp logs and allows */
-	VNETD_SW_TAKEOVER_FAIL,		/* a hand-over fails: 1 the new one gives
+	VNETD_SW_SANDBOX_LOG,       /* 1: seccomp logs and allows */
+	VNETD_SW_TAKEOVER_FAIL,     /* a hand-over fails: 1 the new one gives
 					 * up before PREPARED, 2 it dies there,
 					 * 3 the running one gives up instead of
 					 * COMMIT */
+	VNETD_SW_IDLE_MS,           /* a queue pair's quiet time before it
+					 * gives its buffers back (ms) */
+	VNETD_SW_STOP_KILL,         /* the stop kills vnetd (SIGKILL) once
+					 * this many ports are closed */
 	VNETD_SW_N
 };
 

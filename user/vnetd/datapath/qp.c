@@ -198,6 +198,10 @@ static int qp_init(struct vnetd_qp *qp, unsigned int q,
 					 VNETD_RX_DIRECT_MIN);
 	qp->rx.big_bursts = vnetd_switch(VNETD_SW_RX_BIG_BURSTS,
 					 VNETD_RX_BIG_BURSTS);
+	/* 0: never (a test build's benchmarks of the old behaviour) */
+	qp->idle_ms = (int)vnetd_switch(VNETD_SW_IDLE_MS, VNETD_IDLE_MS);
+	if (!qp->idle_ms)
+		qp->idle_ms = -1;
 	qp->epfd = qp->wake_fd = -1;
 	ring_init(qp, &qp->tx.r, VNET_DIR_TX);
 	ring_init(qp, &qp->rx.r, VNET_DIR_RX);

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/timerfd.h>
 
 #include "fault.h"
@@ -492,6 +493,24 @@ static bool qp_event(struct vnetd_qp *qp, const struct epoll_event *ev)
 	return false;
 }
 
+void vnetd_qp_trim(struct vnetd_qp *qp)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct vhost_vq *vq = qp->tx.r.vq ? qp->tx.r.vq : qp->rx.r.vq;
+
+	qp->warm = false;
+	/* between two bursts every popped chain is pushed or rewound */
+	madvise((uint8_t *)qp->arrays + page, qp->arrays_len - 2 * page,
+		MADV_DONTNEED);
+	if (!qp->rx.count)
+		vnetd_tapio_trim(&qp->io);
+	/* a running ring: its memory table stays while this thread is here */
+	if (vq)
+		vhost_vq_drop_pages(vq);
+	pr_dbg(qp, "queue pair %u: idle for %d ms: buffers given back",
+	       qp->index, qp->idle_ms);
+}
+
 void *vnetd_qp_thread(void *arg)
 {
 	struct vnetd_qp *qp = arg;
@@ -523,7 +542,9 @@ void *vnetd_qp_thread(void *arg)
 
 	for (;;) {
 		timeout = qp->tx.r.more || qp->rx.r.more ? 0 :
-			  qp->polling ? 1 : -1;
+			  qp->polling                    ? 1 :
+			  qp->warm                       ? qp->idle_ms :
+							   -1;
 		n = epoll_wait(qp->epfd, ev, sizeof(ev) / sizeof(ev[0]),
 			       timeout);
 		if (n < 0) {
@@ -544,7 +565,12 @@ void *vnetd_qp_thread(void *arg)
 				qp->tx.r.more = true;
 			if (qp->rx.r.vq && vhost_vq_kick_fd(qp->rx.r.vq) < 0)
 				qp->rx.r.more = true;
+		} else if (!n && timeout > 0) {
+			/* idle_ms without an event */
+			vnetd_qp_trim(qp);
 		}
+		/* one store a wake-up, not per frame */
+		qp->warm |= n > 0;
 		for (i = 0; i < n; i++)
 			if (qp_event(qp, &ev[i]))
 				goto out;

@@ -41,6 +41,13 @@ enum vnetd_qp_ev {
 	VNETD_EV_RX_LIMIT,
 };
 
+/*
+ * A queue pair that has seen no event for this long gives back what its
+ * bursts made resident (vnetd_qp_trim()); its thread then sleeps until the
+ * next event, with no timer.
+ */
+#define VNETD_IDLE_MS 10000
+
 enum vnetd_cmd {
 	VNETD_CMD_NONE,
 	VNETD_CMD_START,	/* start serving cmd_vq */
@@ -96,6 +103,8 @@ struct vnetd_qp {
 	size_t arrays_len;
 	bool tap_armed;			/* tap fd polled for input */
 	bool polling;			/* a ring without kick fd: poll it */
+	bool warm;                      /* an event since the last trim */
+	int idle_ms; /* VNETD_IDLE_MS (testing.h); -1: never */
 	struct vnetd_tx tx;
 	struct vnetd_rx rx;
 };
@@ -104,5 +113,12 @@ struct vnetd_qp {
 void *vnetd_qp_thread(void *qp);
 void vnetd_qp_run(struct vnetd_qp *qp);
 void vnetd_qp_tap_arm(struct vnetd_qp *qp, bool on);
+/*
+ * The pair was quiet for idle_ms (queue thread, between bursts): its burst
+ * arrays, its RX slots (unless they hold frames the guest has no buffer
+ * for yet) and the guest memory's pages are no longer resident; the next
+ * burst takes them again as it touches them.
+ */
+void vnetd_qp_trim(struct vnetd_qp *qp);
 
 #endif /* VNETD_QTHREAD_H */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/uio.h>
 #include <liburing.h>
 
@@ -91,6 +92,30 @@ void vnetd_tapio_exit(struct vnetd_tapio *io)
 	io->uring = NULL;
 	io->fixed = false;
 	io->fixed_slots = io->fixed_failed = 0;
+}
+
+void vnetd_tapio_trim(struct vnetd_tapio *io)
+{
+	struct iovec none[VNETD_RX_BURST];
+	int ret;
+
+	if (!io->slots)
+		return;
+	if (io->uring && io->fixed && io->fixed_slots) {
+		/* an empty iovec clears a sparse table's entry */
+		memset(none, 0, sizeof(none));
+		ret = io_uring_register_buffers_update_tag(io->uring, 0, none,
+							   NULL,
+							   VNETD_RX_BURST);
+		if (ret != VNETD_RX_BURST) {
+			pr_dbg(io, "queue pair %u: io_uring buffers kept: %s",
+			       io->index, strerror(ret < 0 ? -ret : EIO));
+			return;
+		}
+		io->fixed_slots = 0;
+	}
+	madvise(io->slots, (size_t)VNETD_RX_BURST * VNETD_RX_SLOT,
+		MADV_DONTNEED);
 }
 
 /*

@@ -54,6 +54,14 @@ struct vnetd_tapio {
 int vnetd_tapio_init(struct vnetd_tapio *io);
 void vnetd_tapio_exit(struct vnetd_tapio *io);
 
+/*
+ * The RX slots given back (none holds a frame): unregistered as fixed
+ * buffers (unpinned) and their pages dropped; a later burst registers a
+ * slot again as it would the first time.  Kept when the unregistration
+ * fails: a pinned page must stay the one mapped.
+ */
+void vnetd_tapio_trim(struct vnetd_tapio *io);
+
 void vnetd_tapio_write_burst(struct vnetd_tapio *io,
 			     const struct vhost_vq_elem *elems, unsigned int n,
 			     int *res);

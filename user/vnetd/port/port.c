@@ -385,8 +385,34 @@ err_ns:
 /* After vhost_server_cleanup(): every ring is stopped. */
 void vnetd_port_close(struct vnetd_port *p)
 {
+	vnetd_port_close_taps(p);
+	vnetd_port_close_pins(p);
+}
+
+void vnetd_port_close_taps(struct vnetd_port *p)
+{
+	struct vnet_err err = {};
+	int saved;
+
 	port_stop(p);
-	port_unwind(p, true);
+	if (vnetd_tap_ns_enter(&p->tap, &saved, &err))
+		pr_warn(p, "%s", err.msg);
+	vnetd_monitor_close(&p->mon);
+	vnetd_bpf_close(&p->maps);
+	vnetd_tap_close(&p->tap);
+	vnetd_netns_restore(saved);
+}
+
+void vnetd_port_close_pins(struct vnetd_port *p)
+{
+	struct vnet_err err = {};
+	int saved;
+
+	if (vnetd_tap_ns_enter(&p->tap, &saved, &err))
+		pr_warn(p, "%s", err.msg);
+	vnetd_bpf_unpin(&p->maps);
+	vnetd_netns_restore(saved);
+	vnetd_tap_ns_close(&p->tap);
 	vnetd_maps_exit(&p->maps);
 }
 

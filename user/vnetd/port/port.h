@@ -108,6 +108,12 @@ int vnetd_socket_precheck(const struct vnetd_port_cfg *c);
 int vnetd_tap_precheck(const struct vnetd_port_cfg *c);
 int vnetd_port_open(struct vnetd_port *p, struct vhost_server *srv);
 void vnetd_port_close(struct vnetd_port *p);
+/*
+ * vnetd_port_close() in two: every part but the pins (the port's netns
+ * kept), then the pins if this vnetd attached them.
+ */
+void vnetd_port_close_taps(struct vnetd_port *p);
+void vnetd_port_close_pins(struct vnetd_port *p);
 
 /*
  * Every port of PORTS set up: the sandbox (sandbox.c) for their queue

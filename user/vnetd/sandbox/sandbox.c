@@ -146,8 +146,9 @@ unsigned int vnetd_sandbox_uring_flags(void)
  * datapath submits (tap reads and writes on registered files), then
  * enable it.  Registrations are refused from now on, but for one: an
  * update of the fixed-buffer table, by which the queue thread registers
- * an RX slot the first time it reads into one (tapio.c); it can only
- * name the thread's own memory.
+ * an RX slot the first time it reads into one, and clears them all when
+ * the pair has been quiet (tapio.c); it can only name the thread's own
+ * memory.
  */
 int vnetd_sandbox_uring(struct io_uring *ring)
 {

@@ -273,6 +273,34 @@ static int allow_common(scmp_filter_ctx ctx, bool setid)
 	return ret;
 }
 
+/*
+ * Threads of this process, no other child: the stop's closers
+ * (port/close.c), which inherit this filter and this thread's
+ * capabilities.  clone3 passes its flags in memory, out of a filter's
+ * reach: it fails with ENOSYS, and glibc then makes the thread with
+ * clone, whose flags are an argument.  A new thread registers its robust
+ * futex list and its rseq area.
+ */
+static int allow_threads(scmp_filter_ctx ctx)
+{
+	struct scmp_arg_cmp thread =
+		arg_cmp(0, SCMP_CMP_MASKED_EQ, CLONE_THREAD | CLONE_VM,
+			CLONE_THREAD | CLONE_VM);
+	int ret;
+
+	ret = allow(ctx, "clone", 1, &thread);
+#ifndef __SANITIZE_ADDRESS__ /* LeakSanitizer's tracer takes clone3 (below) */
+	if (!ret)
+		ret = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS),
+				       SCMP_SYS(clone3), 0);
+#endif
+	if (!ret)
+		ret = allow(ctx, "set_robust_list", 0, NULL);
+	if (!ret)
+		ret = allow(ctx, "rseq", 0, NULL);
+	return ret;
+}
+
 static int allow_control(scmp_filter_ctx ctx)
 {
 	static const int families[] = { AF_UNIX, AF_NETLINK, AF_INET };
@@ -294,6 +322,8 @@ static int allow_control(scmp_filter_ctx ctx)
 	cmp = arg_cmp(1, SCMP_CMP_EQ, CLONE_NEWNET, 0);
 	if (!ret)
 		ret = allow(ctx, "setns", 1, &cmp);
+	if (!ret)
+		ret = allow_threads(ctx);
 #ifdef __SANITIZE_ADDRESS__
 	/*
 	 * vnetd-asan: LeakSanitizer's check at exit stops the world with a

@@ -287,6 +287,20 @@ static int tap_wait_unheld(struct vnetd_tap *t)
 }
 
 /*
+ * May a process hold a queue of the existing tap?  Only when the kernel
+ * counts one attached (or cannot say, an old kernel) is every process's
+ * fds walked to name the holder (vnet_tap_users(): a readlink per fd of
+ * the host, and vnetd's own fds grow with its ports): a port's set-up
+ * then costs the same whatever the number of ports before it.
+ */
+static bool tap_held(const struct vnetd_tap *t)
+{
+	struct vnet_tap_flags f;
+
+	return vnet_tap_flags(t->ifindex, &f) || f.queues;
+}
+
+/*
  * Open (or create) the tap with one queue per pair, in the port's network
  * namespace (the caller is in it).  Every fd is O_NONBLOCK: tun then runs
  * XDP natively on small frames, and reads return EAGAIN when it is empty.
@@ -299,7 +313,7 @@ int vnetd_tap_open(struct vnetd_tap *t)
 
 	t->ifindex = (int)if_nametoindex(t->ifname);
 	t->created = !t->ifindex;
-	if (!t->created && !vnet_tap_users(t->ifname, &users) &&
+	if (!t->created && tap_held(t) && !vnet_tap_users(t->ifname, &users) &&
 	    users.nr_queues) {
 		/*
 		 * tun numbers queues in attach order: ours would not be 0..N-1

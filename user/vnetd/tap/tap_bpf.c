@@ -39,13 +39,10 @@ void vnetd_maps_exit(struct vnetd_maps *m)
 }
 
 /*
- * Attach vnet's programs like `vnetctl attach` (or take the pins that are
- * there), map the maps the datapath reads and writes, and install the
- * steering program.  The caller is in the tap's network namespace.
- */
-/*
  * The info map's vnetd_socket: SOCK (the port's socket) or "", so that the
- * libvirt hook and vnetctl status find the tap a socket's port serves
+ * libvirt hook and vnetctl status find the tap a socket's port serves; and
+ * vnetd_owner, this vnetd, when it attached vnet (or took a dead one's
+ * attachment): what the next vnetd reads if this one dies before its stop
  */
 static void info_socket(struct vnetd_maps *m, const char *sock)
 {
@@ -57,6 +54,8 @@ static void info_socket(struct vnetd_maps *m, const char *sock)
 		return;
 	if (!bpf_map_lookup_elem(im.fd, &k, &in)) {
 		snprintf(in.vnetd_socket, sizeof(in.vnetd_socket), "%s", sock);
+		if (m->attached)
+			in.vnetd_owner = (__u32)getpid();
 		if (bpf_map_update_elem(im.fd, &k, &in, BPF_ANY))
 			pr_warn(m, "tap %s: the info map: %s", m->tap,
 				strerror(errno));
@@ -77,13 +76,41 @@ static void vm_name(struct vnetd_maps *m)
 			err.msg);
 }
 
-static int bpf_setup(struct vnetd_maps *m, int tap_fd, bool adopt,
-		     uint32_t steer)
+/* Pins a vnetd attached that is gone (kill -9 before its stop)?  In ST. */
+static bool orphaned(const struct vnetd_maps *m, struct vnet_status *st)
+{
+	__u32 owner;
+
+	if (vnet_status(m->tap, st, NULL))
+		return false;
+	owner = st->info.vnetd_owner;
+	return owner && owner != (__u32)getpid() && !vnet_vnetd_alive(owner);
+}
+
+/* Every program of the attachment in ST on the tap (a stop cut short may
+ * have detached some) */
+static bool attach_whole(const struct vnet_status *st)
+{
+	const struct vnet_hook_status *tx =
+		st->info.tx_hook == VNET_HOOK_XDP ? &st->xdp : &st->tc_ingress;
+
+	return tx->ifindex && st->tc_egress.ifindex &&
+	       (st->info.rx_queue_src != VNET_RXQ_XMIT || st->xmit_attach);
+}
+
+/*
+ * vnet on the tap, as `vnetctl attach` does it (m->attached: this vnetd
+ * detaches it at its stop), or the pins that are there, taken as they
+ * are (another attach's; a hand-over's, ADOPT).  The pins of a vnetd that
+ * is gone are this one's: kept when whole, else attached anew.  The
+ * caller is in the tap's network namespace.
+ */
+static int attach(struct vnetd_maps *m, bool adopt)
 {
 	struct vnet_attach_opts ao = { .vm = m->vm };
 	struct vnet_err err = {};
-	unsigned int q;
-	int ret, fd;
+	struct vnet_status st;
+	int ret;
 
 	/* a hand-over: the programs are attached, their pins are there */
 	ret = adopt ? -EALREADY : vnet_attach(m->tap, &ao, &err);
@@ -91,17 +118,46 @@ static int bpf_setup(struct vnetd_maps *m, int tap_fd, bool adopt,
 		vm_name(m);
 	if (ret == -EALREADY && adopt) {
 		pr_dbg(m, "tap %s: taking vnet's pins over", m->tap);
-	} else if (ret == -EALREADY) {
+		return 0;
+	}
+	if (ret == -EALREADY && orphaned(m, &st)) {
+		pr_info(m,
+			"tap %s: vnet attached by vnetd %u, which is gone: %s",
+			m->tap, st.info.vnetd_owner,
+			attach_whole(&st) ? "its pins are this vnetd's now" :
+					    "partly detached, attached again");
+		if (attach_whole(&st)) {
+			m->attached = true;
+			return 0;
+		}
+		vnet_detach(m->tap, NULL);
+		ret = vnet_attach(m->tap, &ao, &err);
+	}
+	if (ret == -EALREADY) {
 		pr_info(m, "tap %s: vnet already attached, using its pins",
 			m->tap);
-	} else if (ret) {
+		return 0;
+	}
+	if (ret) {
 		pr_err(m, "%s", err.msg);
 		return ret;
-	} else {
-		m->attached = true;
-		pr_info(m, "tap %s: vnet attached (pins in %s/%s)", m->tap,
-			VNET_PIN_ROOT, m->tap);
 	}
+	m->attached = true;
+	pr_info(m, "tap %s: vnet attached (pins in %s/%s)", m->tap,
+		VNET_PIN_ROOT, m->tap);
+	return 0;
+}
+
+static int bpf_setup(struct vnetd_maps *m, int tap_fd, bool adopt,
+		     uint32_t steer)
+{
+	struct vnet_err err = {};
+	unsigned int q;
+	int ret, fd;
+
+	ret = attach(m, adopt);
+	if (ret)
+		return ret;
 	/* checked against include/vnet/abi.h; kept until the port closes */
 	ret = vnet_map_get(m->tap, VNET_MAP_QUEUES, VNET_MAP_MMAP, &m->qs,
 			   &err);
@@ -162,12 +218,14 @@ int vnetd_bpf_adopt(struct vnetd_maps *m, int tap_fd, bool attached,
 
 	if (!ret)
 		m->attached = attached;
+	/* the owner is this vnetd now (info_socket()) */
+	if (!ret && attached)
+		info_socket(m, m->name);
 	return ret;
 }
 
 static void bpf_cleanup(struct vnetd_maps *m, bool release)
 {
-	struct vnet_err err = {};
 	int off = -1;
 
 	if (release)
@@ -188,19 +246,32 @@ static void bpf_cleanup(struct vnetd_maps *m, bool release)
 	vnet_map_put(&m->guard);
 	vnet_map_put(&m->config);
 	vnet_map_put(&m->qs);
-	if (m->attached) {
-		if (vnet_detach(m->tap, &err))
-			pr_warn(m, "%s", err.msg);
-		else
-			pr_info(m, "tap %s: vnet detached", m->tap);
-		m->attached = false;
-	}
+}
+
+void vnetd_bpf_unpin(struct vnetd_maps *m)
+{
+	struct vnet_err err = {};
+
+	if (!m->attached)
+		return;
+	/* the kernel detaches the links after this (attach.c) */
+	if (vnet_detach_unpin(m->tap, &err))
+		pr_warn(m, "%s", err.msg);
+	else
+		pr_info(m, "tap %s: vnet detached", m->tap);
+	m->attached = false;
+}
+
+void vnetd_bpf_close(struct vnetd_maps *m)
+{
+	bpf_cleanup(m, false);
 }
 
 /* Undo vnetd_bpf_setup(); the caller is in the tap's network namespace. */
 void vnetd_bpf_cleanup(struct vnetd_maps *m)
 {
 	bpf_cleanup(m, false);
+	vnetd_bpf_unpin(m);
 }
 
 void vnetd_bpf_release(struct vnetd_maps *m)

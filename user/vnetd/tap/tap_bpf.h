@@ -47,6 +47,14 @@ void vnetd_maps_exit(struct vnetd_maps *m);
 int vnetd_bpf_setup(struct vnetd_maps *m, int tap_fd);
 void vnetd_bpf_cleanup(struct vnetd_maps *m);
 /*
+ * vnetd_bpf_cleanup() in two: everything but the pins (the steering
+ * program off the tap: tun's ioctl takes the RTNL lock), then the pins
+ * if this vnetd attached them (the kernel detaches the links later, each
+ * under the RTNL lock: vnetd's stop does every port's first half before).
+ */
+void vnetd_bpf_close(struct vnetd_maps *m);
+void vnetd_bpf_unpin(struct vnetd_maps *m);
+/*
  * A hand-over (handover.c): take the pins another vnetd attached
  * (ATTACHED: it did, so this one detaches at the end) with its steering
  * (bit q of STEER: queue pair q's RX ring is served); release lets go
