@@ -130,7 +130,7 @@ $(OUT)/xmit_dispatch.bpf.o: $(OUT)/bpf/xmit_dispatch.bpf.o
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst .skel.h,,$(notdir $@)) > $@.tmp && mv $@.tmp $@
 
-$(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h cli/*.h cli/*/*.h selftests/*.h bench/*.h)
+$(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h cli/*.h cli/*/*.h selftests/*.h selftests/bpf/*.h bench/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
@@ -150,8 +150,18 @@ $(VNETCTL): $(CLI_OBJS) $(LIBVNET)
 $(OUT)/selftests/%: $(OUT)/selftests/%.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
-# tapwrite: one program from three files (selftests/tapwrite.h)
-$(OUT)/selftests/tapwrite: $(OUT)/selftests/tapwrite_lib.o $(OUT)/selftests/tapwrite_tcp.o
+# the BPF side's tests (selftests/bpf/): their objects under
+# $(OUT)/selftests/bpf, the programs in $(OUT)/selftests with the others;
+# the shared fixtures (test.h, frames.h) through -Iselftests
+BPF_TEST_OBJS := $(patsubst %.c,$(OUT)/%.o,$(wildcard selftests/bpf/*.c))
+$(BPF_TEST_OBJS): CPPFLAGS += -Iselftests
+
+# tapwrite: one program from three files (selftests/bpf/tapwrite.h)
+$(OUT)/selftests/tapwrite: $(addprefix $(OUT)/selftests/bpf/,tapwrite.o tapwrite_lib.o tapwrite_tcp.o) $(LIBVNET)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(OUT)/selftests/test_policy: $(OUT)/selftests/bpf/test_policy.o $(LIBVNET)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 # test_notify_rule: traces through the classifier and vnetd's rule.c
 $(OUT)/selftests/test_notify_rule: $(OUT)/user/vnetd/datapath/rule.o
@@ -160,22 +170,24 @@ $(OUT)/selftests/test_handover_record: $(OUT)/user/vnetd/handover/record.o $(LIB
 # test_vnetd_takeover plays a hostile old vnetd with the same record code
 $(OUT)/selftests/test_vnetd_takeover: $(OUT)/user/vnetd/handover/record.o $(LIBVHOST)
 
-# test_classify: one program from several files (selftests/classify.h)
-$(OUT)/selftests/test_classify: $(patsubst selftests/%.c,$(OUT)/selftests/%.o,$(wildcard selftests/classify_*.c))
+# test_classify: one program from several files (selftests/bpf/classify.h)
+$(OUT)/selftests/test_classify: $(patsubst %.c,$(OUT)/%.o,selftests/bpf/test_classify.c $(wildcard selftests/bpf/classify_*.c)) $(LIBVNET)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(LIBVHOST): $(VHOST_OBJS)
 	rm -f $@ && $(AR) rcs $@ $^
 
-$(OUT)/selftests/vhost_unit: $(wildcard selftests/vhost_unit*.c) selftests/vhost_unit.h $(VHOST_SRCS) $(wildcard user/vhost/*.h) selftests/test.h include/vnet/abi.h
+# the vhost library's unit tests (selftests/vhost/)
+$(OUT)/selftests/vhost_unit: $(wildcard selftests/vhost/vhost_unit*.c) selftests/vhost/vhost_unit.h $(VHOST_SRCS) $(wildcard user/vhost/*.h) selftests/test.h include/vnet/abi.h
 	@mkdir -p $(@D)
-	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -I$(OUT) $(filter %.c,$^) -o $@
+	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -Iselftests -I$(OUT) $(filter %.c,$^) -o $@
 
 $(OUT)/selftests/test_vhost_unit: $(OUT)/selftests/vhost_unit
 	ln -sf vhost_unit $@
 
-$(OUT)/selftests/packed_unit: selftests/packed_unit.c selftests/packed_hostile.c selftests/packed_journal.c selftests/packed_unit.h $(VHOST_SRCS) $(wildcard user/vhost/*.h) selftests/test.h include/vnet/abi.h
+$(OUT)/selftests/packed_unit: selftests/vhost/packed_unit.c selftests/vhost/packed_hostile.c selftests/vhost/packed_journal.c selftests/vhost/packed_unit.h $(VHOST_SRCS) $(wildcard user/vhost/*.h) selftests/test.h include/vnet/abi.h
 	@mkdir -p $(@D)
-	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -I$(OUT) $(filter %.c,$^) -o $@
+	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -Iselftests -I$(OUT) $(filter %.c,$^) -o $@
 
 $(OUT)/selftests/test_packed_unit: $(OUT)/selftests/packed_unit
 	ln -sf packed_unit $@

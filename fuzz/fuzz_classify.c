@@ -6,7 +6,7 @@
  * The input is one frame (padded to an Ethernet header, cut at 3500
  * bytes: what a test run takes in one page of linear data).  It runs
  * through the three programs of the vnet skeleton with
- * BPF_PROG_TEST_RUN in the running kernel, as selftests/test_classify.c
+ * BPF_PROG_TEST_RUN in the running kernel, as selftests/bpf/test_classify.c
  * loads and runs them: vnet_xdp_tx, vnet_tc_tx and vnet_tc_rx.  The class
  * each program counted is read back from the stats map (the one counter
  * that moved, by one packet and the frame's length) and must be the

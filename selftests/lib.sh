@@ -40,7 +40,7 @@ VNET_MAX_QUEUES=256
 VNET_DIR_TX=0
 VNET_DIR_RX=1
 
-# Guest side of every test (see selftests/tapwrite.c).
+# Guest side of every test (see selftests/bpf/tapwrite.c).
 HOST_IP=192.0.2.1
 GUEST_IP=192.0.2.2
 GUEST_MAC=02:00:00:00:00:02

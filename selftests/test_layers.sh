@@ -338,7 +338,7 @@ bad=""
 for h in $VHOST_PRIVATE; do
 	for f in $(grep -lE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"$h\"" /dev/null \
 		"$top"/user/vnetd/*.[ch] "$top"/user/vnetd/*/*.[ch] "$top"/user/lib/*.[ch] "$top"/cli/*.[ch] "$top"/cli/*/*.[ch] \
-		"$top"/selftests/*.[ch] "$top"/selftests/frontend/*.[ch] \
+		"$top"/selftests/*.[ch] "$top"/selftests/*/*.[ch] \
 		"$top"/fuzz/*.[ch] "$top"/bench/*.[ch] </dev/null 2>/dev/null); do
 		bad+="${f#"$top"/} includes $h;"
 	done

@@ -6,7 +6,7 @@
 # net_virtio_user0,...,packed_vq=1), guest->tap (txonly) and tap->guest
 # (rxonly) with a fresh connection each, under build/vnetd-asan.  Also:
 # with --no-packed vnetd does not offer the bit and the same frontend runs
-# split.  Unit tests of the ring itself: selftests/packed_unit.c.
+# split.  Unit tests of the ring itself: selftests/vhost/packed_unit.c.
 #
 #   selftests/test_packed.sh [-l] [-t GLOB] [CASE...]   (root; VNET_TESTPMD
 #                                     overrides the binary)
