@@ -47,6 +47,7 @@
 # And a file includes the header that declares each function of another
 # file it calls, not through another header (layers/includes_direct).
 #
+# No production function has more than 80 lines (layers/function_size).
 # No production file (user/, cli/, bpf/, include/vnet) has more than 600
 # lines, and no production folder more than 16 .c files.
 #
@@ -413,6 +414,19 @@ bad=$(wc -l "$top"/user/*/*.[ch] "$top"/user/vnetd/*/*.[ch] "$top"/cli/*.[ch] "$
 	'$2 != "total" && $1 > max { sub(top, "", $2); print $2 " " $1 }' | tr '\n' ';')
 [ -z "$bad" ]
 check "layers/file_size" $? "production files over $MAX_LINES lines: $bad"
+
+# a function is a step: past MAX_FN lines it is split into the steps it
+# takes (a definition runs from a "{" alone on its line to the first "}"
+# alone on its line, as the kernel's style writes them)
+MAX_FN=80
+bad=$(for f in "$top"/user/*/*.[ch] "$top"/user/vnetd/*/*.[ch] "$top"/user/vnetd/*.c "$top"/cli/*.[ch] \
+	"$top"/cli/*/*.[ch] "$top"/bpf/*.[ch]; do
+	awk -v max=$MAX_FN -v f="${f#"$top"/}" '/^\{/ { start = NR; name = prev }
+		/^\}/ && start { if (NR - start + 1 > max) print f ": " name " " NR - start + 1; start = 0 }
+		{ prev = $0 }' "$f"
+done | tr '\n' ';')
+[ -z "$bad" ]
+check "layers/function_size" $? "production functions over $MAX_FN lines (split them by step): $bad"
 
 # a folder is a concern: past MAX_C files it is split into folders
 bad=""
