@@ -193,6 +193,20 @@ fleet_checks()
 	expect "no bpffs: names the fix" yes "$(yesno grep -q 'mount -t bpf bpf /sys/fs/bpf' <<<"$body")"
 	kill "$epid2"
 	wait "$epid2" 2>/dev/null
+	# a bpffs with nothing attached (a host before its first VM): a
+	# healthy target with the exporter's own families, no device
+	port=$(rand_port)
+	unshare -m sh -c "umount -l /sys/fs/bpf && mount -t bpf bpf /sys/fs/bpf && exec '$VNETCTL' exporter --listen 127.0.0.1:$port" \
+		>"$VNET_TMP/exporter4.log" 2>&1 &
+	epid2=$!
+	procs_add "$epid2"
+	busywait 5000 curl -s -o /dev/null "http://127.0.0.1:$port/"
+	body=$(curl -s -w ' %{http_code}' "http://127.0.0.1:$port/metrics")
+	expect "nothing attached: 200" 200 "${body##* }"
+	expect "nothing attached: vnet_build_info" 1 "$(grep -c '^vnet_build_info{' <<<"$body")"
+	expect "nothing attached: no device" 0 "$(grep -c '^vnet_device_up{' <<<"$body")"
+	kill "$epid2"
+	wait "$epid2" 2>/dev/null
 	# :PORT listens on IPv6 and IPv4 (in the test's netns, so that every
 	# address is its loopback; nsenter keeps the host's /sys/fs/bpf)
 	port=$(rand_port)
@@ -204,7 +218,7 @@ fleet_checks()
 	expect ":PORT: IPv6" 200 "$(nsenter --net="/var/run/netns/$NS" curl -s -o /dev/null -w '%{http_code}' "http://[::1]:$port/metrics")"
 	kill "$epid2"
 	wait "$epid2" 2>/dev/null
-	report exporter_bpffs_ipv6 "$(cat "$VNET_TMP/exporter2.log" "$VNET_TMP/exporter3.log" | tail -c 400)"
+	report exporter_bpffs_ipv6 "$(cat "$VNET_TMP/exporter2.log" "$VNET_TMP/exporter4.log" "$VNET_TMP/exporter3.log" | tail -c 400)"
 }
 
 # the shipped alerts and dashboard: promtool checks and tests the rules,

@@ -334,12 +334,13 @@ static struct prom_dev *devs_get(int n)
 
 	if (!keep_open)
 		return calloc(n ? n : 1, sizeof(*kept));
-	if (n > room) {
-		d = realloc(kept, sizeof(*kept) * (size_t)n);
+	/* room for one at least: no device attached is a scrape too */
+	if (n > room || !kept) {
+		d = realloc(kept, sizeof(*kept) * (size_t)(n ? n : 1));
 		if (!d)
 			return NULL;
 		kept = d;
-		room = n;
+		room = n ? n : 1;
 	}
 	return kept;
 }
