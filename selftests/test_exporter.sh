@@ -33,6 +33,22 @@ yesno()
 	"$@" && echo yes || echo no
 }
 
+# mntns_scrape LOG SH: one scrape of an exporter started in a mount
+# namespace of its own after SH (its log LOG): the body and the HTTP code
+mntns_scrape()
+{
+	local port pid
+
+	port=$(rand_port)
+	unshare -m sh -c "$2 && exec '$VNETCTL' exporter --listen 127.0.0.1:$port" >"$1" 2>&1 &
+	pid=$!
+	procs_add "$pid"
+	busywait 5000 curl -s -o /dev/null "http://127.0.0.1:$port/"
+	curl -s -w ' %{http_code}' "http://127.0.0.1:$port/metrics"
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+}
+
 # prometheus_start: scraping the exporter every second ($PPORT, $PPID_)
 prometheus_start()
 {
@@ -182,31 +198,15 @@ fleet_checks()
 	report exporter_concurrent_gzip "$codes"
 
 	# no bpffs (a mount namespace without it): the scrape fails, saying why
-	port=$(rand_port)
-	unshare -m sh -c "umount -l /sys/fs/bpf && exec '$VNETCTL' exporter --listen 127.0.0.1:$port" \
-		>"$VNET_TMP/exporter2.log" 2>&1 &
-	epid2=$!
-	procs_add "$epid2"
-	busywait 5000 curl -s -o /dev/null "http://127.0.0.1:$port/"
-	body=$(curl -s -w ' %{http_code}' "http://127.0.0.1:$port/metrics")
+	body=$(mntns_scrape "$VNET_TMP/exporter2.log" "umount -l /sys/fs/bpf")
 	expect "no bpffs: 500" 500 "${body##* }"
 	expect "no bpffs: names the fix" yes "$(yesno grep -q 'mount -t bpf bpf /sys/fs/bpf' <<<"$body")"
-	kill "$epid2"
-	wait "$epid2" 2>/dev/null
 	# a bpffs with nothing attached (a host before its first VM): a
 	# healthy target with the exporter's own families, no device
-	port=$(rand_port)
-	unshare -m sh -c "umount -l /sys/fs/bpf && mount -t bpf bpf /sys/fs/bpf && exec '$VNETCTL' exporter --listen 127.0.0.1:$port" \
-		>"$VNET_TMP/exporter4.log" 2>&1 &
-	epid2=$!
-	procs_add "$epid2"
-	busywait 5000 curl -s -o /dev/null "http://127.0.0.1:$port/"
-	body=$(curl -s -w ' %{http_code}' "http://127.0.0.1:$port/metrics")
+	body=$(mntns_scrape "$VNET_TMP/exporter4.log" "umount -l /sys/fs/bpf && mount -t bpf bpf /sys/fs/bpf")
 	expect "nothing attached: 200" 200 "${body##* }"
 	expect "nothing attached: vnet_build_info" 1 "$(grep -c '^vnet_build_info{' <<<"$body")"
 	expect "nothing attached: no device" 0 "$(grep -c '^vnet_device_up{' <<<"$body")"
-	kill "$epid2"
-	wait "$epid2" 2>/dev/null
 	# :PORT listens on IPv6 and IPv4 (in the test's netns, so that every
 	# address is its loopback; nsenter keeps the host's /sys/fs/bpf)
 	port=$(rand_port)
