@@ -26,7 +26,8 @@
 #   host_unit vnetd.service with /etc/vnet/vnetd.conf: start, stop
 #   exporter  vnet-exporter.service answers a scrape with the tap's series
 # Where PID 1 cannot be systemd here (no systemd-nspawn, no cgroup for
-# it), each case says SKIP with the reason measured.
+# it), each case says SKIP with the reason measured; where it can, an
+# install or a boot that fails is every case's FAIL.
 #
 #   selftests/test_systemd_boot.sh [CASE...]
 
@@ -49,6 +50,8 @@ MACHINE=vnet-t-$$
 NSPAWN_PID=""
 LEADER=""
 MACHINE_SKIP=""
+# set where the machine could run it and it failed: a FAIL, not a SKIP
+MACHINE_BROKEN=""
 TAP=""
 # the cgroups the container runs in, one per hierarchy (cg_make)
 CGROUPS=()
@@ -179,10 +182,10 @@ machine_up()
 	if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$VNET_ROOT" \
 		--no-print-directory install DESTDIR="$DEST" OUT="$OUT" \
 		>"$VNET_TMP/install.log" 2>&1; then
-		MACHINE_SKIP="make install DESTDIR= failed: $(tail -n 3 "$VNET_TMP/install.log")"
+		MACHINE_BROKEN=1 MACHINE_SKIP="make install DESTDIR= failed: $(tail -n 3 "$VNET_TMP/install.log")"
 		return 1
 	fi
-	ns_create boot || { MACHINE_SKIP="cannot create a netns"; return 1; }
+	ns_create boot || { MACHINE_BROKEN=1 MACHINE_SKIP="cannot create a netns"; return 1; }
 	# the case's cleanup must not take the container's netns
 	_case_ns=()
 	TAP=$(rand_tap)
@@ -219,12 +222,12 @@ machine_up()
 		systemd.condition-first-boot=no >"$VNET_TMP/nspawn.log" 2>&1 &
 	NSPAWN_PID=$!
 	if ! busywait 20000 _leader; then
-		MACHINE_SKIP="systemd-nspawn --boot did not start systemd in 20 s: $(tail -n 5 "$VNET_TMP/nspawn.log" | tr '\n' ' ')"
+		MACHINE_BROKEN=1 MACHINE_SKIP="systemd-nspawn --boot did not start systemd in 20 s: $(tail -n 5 "$VNET_TMP/nspawn.log" | tr '\n' ' ')"
 		machine_down
 		return 1
 	fi
 	if ! busywait 60000 _booted; then
-		MACHINE_SKIP="the container's systemd did not finish starting in 60 s ($(in_machine systemctl is-system-running 2>&1)): $(tail -n 5 "$VNET_TMP/nspawn.log" | tr '\n' ' ')"
+		MACHINE_BROKEN=1 MACHINE_SKIP="the container's systemd did not finish starting in 60 s ($(in_machine systemctl is-system-running 2>&1)): $(tail -n 5 "$VNET_TMP/nspawn.log" | tr '\n' ' ')"
 		machine_down
 		return 1
 	fi
@@ -233,11 +236,16 @@ machine_up()
 	return 0
 }
 
-# need_machine NAME: machine_up, or a SKIP line for NAME
+# need_machine NAME: machine_up, or a SKIP line for NAME where this
+# machine cannot run systemd as PID 1, a FAIL where it can and did not
 need_machine()
 {
 	machine_up && return 0
-	skip "$1" "$MACHINE_SKIP"
+	if [ -n "$MACHINE_BROKEN" ]; then
+		fail "$1" "$MACHINE_SKIP"
+	else
+		skip "$1" "$MACHINE_SKIP"
+	fi
 	return 1
 }
 

@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "libvnet.h"
+#include "maps_int.h"
 
 struct unit {
 	const char *name;
@@ -211,33 +212,19 @@ int vnet_limit_get(const char *ifname, struct vnet_limit out[VNET_DIR_MAX],
 int vnet_limit_read(const struct vnet_limit *mem,
 		    struct vnet_limit out[VNET_DIR_MAX])
 {
-	unsigned int d, tries;
-	__u32 g1, g2;
+	unsigned int d;
 
-	for (d = 0; d < VNET_DIR_MAX; d++) {
-		for (tries = 0; tries < 1000; tries++) {
-			g1 = __atomic_load_n(&mem[d].gen, __ATOMIC_ACQUIRE);
-			if (g1 & 1)
-				continue;
-			memcpy(&out[d], (const void *)&mem[d], sizeof(out[d]));
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
-			g2 = __atomic_load_n(&mem[d].gen, __ATOMIC_RELAXED);
-			if (g1 == g2)
-				break;
-		}
-		if (tries == 1000)
+	for (d = 0; d < VNET_DIR_MAX; d++)
+		if (vnet_seq_read(&mem[d].gen, &mem[d], &out[d], sizeof(out[d]),
+				  NULL))
 			return -EAGAIN;
-	}
 	return 0;
 }
 
 void vnet_limit_write(struct vnet_limit *e, const struct vnet_limit *l)
 {
-	__u32 g = __atomic_load_n(&e->gen, __ATOMIC_RELAXED);
+	__u32 g = vnet_seq_begin(&e->gen);
 
-	/* odd while the fields change: readers wait for the even one */
-	__atomic_store_n(&e->gen, (g | 1), __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 	__atomic_store_n(&e->bytes_per_sec, l->bytes_per_sec, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->bytes_burst, l->bytes_burst, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->bytes_one_time, l->bytes_one_time,
@@ -247,7 +234,7 @@ void vnet_limit_write(struct vnet_limit *e, const struct vnet_limit *l)
 	__atomic_store_n(&e->frames_burst, l->frames_burst, __ATOMIC_RELAXED);
 	__atomic_store_n(&e->frames_one_time, l->frames_one_time,
 			 __ATOMIC_RELAXED);
-	__atomic_store_n(&e->gen, (g | 1) + 1, __ATOMIC_RELEASE);
+	vnet_seq_end(&e->gen, g);
 }
 
 int vnet_limit_set(const char *ifname, int dir, const struct vnet_limit *l,

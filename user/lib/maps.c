@@ -216,3 +216,40 @@ void vnet_map_put(struct vnet_map *m)
 	m->len = 0;
 	m->fd = -1;
 }
+
+int vnet_seq_read(const __u32 *gen, const void *src, void *dst, size_t len,
+		  __u32 *seen)
+{
+	unsigned int tries;
+	__u32 g1, g2;
+
+	for (tries = 0; tries < 1000; tries++) {
+		g1 = __atomic_load_n(gen, __ATOMIC_ACQUIRE);
+		if (g1 & 1)
+			continue;
+		memcpy(dst, src, len);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		g2 = __atomic_load_n(gen, __ATOMIC_RELAXED);
+		if (g1 == g2) {
+			if (seen)
+				*seen = g1;
+			return 0;
+		}
+	}
+	return -EAGAIN;
+}
+
+__u32 vnet_seq_begin(__u32 *gen)
+{
+	__u32 g = __atomic_load_n(gen, __ATOMIC_RELAXED) | 1;
+
+	/* odd while the entry changes: readers wait for the even one */
+	__atomic_store_n(gen, g, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	return g;
+}
+
+void vnet_seq_end(__u32 *gen, __u32 begun)
+{
+	__atomic_store_n(gen, begun + 1, __ATOMIC_RELEASE);
+}

@@ -70,37 +70,21 @@ int vnet_vm_check(const char *name, struct vnet_err *err)
 
 int vnet_vm_read(const struct vnet_vm *mem, struct vnet_vm *out)
 {
-	unsigned int tries;
-	__u32 g1, g2;
+	int ret = vnet_seq_read(&mem->gen, mem, out, sizeof(*out), &out->gen);
 
-	for (tries = 0; tries < 1000; tries++) {
-		g1 = __atomic_load_n(&mem->gen, __ATOMIC_ACQUIRE);
-		if (g1 & 1)
-			continue;
-		memcpy(out, (const void *)mem, sizeof(*out));
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		g2 = __atomic_load_n(&mem->gen, __ATOMIC_RELAXED);
-		if (g1 == g2) {
-			out->gen = g1;
-			out->name[VNET_VM_NAME_MAX] = '\0';
-			return 0;
-		}
-	}
-	return -EAGAIN;
+	out->name[VNET_VM_NAME_MAX] = '\0';
+	return ret;
 }
 
 void vnet_vm_write(struct vnet_vm *e, const char *name)
 {
-	__u32 g = __atomic_load_n(&e->gen, __ATOMIC_RELAXED);
 	size_t len = strnlen(name, VNET_VM_NAME_MAX);
+	__u32 g = vnet_seq_begin(&e->gen);
 
-	/* odd while the name changes: readers wait for the even one */
-	__atomic_store_n(&e->gen, g | 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 	memcpy(e->name, name, len);
 	/* zero after it: bpftool map dump shows a string */
 	memset(e->name + len, 0, sizeof(e->name) - len);
-	__atomic_store_n(&e->gen, (g | 1) + 1, __ATOMIC_RELEASE);
+	vnet_seq_end(&e->gen, g);
 }
 
 /*
