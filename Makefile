@@ -27,7 +27,7 @@ LIB_OBJS   := $(LIB_SRCS:%.c=$(OUT)/%.o)
 CLI_SRCS   := $(wildcard cli/*.c cli/*/*.c)
 CLI_OBJS   := $(CLI_SRCS:%.c=$(OUT)/%.o)
 LIBVNET    := $(OUT)/libvnet.a
-SKELS      := $(OUT)/vnet.skel.h $(OUT)/bench_empty.skel.h $(OUT)/xmit_dispatch.skel.h
+SKELS      := $(OUT)/vnet.skel.h $(OUT)/vnet_shared.skel.h $(OUT)/bench_empty.skel.h $(OUT)/xmit_dispatch.skel.h
 
 VNETCTL    := $(OUT)/vnetctl
 SELFTESTS  := $(OUT)/selftests/test_classify $(OUT)/selftests/tapwrite $(OUT)/selftests/test_policy
@@ -66,8 +66,10 @@ VNETD_OBJS := $(VNETD_SRCS:%.c=$(OUT)/%.o)
 VNETD      := $(OUT)/vnetd
 VNETD_ASAN := $(OUT)/vnetd-asan
 TESTING_CFLAGS := -DVNET_TESTING
-# the files whose code differs in a test build: vnetd's, mem.c, attach.c
-TESTING_LIB := user/vhost/mem.c user/lib/attach.c
+# the files whose code differs in a test build: vnetd's, mem.c, attach.c,
+# hooks.c
+TESTING_LIB := user/vhost/mem.c user/lib/attach.c user/lib/hooks.c
+TESTING_LIB_OBJS := $(filter $(OUT)/testing/user/lib/%,$(TESTING_LIB:%.c=$(OUT)/testing/%.o))
 TESTING_OBJS := $(VNETD_ALL_SRCS:%.c=$(OUT)/testing/%.o) $(TESTING_LIB:%.c=$(OUT)/testing/%.o)
 VNETD_TESTING := $(OUT)/vnetd-testing
 VNETCTL_TESTING := $(OUT)/vnetctl-testing
@@ -114,6 +116,15 @@ $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(OUT)/vnet.bpf.o: $(VNET_BPF:%=$(OUT)/bpf/%.bpf.o)
+	$(BPFTOOL) gen object $@ $^
+
+# the same programs built once more to be shared by every tap of a network
+# namespace (bpf/maps.h: VNET_SHARED)
+$(OUT)/bpf/shared/%.bpf.o: bpf/%.bpf.c $(BPF_HDRS)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -DVNET_SHARED -c $< -o $@
+
+$(OUT)/vnet_shared.bpf.o: $(VNET_BPF:%=$(OUT)/bpf/shared/%.bpf.o)
 	$(BPFTOOL) gen object $@ $^
 
 $(OUT)/bench_empty.bpf.o: $(OUT)/bpf/bench_empty.bpf.o
@@ -242,7 +253,7 @@ $(OUT)/testing/%.o: %.c $(SKELS) $(STEER_SKEL) $(VNETD_HDRS) $(wildcard include/
 $(VNETD_TESTING): $(TESTING_OBJS) $(filter-out $(TESTING_LIB:%.c=$(OUT)/%.o),$(VHOST_OBJS) $(LIB_OBJS))
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(VNETD_LIBS)
 
-$(VNETCTL_TESTING): $(CLI_OBJS) $(OUT)/testing/user/lib/attach.o $(filter-out $(OUT)/user/lib/attach.o,$(LIB_OBJS))
+$(VNETCTL_TESTING): $(CLI_OBJS) $(TESTING_LIB_OBJS) $(filter-out $(TESTING_LIB_OBJS:$(OUT)/testing/%=$(OUT)/%),$(LIB_OBJS))
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(EXPORTER_LIBS)
 
 $(OUT)/bench/bench_tap: $(OUT)/bench/bench_tap.o $(OUT)/bench/bench_tap_lib.o $(OUT)/bench/bench_tap_phases.o $(OUT)/bench/bench_tap_report.o $(LIBVNET)

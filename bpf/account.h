@@ -13,7 +13,7 @@
  * verifier would lose the bound); VNET_NEED_PULL (-1) becomes malformed.
  */
 static __always_inline void vnet_account(__u32 dir, __u32 queue, __u32 class,
-					 __u32 len)
+					 __u32 len VNET_TAP_DECL)
 {
 	__u32 key = vnet_key(dir, queue);
 	struct vnet_class_stats *s;
@@ -24,7 +24,7 @@ static __always_inline void vnet_account(__u32 dir, __u32 queue, __u32 class,
 	if (class >= VNET_CLASS_MAX)
 		class = VNET_CLASS_MALFORMED;
 
-	s = bpf_map_lookup_elem(&stats, &key);
+	s = VNET_LOOKUP(stats, &key);
 	if (s) {
 		/*
 		 * The mask, not the range check above, is what the verifier
@@ -39,7 +39,7 @@ static __always_inline void vnet_account(__u32 dir, __u32 queue, __u32 class,
 		c->bytes += len;
 	}
 
-	q = bpf_map_lookup_elem(&queues, &key);
+	q = VNET_LOOKUP(queues, &key);
 	if (!q)
 		return;
 	/*
@@ -73,10 +73,10 @@ static __always_inline void vnet_account(__u32 dir, __u32 queue, __u32 class,
 		q->first_seen_ns = bpf_ktime_get_ns();
 	/* the notification rule: payload frames, both directions */
 	if (class != VNET_CLASS_ACK && class != VNET_CLASS_MALFORMED)
-		vnet_notify_frame(dir, queue, q);
+		vnet_notify_frame(dir, queue, q VNET_TAP_PASS);
 	/* adaptive batching: off unless userspace set it for this queue */
 	if (q->adaptive)
-		vnet_policy_frame(q, dir, key, class, len);
+		vnet_policy_frame(q, dir, key, class, len VNET_TAP_PASS);
 }
 
 #endif

@@ -218,14 +218,14 @@ static __always_inline int vnet_guard_ipv6(const struct vnet_guard *g,
 }
 
 /* -1 (VNET_GUARD_PASS) to pass the guest's frame, else why not */
-static __always_inline int vnet_guard(void *data, void *data_end)
+static __always_inline int vnet_guard(void *data, void *data_end VNET_TAP_DECL)
 {
 	const struct vnet_guard *g;
 	__u32 k = 0;
 	__u8 *eth;
 	__u16 proto;
 
-	g = bpf_map_lookup_elem(&guard, &k);
+	g = VNET_LOOKUP(guard, &k);
 	if (__builtin_expect(!g || !g->flags, 1))
 		return VNET_GUARD_PASS;
 	eth = vnet_hdr(data, data_end, 0, VNET_ETH_HLEN);
@@ -244,10 +244,11 @@ static __always_inline int vnet_guard(void *data, void *data_end)
 	return (g->flags & VNET_GUARD_IP) ? VNET_GUARD_R_L2 : VNET_GUARD_PASS;
 }
 
-static __always_inline void vnet_guard_count(int reason, __u32 len)
+static __always_inline void vnet_guard_count(int reason,
+					     __u32 len VNET_TAP_DECL)
 {
 	__u32 k = (__u32)reason;
-	struct vnet_counter *c = bpf_map_lookup_elem(&guard_stats, &k);
+	struct vnet_counter *c = VNET_LOOKUP(guard_stats, &k);
 
 	if (c) {
 		c->packets++;

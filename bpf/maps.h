@@ -1,9 +1,26 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * The maps shared by every vnet program.  bpf/maps.bpf.c defines them
- * (VNET_DEFINE_MAPS); every other object declares them extern, and
- * `bpftool gen object` links all objects into one, so each map exists once.
- * Layouts: include/vnet/abi.h.
+ * The maps of a tap's classifier.  Two builds of the same programs:
+ *
+ * per tap (vnet.bpf.o)   bpf/maps.bpf.c defines the maps (VNET_DEFINE_MAPS);
+ *                        every other object declares them extern, and
+ *                        `bpftool gen object` links all objects into one, so
+ *                        each map exists once.  Each tap loads its own copy,
+ *                        its maps bound at load time.
+ * shared (vnet_shared.bpf.o, VNET_SHARED)
+ *                        loaded and verified once per network namespace and
+ *                        attached to every tap there: the tap's slot comes
+ *                        from taps (its ifindex), each of its maps from the
+ *                        array of maps of that kind at the slot.  The inner
+ *                        maps are the per-tap build's maps, made by a load of
+ *                        that object without its programs, pinned per tap as
+ *                        before.  Array-of-maps and inner array lookups are
+ *                        inlined by the verifier: a frame pays one hash
+ *                        lookup more than in the per-tap build.
+ *
+ * The programs reach a map through VNET_LOOKUP(map, key) in functions that
+ * take VNET_TAP_DECL (the slot, in the shared build; nothing in the other)
+ * and pass VNET_TAP_PASS.  Layouts: include/vnet/abi.h.
  */
 #ifndef VNET_BPF_MAPS_H
 #define VNET_BPF_MAPS_H
@@ -18,27 +35,116 @@
 #define VNET_MAP extern
 #endif
 
+/*
+ * The maps the programs read, defined once for both builds.  An inner
+ * map's definition gives sizes, not types: in an object that only
+ * declares it (extern) its value type may be a forward declaration, which
+ * the linker cannot size.  The maps themselves have BTF (the per-tap
+ * build's, whose load makes them).
+ */
+#ifdef VNET_SHARED
+#define VNET_KEY_U32 __uint(key_size, sizeof(__u32))
+#define VNET_VALUE(t) __uint(value_size, sizeof(t))
+#else
+#define VNET_KEY_U32 __type(key, __u32)
+#define VNET_VALUE(t) __type(value, t)
+#endif
+#define VNET_STATS_DEF                                                         \
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                               \
+	__uint(max_entries, VNET_DIR_MAX *VNET_MAX_QUEUES);                    \
+	VNET_KEY_U32;                                                          \
+	VNET_VALUE(struct vnet_class_stats)
+#define VNET_QUEUES_DEF                                                        \
+	__uint(type, BPF_MAP_TYPE_ARRAY);                                      \
+	__uint(map_flags, BPF_F_MMAPABLE);                                     \
+	__uint(max_entries, VNET_DIR_MAX *VNET_MAX_QUEUES);                    \
+	VNET_KEY_U32;                                                          \
+	VNET_VALUE(struct vnet_queue_state)
+#define VNET_CONFIG_DEF                                                        \
+	__uint(type, BPF_MAP_TYPE_ARRAY);                                      \
+	__uint(map_flags, BPF_F_MMAPABLE);                                     \
+	__uint(max_entries, VNET_MAX_QUEUES);                                  \
+	VNET_KEY_U32;                                                          \
+	VNET_VALUE(struct vnet_config)
+#define VNET_GUARD_DEF                                                         \
+	__uint(type, BPF_MAP_TYPE_ARRAY);                                      \
+	__uint(max_entries, 1);                                                \
+	VNET_KEY_U32;                                                          \
+	VNET_VALUE(struct vnet_guard)
+#define VNET_GUARD_STATS_DEF                                                   \
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                               \
+	__uint(max_entries, VNET_GUARD_R_MAX);                                 \
+	VNET_KEY_U32;                                                          \
+	VNET_VALUE(struct vnet_counter)
+
+#ifdef VNET_SHARED
+
+/* ifindex -> the tap's slot (struct vnet_tap_slot), in this netns */
 VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, VNET_DIR_MAX * VNET_MAX_QUEUES);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, VNET_SHARED_MAX_TAPS);
 	__type(key, __u32);
-	__type(value, struct vnet_class_stats);
+	__type(value, struct vnet_tap_slot);
+} taps SEC(".maps");
+
+#define VNET_MAP_OF(name, def)                                                 \
+	VNET_MAP struct {                                                      \
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                      \
+		__uint(max_entries, VNET_SHARED_MAX_TAPS);                     \
+		__type(key, __u32);                                            \
+		__array(                                                       \
+			values, struct { def; });                              \
+	} name##_of SEC(".maps")
+
+VNET_MAP_OF(stats, VNET_STATS_DEF);
+VNET_MAP_OF(queues, VNET_QUEUES_DEF);
+VNET_MAP_OF(config, VNET_CONFIG_DEF);
+VNET_MAP_OF(guard, VNET_GUARD_DEF);
+VNET_MAP_OF(guard_stats, VNET_GUARD_STATS_DEF);
+
+#define VNET_TAP_DECL , __u32 vnet_slot
+#define VNET_TAP_PASS , vnet_slot
+
+/* the entry at KEY of the tap's map of the kind OUTER, or NULL */
+static __always_inline void *vnet_tap_lookup(void *outer, __u32 slot,
+					     const void *key)
+{
+	void *inner = bpf_map_lookup_elem(outer, &slot);
+
+	return inner ? bpf_map_lookup_elem(inner, key) : NULL;
+}
+#define VNET_LOOKUP(map, key) vnet_tap_lookup(&map##_of, vnet_slot, key)
+
+/* a program's first step: the slot of the tap IFINDEX, else MISS */
+#define VNET_TAP_FIND(ifindex, miss)                                           \
+	__u32 vnet_slot;                                                       \
+	do {                                                                   \
+		__u32 ifx_ = (ifindex);                                        \
+		struct vnet_tap_slot *s_ = bpf_map_lookup_elem(&taps, &ifx_);  \
+		if (!s_)                                                       \
+			miss;                                                  \
+		vnet_slot = s_->slot;                                          \
+	} while (0)
+
+#else /* per tap */
+
+#define VNET_TAP_DECL
+#define VNET_TAP_PASS
+#define VNET_LOOKUP(map, key) bpf_map_lookup_elem(&map, key)
+#define VNET_TAP_FIND(ifindex, miss)                                           \
+	do {                                                                   \
+	} while (0)
+
+VNET_MAP struct {
+	VNET_STATS_DEF;
 } stats SEC(".maps");
 
 VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, VNET_DIR_MAX * VNET_MAX_QUEUES);
-	__type(key, __u32);
-	__type(value, struct vnet_queue_state);
+	VNET_QUEUES_DEF;
 } queues SEC(".maps");
 
 VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, VNET_MAX_QUEUES);
-	__type(key, __u32);
-	__type(value, struct vnet_config);
+	VNET_CONFIG_DEF;
 } config SEC(".maps");
 
 VNET_MAP struct {
@@ -65,17 +171,11 @@ VNET_MAP struct {
 } limits SEC(".maps");
 
 VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vnet_guard);
+	VNET_GUARD_DEF;
 } guard SEC(".maps");
 
 VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, VNET_GUARD_R_MAX);
-	__type(key, __u32);
-	__type(value, struct vnet_counter);
+	VNET_GUARD_STATS_DEF;
 } guard_stats SEC(".maps");
 
 /* no program reads it: the VM's name, for the exporter's vm label */
@@ -86,5 +186,7 @@ VNET_MAP struct {
 	__type(key, __u32);
 	__type(value, struct vnet_vm);
 } vm SEC(".maps");
+
+#endif /* VNET_SHARED */
 
 #endif

@@ -34,15 +34,16 @@ static __always_inline void vnet_notify_set(struct vnet_queue_state *q,
 }
 
 /* a payload frame of direction DIR on QUEUE; Q is its own entry */
-static __always_inline void vnet_notify_frame(__u32 dir, __u32 queue,
-					      struct vnet_queue_state *q)
+static __always_inline void
+vnet_notify_frame(__u32 dir, __u32 queue,
+		  struct vnet_queue_state *q VNET_TAP_DECL)
 {
 	struct vnet_queue_state *tx = q, *rx;
 	__u32 key, pct, mode;
 
 	if (dir != VNET_DIR_TX) {
 		key = vnet_key(VNET_DIR_TX, queue);
-		tx = bpf_map_lookup_elem(&queues, &key);
+		tx = VNET_LOOKUP(queues, &key);
 		if (!tx)
 			return;
 	}
@@ -64,7 +65,7 @@ static __always_inline void vnet_notify_frame(__u32 dir, __u32 queue,
 		mode = VNET_NOTIFY_LATENCY;
 	vnet_notify_set(tx, mode, pct);
 	key = vnet_key(VNET_DIR_RX, queue);
-	rx = dir == VNET_DIR_RX ? q : bpf_map_lookup_elem(&queues, &key);
+	rx = dir == VNET_DIR_RX ? q : VNET_LOOKUP(queues, &key);
 	if (rx)
 		vnet_notify_set(rx, mode, pct);
 }

@@ -201,7 +201,8 @@ static __always_inline __u32 vnet_policy_clamp(__u32 v, __u32 lo, __u32 hi)
  * read of the window is here.
  */
 static __noinline void vnet_policy_window_end(struct vnet_queue_state *q,
-					      __u32 dir, __u32 qkey)
+					      __u32 dir,
+					      __u32 qkey VNET_TAP_DECL)
 {
 	__u32 key = qkey & (VNET_MAX_QUEUES - 1), frames, usecs, flag;
 	struct vnet_config *cfg;
@@ -209,7 +210,7 @@ static __noinline void vnet_policy_window_end(struct vnet_queue_state *q,
 
 	if (!q->win_start_ns || now <= q->win_start_ns || !q->win_packets)
 		goto restart;
-	cfg = bpf_map_lookup_elem(&config, &key);
+	cfg = VNET_LOOKUP(config, &key);
 	if (!cfg)
 		goto restart;
 	flag = dir == VNET_DIR_TX ? VNET_CFG_ADAPTIVE_TX : VNET_CFG_ADAPTIVE_RX;
@@ -253,7 +254,8 @@ restart:
  */
 static __always_inline void vnet_policy_frame(struct vnet_queue_state *q,
 					      __u32 dir, __u32 qkey,
-					      __u32 class, __u32 len)
+					      __u32 class,
+					      __u32 len VNET_TAP_DECL)
 {
 	__u64 seen = 0;
 
@@ -269,7 +271,7 @@ static __always_inline void vnet_policy_frame(struct vnet_queue_state *q,
 	if (q->win_packets < VNET_POLICY_WIN_FRAMES && q->win_start_ns &&
 	    seen < q->win_start_ns + VNET_POLICY_WIN_NS)
 		return;
-	vnet_policy_window_end(q, dir, qkey);
+	vnet_policy_window_end(q, dir, qkey VNET_TAP_PASS);
 }
 
 #endif /* !VNET_POLICY_REPLACEMENT */

@@ -59,12 +59,16 @@ static __always_inline int vnet_tc_classify(struct __sk_buff *skb)
 SEC("tc")
 int vnet_tc_rx(struct __sk_buff *skb)
 {
-	int class = vnet_tc_classify(skb);
+	int class;
+
+	VNET_TAP_FIND(skb->ifindex, return TC_ACT_UNSPEC);
+	class = vnet_tc_classify(skb);
 
 	if (rx_count_at_xmit)
 		skb->tc_classid = VNET_CLASSID_MARK | (__u32)class;
 	else
-		vnet_account(VNET_DIR_RX, skb->queue_mapping, class, skb->len);
+		vnet_account(VNET_DIR_RX, skb->queue_mapping, class,
+			     skb->len VNET_TAP_PASS);
 	return TC_ACT_UNSPEC;
 }
 
@@ -78,17 +82,19 @@ int vnet_tc_rx(struct __sk_buff *skb)
 SEC("tc")
 int vnet_tc_tx(struct __sk_buff *skb)
 {
-	int why = vnet_guard((void *)(long)skb->data,
-			     (void *)(long)skb->data_end);
 	__u32 q = skb->queue_mapping;
-	int class;
+	int why, class;
+
+	VNET_TAP_FIND(skb->ifindex, return TC_ACT_UNSPEC);
+	why = vnet_guard((void *)(long)skb->data,
+			 (void *)(long)skb->data_end VNET_TAP_PASS);
 
 	if (vnet_refused(why != VNET_GUARD_PASS)) {
-		vnet_guard_count(why, skb->len);
+		vnet_guard_count(why, skb->len VNET_TAP_PASS);
 		return TC_ACT_SHOT;
 	}
 	class = vnet_tc_classify(skb);
-	vnet_account(VNET_DIR_TX, q ? q - 1 : 0, class, skb->len);
+	vnet_account(VNET_DIR_TX, q ? q - 1 : 0, class, skb->len VNET_TAP_PASS);
 	return TC_ACT_UNSPEC;
 }
 

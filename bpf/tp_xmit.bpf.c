@@ -45,10 +45,13 @@ int BPF_PROG(vnet_xmit_rx, struct sk_buff___vnet *skb,
 	__u16 classid = 0;
 	__u32 class;
 
+#ifndef VNET_SHARED
 	if (BPF_CORE_READ(dev, ifindex) != (int)target_ifindex)
 		return 0;
+#endif
 	if (target_netns && vnet_dev_netns(dev) != target_netns)
 		return 0;
+	VNET_TAP_FIND(BPF_CORE_READ(dev, ifindex), return 0);
 	bpf_probe_read_kernel(&classid, sizeof(classid),
 			      (char *)skb + bpf_core_field_offset(skb->cb) +
 				      VNET_QDISC_CB_CLASSID_OFF);
@@ -73,7 +76,7 @@ int BPF_PROG(vnet_xmit_rx, struct sk_buff___vnet *skb,
 							      VNET_CLASS_URGENT;
 	}
 	vnet_account(VNET_DIR_RX, BPF_CORE_READ(skb, queue_mapping), class,
-		     BPF_CORE_READ(skb, len));
+		     BPF_CORE_READ(skb, len) VNET_TAP_PASS);
 	return 0;
 }
 

@@ -16,15 +16,18 @@ int vnet_xdp_tx(struct xdp_md *ctx)
 	void *data = (void *)(long)ctx->data;
 	void *data_end = (void *)(long)ctx->data_end;
 	__u32 len = (__u32)(data_end - data);
-	int why = vnet_guard(data, data_end);
-	int class;
+	int why, class;
+
+	VNET_TAP_FIND(ctx->ingress_ifindex, return XDP_PASS);
+	why = vnet_guard(data, data_end VNET_TAP_PASS);
 
 	if (vnet_refused(why != VNET_GUARD_PASS)) {
-		vnet_guard_count(why, len);
+		vnet_guard_count(why, len VNET_TAP_PASS);
 		return XDP_DROP;
 	}
 	class = vnet_classify(data, data_end, len);
-	vnet_account(VNET_DIR_TX, ctx->rx_queue_index, class, len);
+	vnet_account(VNET_DIR_TX, ctx->rx_queue_index, class,
+		     len VNET_TAP_PASS);
 	return XDP_PASS;
 }
 

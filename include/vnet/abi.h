@@ -240,6 +240,17 @@ struct vnet_config {
 	__u32 __pad;
 };
 
+/*
+ * The shared classifier (loaded once per network namespace, attached to
+ * every tap there): its taps map, a tap's ifindex -> the slot of its maps
+ * in the classifier's arrays of maps.  At most VNET_SHARED_MAX_TAPS taps a
+ * namespace; a tap beyond that loads a classifier of its own.
+ */
+#define VNET_SHARED_MAX_TAPS 4096
+struct vnet_tap_slot {
+	__u32 slot;
+};
+
 /* struct vnet_info.tx_hook */
 #define VNET_HOOK_XDP 1
 #define VNET_HOOK_TC 2

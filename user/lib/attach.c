@@ -30,80 +30,10 @@
 #include "libvnet.h"
 #include "attach_foreign_int.h"
 #include "pins_int.h"
+#include "hooks_int.h"
+#include "shared_int.h"
 #include "status_int.h"
 #include "vnet.skel.h"
-
-/* libbpf 1.1's uapi copy predates tcx (kernel 6.6) */
-#define VNET_BPF_TCX_INGRESS 46
-#define VNET_BPF_TCX_EGRESS 47
-#define VNET_TC_LEGACY_HANDLE 0x766e /* "vn" */
-#define VNET_TC_LEGACY_PRIO 0x766e
-
-/* tc: a tcx link if the kernel has tcx, else a legacy clsact filter. */
-static int attach_tc(struct bpf_program *prog, int ifindex, bool ingress,
-		     const char *ifname, struct vnet_err *err)
-{
-	int fd, ret;
-
-	fd = bpf_link_create(bpf_program__fd(prog), ifindex,
-			     ingress ? VNET_BPF_TCX_INGRESS :
-				       VNET_BPF_TCX_EGRESS,
-			     NULL);
-	if (fd >= 0) {
-		ret = vnet_pin_fd(fd, ifname,
-			     ingress ? VNET_PIN_LINK_TC_INGRESS :
-				       VNET_PIN_LINK_TC_EGRESS,
-			     err);
-		close(fd);
-		return ret;
-	}
-	if (errno != EINVAL && errno != EOPNOTSUPP) {
-		ret = -errno;
-		vnet_err_set(err, "%s: cannot attach the tc %s program: %s",
-			     ifname, ingress ? "ingress" : "egress",
-			     strerror(errno));
-		return ret;
-	}
-
-	/* kernel without tcx: clsact + direct-action filter */
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
-			    .attach_point = ingress ? BPF_TC_INGRESS :
-						      BPF_TC_EGRESS);
-	DECLARE_LIBBPF_OPTS(bpf_tc_opts, topts,
-			    .handle = VNET_TC_LEGACY_HANDLE,
-			    .priority = VNET_TC_LEGACY_PRIO,
-			    .prog_fd = bpf_program__fd(prog),
-			    .flags = BPF_TC_F_REPLACE);
-	ret = bpf_tc_hook_create(&hook);
-	if (ret && ret != -EEXIST) {
-		vnet_err_set(err, "%s: the kernel has neither tcx nor a usable clsact qdisc (CONFIG_NET_SCH_INGRESS): %s",
-			     ifname, strerror(-ret));
-		return ret;
-	}
-	ret = bpf_tc_attach(&hook, &topts);
-	if (ret) {
-		vnet_err_set(err, "%s: cannot attach the tc %s filter: %s",
-			     ifname, ingress ? "ingress" : "egress",
-			     strerror(-ret));
-		return ret;
-	}
-	return vnet_pin_fd(bpf_program__fd(prog), ifname,
-		      ingress ? VNET_PIN_PROG_TC_INGRESS :
-				VNET_PIN_PROG_TC_EGRESS,
-		      err);
-}
-
-static void detach_legacy_tc(int ifindex, bool ingress)
-{
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
-			    .attach_point = ingress ? BPF_TC_INGRESS :
-						      BPF_TC_EGRESS);
-	DECLARE_LIBBPF_OPTS(bpf_tc_opts, topts,
-			    .handle = VNET_TC_LEGACY_HANDLE,
-			    .priority = VNET_TC_LEGACY_PRIO);
-
-	bpf_tc_detach(&hook, &topts);
-}
 
 static void config_defaults(int fd)
 {
@@ -122,78 +52,6 @@ static void config_defaults(int fd)
 
 	for (q = 0; q < VNET_MAX_QUEUES; q++)
 		bpf_map_update_elem(fd, &q, &c, BPF_ANY);
-}
-
-/*
- * Take the tap's vnet_xmit_rx out of the shared dispatcher, if it is in;
- * INFO (may be NULL): the attach's, whose device is the entry's key.
- */
-static void detach_xmit(const char *ifname, const struct vnet_info *info)
-{
-	__u32 id = vnet_pinned_prog_id(ifname, VNET_PIN_PROG_XMIT);
-	struct vnet_xmit_key key = {};
-
-	if (info) {
-		key.netns = (__u32)info->netns_ino;
-		key.ifindex = info->ifindex;
-	}
-	if (id)
-		vnet_xmit_unregister(ifname, id, info ? &key : NULL);
-}
-
-/*
- * Guest-RX counting at net_dev_start_xmit: the tap's vnet_xmit_rx is
- * pinned (prog_xmit) and tail-called by the one shared dispatcher
- * (xmit.c), so that frames of other devices do not run one program per
- * attached tap.  If the kernel refuses that (tail calls between these
- * programs, the dispatcher's maps), the program is attached to the
- * tracepoint itself, as before (link_xmit), and info says which.
- */
-static int attach_xmit(struct vnet *skel, const char *ifname,
-		       struct vnet_info *info, struct vnet_err *err)
-{
-	int prog = bpf_program__fd(skel->progs.vnet_xmit_rx);
-	struct vnet_err xerr = {};
-	bool shared = true;
-	int fd, ret;
-
-#ifdef VNET_TESTING
-	/*
-	 * A test build only (build/vnetctl-testing, vnetd's test builds):
-	 * VNET_XMIT_DISPATCH=per-tap forces the fallback, so that its path
-	 * is tested on a kernel that takes the shared one.
-	 */
-	{
-		const char *env = getenv("VNET_XMIT_DISPATCH");
-
-		shared = !env || strcmp(env, "per-tap");
-	}
-#endif
-	ret = vnet_pin_fd(prog, ifname, VNET_PIN_PROG_XMIT, err);
-	if (ret)
-		return ret;
-	if (shared) {
-		ret = vnet_xmit_register(ifname, (__u32)info->netns_ino,
-					 (__u32)info->ifindex, prog, &xerr);
-		if (!ret) {
-			info->xmit_attach = VNET_XMIT_SHARED;
-			return 0;
-		}
-	}
-	fd = bpf_raw_tracepoint_open(NULL, prog);
-	if (fd < 0) {
-		ret = -errno;
-		vnet_err_set(err, "%s: cannot attach to the net_dev_start_xmit tracepoint: %s%s%s",
-			     ifname, strerror(errno),
-			     xerr.msg[0] ? "; nor through the shared dispatcher: " : "",
-			     xerr.msg);
-		return ret;
-	}
-	ret = vnet_pin_fd(fd, ifname, VNET_PIN_LINK_XMIT, err);
-	close(fd);
-	if (!ret)
-		info->xmit_attach = VNET_XMIT_PER_TAP;
-	return ret;
 }
 
 static const char *hook_name(int tx_hook)
@@ -326,83 +184,142 @@ static int pin_maps(struct vnet *skel, const char *ifname,
 	return vnet_policy_record(ifname, opts ? opts->policy : NULL, err);
 }
 
-/* The guest-TX program with an XDP link, pinned; info gets the XDP mode. */
-static int attach_xdp(struct vnet *skel, const char *ifname, int ifindex,
-		      struct vnet_info *info, struct vnet_err *err)
+/*
+ * The per-tap object with its maps only, made by a load without its
+ * programs: the maps a tap on the shared classifier keeps in its pins.
+ */
+static int load_maps(struct vnet **skelp, struct vnet_err *err)
 {
-	LIBBPF_OPTS(bpf_xdp_query_opts, q);
-	int fd, ret;
+	struct vnet *skel = vnet_skel_open_core(NULL, false, err);
+	struct bpf_program *p;
+	int ret;
 
-	fd = bpf_link_create(bpf_program__fd(skel->progs.vnet_xdp_tx),
-			     ifindex, BPF_XDP, NULL);
-	if (fd < 0) {
-		ret = -errno;
-		vnet_err_set(err, "%s: cannot attach XDP: %s%s", ifname,
-			     strerror(errno),
-			     errno == EBUSY ? " (another XDP program is attached; use --force)" :
-			     errno == EINVAL ? " (the kernel may lack XDP links, Linux >= 5.9)" : "");
+	if (!skel)
+		return -errno;
+	bpf_object__for_each_program(p, skel->obj)
+		bpf_program__set_autoload(p, false);
+	ret = vnet__load(skel);
+	if (ret) {
+		vnet_err_set(err, "cannot create the BPF maps: %s",
+			     strerror(-ret));
+		vnet_skel_destroy(skel);
 		return ret;
 	}
-	ret = vnet_pin_fd(fd, ifname, VNET_PIN_LINK_XDP, err);
-	close(fd);
-	if (ret)
-		return ret;
-	if (!bpf_xdp_query(ifindex, 0, &q))
-		info->xdp_mode = q.attach_mode;
+	*skelp = skel;
 	return 0;
 }
 
-/* Attach the loaded programs: guest-TX, guest-RX at xmit, tc egress. */
-static int attach_programs(struct vnet *skel, const char *ifname,
-			   int ifindex, int tx_hook, struct vnet_info *info,
-			   struct vnet_err *err)
+/* The tap in the namespace's shared classifier: its programs in P. */
+static int shared_add(struct vnet *skel, const char *ifname,
+		      struct vnet_info *info, struct vnet_shared_set *sh,
+		      struct vnet_err *err)
 {
-	int ret;
+	static const enum vnet_map_id ids[VNET_SHARED_MAPS] =
+		VNET_SHARED_MAP_IDS;
+	int maps[VNET_SHARED_MAPS], ret;
 
-	if (tx_hook == VNET_HOOK_XDP)
-		ret = attach_xdp(skel, ifname, ifindex, info, err);
-	else
-		ret = attach_tc(skel->progs.vnet_tc_tx, ifindex, true, ifname,
-				err);
+	for (int i = 0; i < VNET_SHARED_MAPS; i++)
+		maps[i] = bpf_map__fd(
+			bpf_object__find_map_by_name(skel->obj,
+						     vnet_map_name(ids[i])));
+	ret = vnet_shared_add(ifname, info->ifindex, (__u32)info->netns_ino,
+			      maps, sh, err);
+	if (!ret)
+		info->rx_queue_src =
+			sh->progs.xmit >= 0 ? VNET_RXQ_XMIT : VNET_RXQ_TC;
+	return ret;
+}
+
+/* the stats map's id of the pins of IFNAME, or 0 */
+static __u32 stats_id(const char *ifname)
+{
+	struct bpf_map_info mi = {};
+	__u32 len = sizeof(mi);
+	int fd = vnet_pin_get(ifname, vnet_map_name(VNET_MAP_STATS));
+
+	if (fd < 0)
+		return 0;
+	if (bpf_obj_get_info_by_fd(fd, &mi, &len))
+		mi.id = 0;
+	close(fd);
+	return mi.id;
+}
+
+/*
+ * Load (SHARED: the maps, for the namespace's shared classifier; else a
+ * classifier of the tap's own), pin, attach, and record it in the info
+ * map; a failure leaves nothing behind.
+ */
+static int attach_as(bool shared, const char *ifname,
+		     const struct vnet_attach_opts *opts, int tx_hook,
+		     struct vnet_info *info, struct vnet_err *err)
+{
+	struct vnet_shared_set sh = { .taps = -1 };
+	struct vnet_progs p = { .xmit = -1 };
+	int ifindex = (int)info->ifindex, ret;
+	struct vnet *skel = NULL;
+	__u32 key = 0;
+
+	ret = shared ? load_maps(&skel, err) :
+		       load_programs(&skel, opts, tx_hook, ifindex,
+				     (__u32)info->netns_ino, info, err);
 	if (ret)
 		return ret;
-	if (info->rx_queue_src == VNET_RXQ_XMIT) {
-		ret = attach_xmit(skel, ifname, info, err);
-		if (ret)
-			return ret;
+	ret = vnet_pin_dir_make(ifname, err);
+	if (!ret)
+		ret = pin_maps(skel, ifname, opts, err);
+	if (!ret && shared) {
+		ret = shared_add(skel, ifname, info, &sh, err);
+		p = sh.progs;
+	} else if (!ret) {
+		p.tc_tx = bpf_program__fd(skel->progs.vnet_tc_tx);
+		p.tc_rx = bpf_program__fd(skel->progs.vnet_tc_rx);
+		p.xdp_tx = bpf_program__fd(skel->progs.vnet_xdp_tx);
+		p.xmit = bpf_program__fd(skel->progs.vnet_xmit_rx);
 	}
-	return attach_tc(skel->progs.vnet_tc_rx, ifindex, false, ifname, err);
+	if (!ret)
+		ret = vnet_hooks_attach(&p, ifname, ifindex, tx_hook, info,
+					err);
+	if (ret && shared && sh.taps >= 0)
+		vnet_shared_remove((__u32)info->netns_ino, info->ifindex,
+				   stats_id(ifname));
+	if (shared)
+		vnet_shared_close(&sh);
+	if (ret) {
+		vnet_hooks_unwind(ifname, info);
+	} else {
+		info->attached_sec = (__u64)time(NULL);
+		bpf_map_update_elem(bpf_map__fd(skel->maps.info), &key, info,
+				    BPF_ANY);
+	}
+	vnet_skel_destroy(skel);
+	return ret;
 }
 
-/* Take down a half-done attach: links close with their last reference. */
-static void unwind_attach(const char *ifname, int ifindex)
+/*
+ * The shared classifier, unless the tap has a policy of its own (a test
+ * build: or VNET_CLASSIFIER=per-tap, so that that path is tested too)
+ */
+static bool shared_wanted(const struct vnet_attach_opts *opts)
 {
-	int lfd = vnet_pin_get(ifname, VNET_PIN_PROG_TC_INGRESS);
+	if (opts && opts->policy)
+		return false;
+#ifdef VNET_TESTING
+	{
+		const char *env = getenv("VNET_CLASSIFIER");
 
-	if (lfd >= 0) {
-		detach_legacy_tc(ifindex, true);
-		close(lfd);
+		if (env && !strcmp(env, "per-tap"))
+			return false;
 	}
-	lfd = vnet_pin_get(ifname, VNET_PIN_PROG_TC_EGRESS);
-	if (lfd >= 0) {
-		detach_legacy_tc(ifindex, false);
-		close(lfd);
-	}
-	detach_xmit(ifname, NULL);
-	vnet_pin_dir_remove(ifname);
+#endif
+	return true;
 }
 
-int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
-		struct vnet_err *err)
+/* tx hook, VM name, bpffs, the device, pins already there; its ifindex */
+static int attach_check(const char *ifname, const struct vnet_attach_opts *opts,
+			int tx_hook, int *ifindex, struct vnet_err *err)
 {
-	int tx_hook = opts && opts->tx_hook ? opts->tx_hook : VNET_HOOK_TC;
-	struct vnet_info info = {
-		.abi_version = VNET_ABI_VERSION,
-		.tx_hook = (__u32)tx_hook,
-	};
-	struct vnet *skel = NULL;
-	__u32 key = 0, netns;
-	int ifindex, ret;
+	int ret;
 
 	if (tx_hook != VNET_HOOK_XDP && tx_hook != VNET_HOOK_TC) {
 		vnet_err_set(err, "unknown tx hook %d", tx_hook);
@@ -414,19 +331,30 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 			return ret;
 	}
 	ret = vnet_bpffs_ensure(err);
+	if (!ret)
+		ret = vnet_tap_check(ifname, ifindex, err);
+	if (!ret)
+		ret = check_existing(ifname, *ifindex, opts, tx_hook, err);
+	if (!ret && tx_hook == VNET_HOOK_XDP)
+		ret = vnet_foreign_xdp(ifname, *ifindex, opts && opts->force,
+				       err);
+	return ret;
+}
+
+int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
+		struct vnet_err *err)
+{
+	int tx_hook = opts && opts->tx_hook ? opts->tx_hook : VNET_HOOK_TC;
+	struct vnet_info info = {
+		.abi_version = VNET_ABI_VERSION,
+		.tx_hook = (__u32)tx_hook,
+	};
+	__u32 netns;
+	int ifindex, ret;
+
+	ret = attach_check(ifname, opts, tx_hook, &ifindex, err);
 	if (ret)
 		return ret;
-	ret = vnet_tap_check(ifname, &ifindex, err);
-	if (ret)
-		return ret;
-	ret = check_existing(ifname, ifindex, opts, tx_hook, err);
-	if (ret)
-		return ret;
-	if (tx_hook == VNET_HOOK_XDP) {
-		ret = vnet_foreign_xdp(ifname, ifindex, opts && opts->force, err);
-		if (ret)
-			return ret;
-	}
 	ret = vnet_netns_ino(&netns);
 	if (ret) {
 		vnet_err_set(err, "cannot read this thread's network namespace: %s",
@@ -435,26 +363,16 @@ int vnet_attach(const char *ifname, const struct vnet_attach_opts *opts,
 	}
 	info.netns_ino = netns;
 	info.ifindex = (__u32)ifindex;
-	ret = load_programs(&skel, opts, tx_hook, ifindex, netns, &info, err);
-	if (ret)
-		return ret;
-	ret = vnet_pin_dir_make(ifname, err);
-	if (ret)
-		goto out;
-	ret = pin_maps(skel, ifname, opts, err);
-	if (!ret)
-		ret = attach_programs(skel, ifname, ifindex, tx_hook, &info,
-				      err);
-	if (ret) {
-		unwind_attach(ifname, ifindex);
-		goto out;
-	}
-	info.ifindex = (__u32)ifindex;
-	info.attached_sec = (__u64)time(NULL);
-	bpf_map_update_elem(bpf_map__fd(skel->maps.info), &key, &info, BPF_ANY);
-out:
-	vnet_skel_destroy(skel);
-	return ret;
+	/*
+	 * A shared classifier the kernel refuses (or a full one, or a tap
+	 * the xmit dispatcher cannot take) leaves the tap to a classifier of
+	 * its own, as on a kernel without map-in-map
+	 */
+	if (shared_wanted(opts) &&
+	    !attach_as(true, ifname, opts, tx_hook, &info, err))
+		return 0;
+	info.xdp_mode = info.xmit_attach = 0;
+	return attach_as(false, ifname, opts, tx_hook, &info, err);
 }
 
 static void detach_link_pin(const char *ifname, const char *pin)
@@ -501,16 +419,18 @@ static int detach(const char *ifname, bool links, struct vnet_err *err)
 		detach_link_pin(ifname, VNET_PIN_LINK_TC_EGRESS);
 		detach_link_pin(ifname, VNET_PIN_LINK_XMIT);
 	}
-	detach_xmit(ifname, st.info.ifindex ? &st.info : NULL);
+	vnet_hooks_detach_xmit(ifname, st.info.ifindex ? &st.info : NULL);
+	vnet_shared_remove((__u32)st.info.netns_ino, st.info.ifindex,
+			   stats_id(ifname));
 	/* legacy clsact filters: only where the device is in this netns */
 	fd = vnet_pin_get(ifname, VNET_PIN_PROG_TC_INGRESS);
 	if (fd >= 0) {
-		detach_legacy_tc((int)st.info.ifindex, true);
+		vnet_hooks_detach_legacy_tc((int)st.info.ifindex, true);
 		close(fd);
 	}
 	fd = vnet_pin_get(ifname, VNET_PIN_PROG_TC_EGRESS);
 	if (fd >= 0) {
-		detach_legacy_tc((int)st.info.ifindex, false);
+		vnet_hooks_detach_legacy_tc((int)st.info.ifindex, false);
 		close(fd);
 	}
 	ret = vnet_pin_dir_remove(ifname);
@@ -542,6 +462,7 @@ int vnet_gc(char (*removed)[IF_NAMESIZE], int max, struct vnet_err *err)
 	static char names[1024][IF_NAMESIZE];
 	struct vnet_status st;
 	int n, i, done = 0, ret;
+	__u32 netns;
 
 	n = vnet_list(names, 1024);
 	if (n < 0) {
@@ -560,7 +481,9 @@ int vnet_gc(char (*removed)[IF_NAMESIZE], int max, struct vnet_err *err)
 				 names[i]);
 		done++;
 	}
-	/* dispatcher entries whose pins are gone (removed by hand, say) */
+	/* dispatcher entries and shared slots whose pins are gone */
 	vnet_xmit_gc();
+	if (!vnet_netns_ino(&netns))
+		vnet_shared_gc(netns);
 	return done;
 }

@@ -531,6 +531,11 @@ struct vnet *vnet_skel_open_core(const char *policy, bool core_btf,
 				 struct vnet_err *err);
 /* vnet__destroy() and the linked object's buffer */
 void vnet_skel_destroy(struct vnet *skel);
+/*
+ * vnet_core_btf() made from the classifier's own BTF on the first call
+ * (the shared classifier's CO-RE types are the same): a path, or NULL
+ */
+const char *vnet_skel_core_btf(void);
 
 struct vnet_policy_info {
 	char path[256]; /* "": the built-in policy */

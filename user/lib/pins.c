@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <limits.h>
 #include <net/if.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 
@@ -224,4 +225,27 @@ int vnet_list(char (*names)[IF_NAMESIZE], int max)
 	closedir(d);
 	qsort(names, n, IF_NAMESIZE, name_cmp);
 	return n;
+}
+
+int vnet_pin_root_lock(void)
+{
+	int fd = open(VNET_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while (flock(fd, LOCK_EX)) {
+		if (errno != EINTR) {
+			int ret = -errno;
+
+			close(fd);
+			return ret;
+		}
+	}
+	return fd;
+}
+
+void vnet_pin_root_unlock(int fd)
+{
+	if (fd >= 0)
+		close(fd); /* drops the flock */
 }

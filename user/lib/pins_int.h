@@ -25,6 +25,13 @@ int vnet_pins_missing(const char *ifname, const char *dir,
  * programs compare (bpf/xmit.h) and what stat() returns, zero-extended.
  */
 int vnet_netns_ino(__u32 *ino);
+/*
+ * flock(2) of the pin root (a bpffs directory: flock works on any inode),
+ * which every change of the host-wide pins (the xmit dispatcher's, the
+ * shared classifiers') is made under; returns the fd to unlock or -errno
+ */
+int vnet_pin_root_lock(void);
+void vnet_pin_root_unlock(int fd);
 /* -EEXIST when ST's pins are a present device's of another netns */
 int vnet_pins_other_netns(const char *ifname, const struct vnet_status *st,
 			  struct vnet_err *err);

@@ -240,7 +240,7 @@ out:
  * on the first call (the programs' ___vnet types are vnet's, whatever
  * policy is linked in).
  */
-static const char *skel_core_btf(void)
+const char *vnet_skel_core_btf(void)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static bool made;
@@ -274,7 +274,7 @@ struct vnet *vnet_skel_open_core(const char *policy, bool core_btf,
 	int ret;
 
 	if (core_btf)
-		oo.btf_custom_path = skel_core_btf();
+		oo.btf_custom_path = vnet_skel_core_btf();
 
 	if (policy && strcmp(policy, VNET_POLICY_BUILTIN)) {
 		ret = policy_check(policy, err);

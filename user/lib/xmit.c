@@ -37,35 +37,12 @@
 #include <bpf/libbpf.h>
 
 #include "libvnet.h"
+#include "pins_int.h"
 #include "xmit_dispatch.skel.h"
 
 static const char *const shared_pins[] = { VNET_XMIT_PIN_LINK,
 					   VNET_XMIT_PIN_DEVS,
 					   VNET_XMIT_PIN_PROGS };
-
-/* flock of the pin root; returns the fd to unlock (close) or -errno */
-static int xmit_lock(void)
-{
-	int fd = open(VNET_PIN_ROOT, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	while (flock(fd, LOCK_EX)) {
-		if (errno != EINTR) {
-			int ret = -errno;
-
-			close(fd);
-			return ret;
-		}
-	}
-	return fd;
-}
-
-static void xmit_unlock(int fd)
-{
-	if (fd >= 0)
-		close(fd); /* drops the flock */
-}
 
 static int shared_path(char *buf, size_t len, const char *name)
 {
@@ -243,7 +220,7 @@ int vnet_xmit_register(const char *ifname, __u32 netns, __u32 ifindex,
 
 	if (bpf_obj_get_info_by_fd(prog_fd, &pinfo, &plen))
 		return -errno;
-	lock = xmit_lock();
+	lock = vnet_pin_root_lock();
 	if (lock < 0) {
 		vnet_err_set(err, "cannot lock %s: %s", VNET_PIN_ROOT,
 			     strerror(-lock));
@@ -304,7 +281,7 @@ out_close:
 	}
 	shared_close(&sh);
 out:
-	xmit_unlock(lock);
+	vnet_pin_root_unlock(lock);
 	return ret;
 }
 
@@ -365,7 +342,7 @@ static int xmit_remove(const char *ifname, __u32 prog_id,
 
 	if (stat(VNET_PIN_ROOT, &sb))
 		return errno == ENOENT ? 0 : -errno;
-	lock = xmit_lock();
+	lock = vnet_pin_root_lock();
 	if (lock < 0)
 		return lock;
 	if (shared_open(&sh)) {
@@ -400,7 +377,7 @@ static int xmit_remove(const char *ifname, __u32 prog_id,
 	}
 	shared_close(&sh);
 out:
-	xmit_unlock(lock);
+	vnet_pin_root_unlock(lock);
 	return ret;
 }
 
