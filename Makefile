@@ -22,7 +22,7 @@ BPF_HDRS   := $(wildcard bpf/*.h) include/vnet/abi.h
 VNET_BPF   := maps xdp_classify tc_classify tp_xmit
 BENCH_BPF  := bench_empty
 
-LIB_SRCS   := $(wildcard user/lib/*.c)
+LIB_SRCS   := $(wildcard user/lib/*.c user/lib/*/*.c)
 LIB_OBJS   := $(LIB_SRCS:%.c=$(OUT)/%.o)
 CLI_SRCS   := $(wildcard cli/*.c cli/*/*.c)
 CLI_OBJS   := $(CLI_SRCS:%.c=$(OUT)/%.o)
@@ -68,7 +68,7 @@ VNETD_ASAN := $(OUT)/vnetd-asan
 TESTING_CFLAGS := -DVNET_TESTING
 # the files whose code differs in a test build: vnetd's, mem.c, attach.c,
 # hooks.c
-TESTING_LIB := user/vhost/mem.c user/lib/attach.c user/lib/hooks.c
+TESTING_LIB := user/vhost/mem.c user/lib/attach/attach.c user/lib/attach/hooks.c
 TESTING_LIB_OBJS := $(filter $(OUT)/testing/user/lib/%,$(TESTING_LIB:%.c=$(OUT)/testing/%.o))
 TESTING_OBJS := $(VNETD_ALL_SRCS:%.c=$(OUT)/testing/%.o) $(TESTING_LIB:%.c=$(OUT)/testing/%.o)
 VNETD_TESTING := $(OUT)/vnetd-testing
@@ -141,7 +141,7 @@ $(OUT)/xmit_dispatch.bpf.o: $(OUT)/bpf/xmit_dispatch.bpf.o
 $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(BPFTOOL) gen skeleton $< name $(subst .skel.h,,$(notdir $@)) > $@.tmp && mv $@.tmp $@
 
-$(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h cli/*.h cli/*/*.h selftests/*.h selftests/bpf/*.h bench/*.h)
+$(OUT)/%.o: %.c $(SKELS) $(wildcard include/vnet/*.h user/lib/*.h user/lib/*/*.h user/vhost/*.h cli/*.h cli/*/*.h selftests/*.h selftests/bpf/*.h bench/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
@@ -242,11 +242,11 @@ $(VNETD_OBJS): $(STEER_SKEL) $(VNETD_HDRS)
 $(VNETD): $(VNETD_OBJS) $(LIBVNET) $(LIBVHOST)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(VNETD_LIBS)
 
-$(VNETD_ASAN): $(VNETD_ALL_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(VNETD_HDRS) $(wildcard user/vhost/*.h user/lib/*.h include/vnet/*.h)
+$(VNETD_ASAN): $(VNETD_ALL_SRCS) $(VHOST_SRCS) $(LIB_SRCS) $(SKELS) $(STEER_SKEL) $(VNETD_HDRS) $(wildcard user/vhost/*.h user/lib/*.h user/lib/*/*.h include/vnet/*.h)
 	@mkdir -p $(@D)
 	$(CC) -O1 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(TESTING_CFLAGS) $(SANITIZE) -Iinclude -Iuser/lib -Iuser/vhost -Iuser/vnetd -I$(OUT) $(filter %.c,$^) -o $@ $(VNETD_LIBS)
 
-$(OUT)/testing/%.o: %.c $(SKELS) $(STEER_SKEL) $(VNETD_HDRS) $(wildcard include/vnet/*.h user/lib/*.h user/vhost/*.h)
+$(OUT)/testing/%.o: %.c $(SKELS) $(STEER_SKEL) $(VNETD_HDRS) $(wildcard include/vnet/*.h user/lib/*.h user/lib/*/*.h user/vhost/*.h)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(TESTING_CFLAGS) -c $< -o $@
 
@@ -265,7 +265,7 @@ $(OUT)/bench/bench_xmit_send: bench/bench_xmit_send.c
 	$(CC) $(CFLAGS) $< -o $@
 
 # --- fuzzing ------------------------------------------------------------
-FUZZ_HDRS := fuzz/fuzz.h $(VNETD_HDRS) $(wildcard user/vhost/*.h user/lib/*.h include/vnet/*.h)
+FUZZ_HDRS := fuzz/fuzz.h $(VNETD_HDRS) $(wildcard user/vhost/*.h user/lib/*.h user/lib/*/*.h include/vnet/*.h)
 
 $(OUT)/fuzz/fuzz_vhost_user: fuzz/fuzz_vhost_user.c $(VHOST_SRCS) $(FUZZ_HDRS)
 	@mkdir -p $(@D)

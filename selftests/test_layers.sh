@@ -110,7 +110,7 @@ check() { # name, condition-result, reason
 	fi
 }
 
-objs=$(printf '%s\n' "$OUT"/user/lib/*.o "$OUT"/user/vhost/*.o "$OUT"/user/vnetd/*.o "$OUT"/user/vnetd/*/*.o \
+objs=$(printf '%s\n' "$OUT"/user/lib/*.o "$OUT"/user/lib/*/*.o "$OUT"/user/vhost/*.o "$OUT"/user/vnetd/*.o "$OUT"/user/vnetd/*/*.o \
 	"$OUT"/cli/*.o "$OUT"/cli/*/*.o)
 if [ -z "$objs" ]; then
 	echo "FAIL: layers/objects: no objects under $OUT (run make first)"
@@ -332,13 +332,13 @@ dir_check()
 }
 dir_check user/vnetd "user/vnetd user/lib user/vhost"
 dir_check user/vhost ""
-dir_check user/lib ""
+dir_check user/lib "user/lib"
 dir_check cli "cli user/lib"
 
 bad=""
 for h in $VHOST_PRIVATE; do
 	for f in $(grep -lE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"$h\"" /dev/null \
-		"$top"/user/vnetd/*.[ch] "$top"/user/vnetd/*/*.[ch] "$top"/user/lib/*.[ch] "$top"/cli/*.[ch] "$top"/cli/*/*.[ch] \
+		"$top"/user/vnetd/*.[ch] "$top"/user/vnetd/*/*.[ch] "$top"/user/lib/*.[ch] "$top"/user/lib/*/*.[ch] "$top"/cli/*.[ch] "$top"/cli/*/*.[ch] \
 		"$top"/selftests/*.[ch] "$top"/selftests/*/*.[ch] \
 		"$top"/fuzz/*.[ch] "$top"/bench/*.[ch] </dev/null 2>/dev/null); do
 		bad+="${f#"$top"/} includes $h;"
@@ -354,7 +354,7 @@ check "layers/vhost_private_headers" $? "private to user/vhost: $bad"
 # production file with the build's flags (-aux-info)
 : >"$tmp/decl"
 : >"$tmp/incs"
-for f in "$top"/user/lib/*.c "$top"/user/vhost/*.c "$top"/user/vnetd/*.c "$top"/user/vnetd/*/*.c \
+for f in "$top"/user/lib/*.c "$top"/user/lib/*/*.c "$top"/user/vhost/*.c "$top"/user/vnetd/*.c "$top"/user/vnetd/*/*.c \
 	"$top"/cli/*.c "$top"/cli/*/*.c; do
 	rel=${f#"$top"/}
 	case " $TEST_ONLY " in *" $rel "*) continue ;; esac
@@ -430,7 +430,7 @@ check "layers/function_size" $? "production functions over $MAX_FN lines (split 
 
 # a folder is a concern: past MAX_C files it is split into folders
 bad=""
-for d in "$top"/user/*/ "$top"/user/vnetd/*/ "$top"/cli/ "$top"/cli/*/ "$top"/bpf/; do
+for d in "$top"/user/*/ "$top"/user/lib/*/ "$top"/user/vnetd/*/ "$top"/cli/ "$top"/cli/*/ "$top"/bpf/; do
 	n=$(printf '%s\n' "$d"*.c | grep -c .)
 	[ "$n" -gt "$MAX_C" ] && bad+="${d#"$top"/} $n;"
 done
@@ -443,8 +443,8 @@ check "layers/folder_size" $? "production folders with more than $MAX_C .c files
 # preprocesses them (name "?" when it is not a literal).  Preprocessed are
 # the files that mention getenv themselves or through a header of user/.
 bad=""
-hdrs=$(grep -l getenv "$top"/user/*/*.h "$top"/user/vnetd/*/*.h 2>/dev/null | xargs -r -n1 basename | tr '\n' '|')
-for f in "$top"/user/*/*.c "$top"/user/vnetd/*/*.c; do
+hdrs=$(grep -l getenv "$top"/user/*/*.h "$top"/user/lib/*/*.h "$top"/user/vnetd/*/*.h 2>/dev/null | xargs -r -n1 basename | tr '\n' '|')
+for f in "$top"/user/*/*.c "$top"/user/lib/*/*.c "$top"/user/vnetd/*/*.c; do
 	rel=${f#"$top"/}
 	case " $TEST_ONLY " in *" $rel "*) continue ;; esac
 	grep -q getenv "$f" ||
@@ -468,7 +468,7 @@ check "layers/no_test_getenv" $? "production code reads the environment beyond s
 
 # the switches: every variable name the test-only code and the test
 # builds' #ifdef VNET_TESTING blocks read
-switches=$(cat "$top"/$TEST_ONLY "$top"/user/lib/attach.c |
+switches=$(cat "$top"/$TEST_ONLY "$top"/user/lib/attach/attach.c "$top"/user/lib/attach/hooks.c |
 	grep -oE '"VNETD?_[A-Z0-9_]+"' | tr -d '"' | sort -u | tr '\n' ' ')
 [ -n "$switches" ]
 check "layers/switches_found" $? "no switch name found in $TEST_ONLY"
