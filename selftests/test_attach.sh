@@ -17,7 +17,7 @@
 # shellcheck source=selftests/attach_lib.sh
 source "$(dirname "$0")/attach_lib.sh"
 
-ALL_CASES="attach default frames tcp reattach cli env watch tchook"
+ALL_CASES="attach default frames tcp reattach cli env watch tchook shared"
 
 # --- attach -------------------------------------------------------------
 
@@ -456,6 +456,89 @@ case_tchook()
 }
 
 # --- main ---------------------------------------------------------------------------
+
+# --- the classifier shared by a namespace's taps ------------------------------
+
+# the shared classifier's pin directories of this case's namespace
+shared_sets()
+{
+	local ino
+
+	ino=$(ip netns exec "$NS" stat -L -c %i /proc/self/ns/net)
+	find "$PIN_ROOT" -maxdepth 1 -name "classifier_ns${ino}_*" -printf '%f\n'
+}
+
+# the taps the set SET holds, by ifindex
+shared_taps()
+{
+	bpftool -j map dump pinned "$PIN_ROOT/$1/taps" 2>/dev/null |
+		jq -r '[.[] | .formatted.key // .key] | sort | map(tostring) | join(" ")'
+}
+
+# Two taps of one namespace run one loaded program, each counting into its
+# own maps; a tap with a policy of its own loads its own programs; the set
+# goes with its last tap, and gc frees the slot of a tap deleted under it.
+case_shared()
+{
+	local dev_a dev_b dev_c st_a st_b st_c set sent stats_b c q
+
+	new_case shared || { fail shared_setup "cannot create netns/tap"; return; }
+	dev_a=$DEV dev_b=$(rand_tap) dev_c=$(rand_tap)
+	tap_create "$NS" "$dev_b" && tap_create "$NS" "$dev_c" ||
+		{ fail shared_setup "cannot create taps"; return; }
+	run vnetctl -n "$NS" attach "$dev_a"
+	expect "attach $dev_a" 0 "$RUN_RC"
+	run vnetctl -n "$NS" attach "$dev_b"
+	expect "attach $dev_b" 0 "$RUN_RC"
+	st_a=$(vnetctl -n "$NS" -j status "$dev_a" 2>/dev/null)
+	st_b=$(vnetctl -n "$NS" -j status "$dev_b" 2>/dev/null)
+	for h in tc_ingress tc_egress xmit; do
+		expect "one $h program" "$(json "$st_a" ".[0].$h.prog_id")" \
+			"$(json "$st_b" ".[0].$h.prog_id")"
+	done
+	set=$(shared_sets)
+	expect "one set" 1 "$(grep -c . <<<"$set")"
+	expect "the set's taps" "$(printf '%s\n' "$(json "$st_a" '.[0].ifindex')" "$(json "$st_b" '.[0].ifindex')" | sort | tr '\n' ' ' | sed 's/ $//')" \
+		"$(shared_taps "$set")"
+	report shared_one_program "$st_a $st_b"
+
+	# frames into A: every one on A's maps, none on B's
+	sent=$("$TAPWRITE" -n "$NS" -d "$dev_a" -q $NQ send 0 urgent 3 send 1 push 2 \
+		send 1 gso 1)
+	DEV=$dev_a check_counts shared_counts_own "$sent" \
+		"$(vnetctl -n "$NS" -j stats "$dev_a" 2>/dev/null)" \
+		"$(map_dump "$dev_a" 2>/dev/null)"
+	stats_b=$(vnetctl -n "$NS" -j stats "$dev_b" 2>/dev/null)
+	for q in $(seq 0 $((NQ - 1))); do
+		for c in $CLASSES; do
+			expect "$dev_b q$q tx $c" 0 "$(vnet_stat "$stats_b" tx "$q" "$c")"
+		done
+	done
+	report shared_counts_none_elsewhere "$stats_b"
+
+	# a policy of its own: programs of its own, outside the set
+	run vnetctl -n "$NS" attach "$dev_c" --policy "$OUT/bpf/policy_example.bpf.o"
+	expect "attach $dev_c --policy" 0 "$RUN_RC"
+	st_c=$(vnetctl -n "$NS" -j status "$dev_c" 2>/dev/null)
+	expect "$dev_c's own program" yes "$([ "$(json "$st_c" '.[0].tc_ingress.prog_id')" != "$(json "$st_a" '.[0].tc_ingress.prog_id')" ] && echo yes || echo no)"
+	expect "$dev_c not in the set" 2 "$(wc -w <<<"$(shared_taps "$set")")"
+	report shared_policy_own "$(run_said)"
+
+	# one detach leaves the other counting; the set goes with the last
+	run vnetctl -n "$NS" detach "$dev_a"
+	expect "detach $dev_a" 0 "$RUN_RC"
+	expect "set after one detach" "$(json "$st_b" '.[0].ifindex')" "$(shared_taps "$set")"
+	sent=$("$TAPWRITE" -n "$NS" -d "$dev_b" -q $NQ send 0 urgent 2)
+	DEV=$dev_b check_counts shared_counts_after_detach "$sent" \
+		"$(vnetctl -n "$NS" -j stats "$dev_b" 2>/dev/null)" \
+		"$(map_dump "$dev_b" 2>/dev/null)"
+	ip -n "$NS" link del "$dev_b"
+	run vnetctl -n "$NS" gc
+	expect "gc" 0 "$RUN_RC"
+	expect "set removed with its last tap (gc)" "" "$(shared_sets)"
+	report shared_gc_removes_set "$(run_said)"
+	case_cleanup
+}
 
 ksft_args "$@"
 require_root test_attach || exit 0
