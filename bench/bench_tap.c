@@ -279,6 +279,54 @@ int run(struct bench *b)
 	return 0;
 }
 
+/*
+ * The shared build's vnet_tc_tx, as vnetctl attaches it to every tap of a
+ * namespace: the bench tap in its taps map at slot 0, and at slot 0 of each
+ * array of maps the per-tap object's map of that kind, so that both
+ * configurations count into the same maps.
+ */
+static int shared_load(struct bench *b)
+{
+	const char *names[] = { "stats", "queues", "config", "guard",
+				"guard_stats" };
+	struct vnet_tap_slot ts = { .ifindex = (__u32)b->ifindex };
+	__u32 key = (__u32)b->ifindex, slot = 0;
+	char outer[32];
+	int err, fd;
+
+	b->shared = vnet_shared__open();
+	if (!b->shared) {
+		err = -errno;
+		info("bench_tap: opening the shared vnet object: %s\n",
+		     strerror(errno));
+		return err;
+	}
+	only_autoload(b->shared->obj, b->shared->progs.vnet_tc_tx, NULL);
+	err = vnet_shared__load(b->shared);
+	for (size_t i = 0; !err && i < sizeof(names) / sizeof(names[0]); i++) {
+		snprintf(outer, sizeof(outer), "%s_of", names[i]);
+		fd = bpf_map__fd(
+			bpf_object__find_map_by_name(b->vnet->obj, names[i]));
+		if (bpf_map_update_elem(bpf_map__fd(
+						bpf_object__find_map_by_name(b->shared
+										     ->obj,
+									     outer)),
+					&slot, &fd, BPF_ANY))
+			err = -errno;
+	}
+	if (!err && bpf_map_update_elem(bpf_map__fd(b->shared->maps.taps), &key,
+					&ts, BPF_ANY))
+		err = -errno;
+	if (!err && key < VNET_SHARED_IFX_MAX &&
+	    bpf_map_update_elem(bpf_map__fd(b->shared->maps.tap_index), &key,
+				&ts, BPF_ANY))
+		err = -errno;
+	if (err)
+		info("bench_tap: loading the shared vnet_tc_tx: %s\n",
+		     strerror(-err));
+	return err;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned char mac[ETH_ALEN];
@@ -344,6 +392,9 @@ int main(int argc, char **argv)
 		     strerror(-err));
 		goto out_vnet;
 	}
+	err = shared_load(b);
+	if (err)
+		goto out_vnet;
 	b->empty = bench_empty__open_and_load();
 	if (!b->empty) {
 		err = -errno;
@@ -373,6 +424,7 @@ out_ring:
 		close(b->tcx_fd);
 	bench_empty__destroy(b->empty);
 out_vnet:
+	vnet_shared__destroy(b->shared);
 	vnet__destroy(b->vnet);
 out_frames:
 	for (s = 0; s < SZ_MAX; s++)

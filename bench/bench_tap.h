@@ -35,6 +35,7 @@
 #include <vnet/abi.h>
 #include "vnet.skel.h"
 #include "bench_empty.skel.h"
+#include "vnet_shared.skel.h"
 #include "../selftests/frames.h"
 
 /* ---- bench_tap_lib.c ---- */
@@ -59,7 +60,8 @@ enum cfg {
 	CFG_VNET_XDP,
 	CFG_EMPTY_TC,
 	CFG_VNET_TC,
-	CFG_GUARD_TC,	/* vnet-tc with every spoofing check on (frames pass) */
+	CFG_GUARD_TC,  /* vnet-tc with every spoofing check on (frames pass) */
+	CFG_SHARED_TC, /* vnet-tc as the namespace's shared classifier runs it */
 	CFG_MAX,
 };
 
@@ -141,6 +143,8 @@ struct bench {
 	unsigned int ring_flags;
 	struct vnet *vnet;
 	struct bench_empty *empty;
+	/* vnet_tc_tx built to be shared: the tap at slot 0, vnet's maps there */
+	struct vnet_shared *shared;
 	struct frame frames[SZ_MAX];
 	int ncpus;
 	/* tc ingress */

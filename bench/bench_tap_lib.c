@@ -13,6 +13,7 @@ const char *const cfg_name[CFG_MAX] = {
 	[CFG_EMPTY_TC] = "empty-tc",
 	[CFG_VNET_TC] = "vnet-tc",
 	[CFG_GUARD_TC] = "vnet-tc-guard",
+	[CFG_SHARED_TC] = "vnet-tc-shared",
 };
 
 const char *const cfg_json[CFG_MAX] = {
@@ -22,11 +23,13 @@ const char *const cfg_json[CFG_MAX] = {
 	[CFG_EMPTY_TC] = "empty_tc",
 	[CFG_VNET_TC] = "vnet_tc",
 	[CFG_GUARD_TC] = "vnet_tc_guard",
+	[CFG_SHARED_TC] = "vnet_tc_shared",
 };
 
 bool cfg_is_vnet(enum cfg c)
 {
-	return c == CFG_VNET_XDP || c == CFG_VNET_TC || c == CFG_GUARD_TC;
+	return c == CFG_VNET_XDP || c == CFG_VNET_TC || c == CFG_GUARD_TC ||
+	       c == CFG_SHARED_TC;
 }
 
 const char *const sz_name[SZ_MAX] = {

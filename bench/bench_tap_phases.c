@@ -16,6 +16,8 @@ int prog_fd_of(struct bench *b, enum cfg c)
 	case CFG_VNET_TC:
 	case CFG_GUARD_TC:
 		return bpf_program__fd(b->vnet->progs.vnet_tc_tx);
+	case CFG_SHARED_TC:
+		return bpf_program__fd(b->shared->progs.vnet_tc_tx);
 	default:
 		return -1;
 	}
@@ -95,7 +97,8 @@ bool cfg_is_xdp(enum cfg c)
 
 bool cfg_is_tc(enum cfg c)
 {
-	return c == CFG_EMPTY_TC || c == CFG_VNET_TC || c == CFG_GUARD_TC;
+	return c == CFG_EMPTY_TC || c == CFG_VNET_TC || c == CFG_GUARD_TC ||
+	       c == CFG_SHARED_TC;
 }
 
 /*

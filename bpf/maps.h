@@ -87,6 +87,14 @@ VNET_MAP struct {
 	__type(value, struct vnet_tap_slot);
 } taps SEC(".maps");
 
+/* the same for an ifindex below VNET_SHARED_IFX_MAX, at the ifindex */
+VNET_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, VNET_SHARED_IFX_MAX);
+	__type(key, __u32);
+	__type(value, struct vnet_tap_slot);
+} tap_index SEC(".maps");
+
 #define VNET_MAP_OF(name, def)                                                 \
 	VNET_MAP struct {                                                      \
 		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);                      \
@@ -115,13 +123,16 @@ static __always_inline void *vnet_tap_lookup(void *outer, __u32 slot,
 }
 #define VNET_LOOKUP(map, key) vnet_tap_lookup(&map##_of, vnet_slot, key)
 
-/* a program's first step: the slot of the tap IFINDEX, else MISS */
-#define VNET_TAP_FIND(ifindex, miss)                                           \
+/* a program's first step: the slot of the tap of ifindex DEV, else MISS */
+#define VNET_TAP_FIND(dev, miss)                                               \
 	__u32 vnet_slot;                                                       \
 	do {                                                                   \
-		__u32 ifx_ = (ifindex);                                        \
-		struct vnet_tap_slot *s_ = bpf_map_lookup_elem(&taps, &ifx_);  \
-		if (!s_)                                                       \
+		__u32 ifx_ = (dev);                                            \
+		struct vnet_tap_slot *s_ =                                     \
+			ifx_ < VNET_SHARED_IFX_MAX ?                           \
+				bpf_map_lookup_elem(&tap_index, &ifx_) :       \
+				bpf_map_lookup_elem(&taps, &ifx_);             \
+		if (!s_ || s_->ifindex != ifx_)                                \
 			miss;                                                  \
 		vnet_slot = s_->slot;                                          \
 	} while (0)

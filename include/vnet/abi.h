@@ -242,12 +242,16 @@ struct vnet_config {
 
 /*
  * The shared classifier (loaded once per network namespace, attached to
- * every tap there): its taps map, a tap's ifindex -> the slot of its maps
- * in the classifier's arrays of maps.  At most VNET_SHARED_MAX_TAPS taps a
+ * every tap there): a tap's ifindex -> the slot of its maps in the
+ * classifier's arrays of maps, in tap_index at the ifindex (an array: the
+ * lookup costs a few instructions) below VNET_SHARED_IFX_MAX, else in the
+ * taps hash, which holds every tap.  At most VNET_SHARED_MAX_TAPS taps a
  * namespace; a tap beyond that loads a classifier of its own.
  */
 #define VNET_SHARED_MAX_TAPS 4096
+#define VNET_SHARED_IFX_MAX 65536
 struct vnet_tap_slot {
+	__u32 ifindex; /* the entry's tap; 0: no tap (tap_index) */
 	__u32 slot;
 };
 

@@ -9,7 +9,9 @@
  *
  *   prog_tc_tx prog_xdp_tx prog_xmit_rx prog_tc_rx   the programs
  *                     (no prog_xmit_rx: guest RX counted at tc egress)
- *   taps              HASH ifindex -> struct vnet_tap_slot
+ *   taps              HASH ifindex -> struct vnet_tap_slot, every tap
+ *   tap_index         ARRAY the same at the ifindex, if it is below
+ *                     VNET_SHARED_IFX_MAX (the programs' fast path)
  *   stats_of queues_of config_of guard_of guard_stats_of
  *                     ARRAY_OF_MAPS slot -> the tap's map of that kind
  *
@@ -114,13 +116,15 @@ void vnet_shared_close(struct vnet_shared_set *sh)
 	}
 	if (sh->taps >= 0)
 		close(sh->taps);
-	sh->taps = -1;
+	if (sh->tap_index >= 0)
+		close(sh->tap_index);
+	sh->taps = sh->tap_index = -1;
 }
 
 static void set_init(struct vnet_shared_set *sh)
 {
 	memset(sh, 0, sizeof(*sh));
-	sh->taps = -1;
+	sh->taps = sh->tap_index = -1;
 	for (size_t i = 0; i < VNET_SHARED_MAPS; i++)
 		sh->of[i] = -1;
 	for (size_t i = 0; i < 4; i++)
@@ -142,7 +146,8 @@ static int set_open(const char *dir, struct vnet_shared_set *sh)
 			goto fail;
 	}
 	sh->taps = set_get(dir, "taps");
-	if (sh->taps < 0)
+	sh->tap_index = set_get(dir, "tap_index");
+	if (sh->taps < 0 || sh->tap_index < 0)
 		goto fail;
 	for (i = 0; i < VNET_SHARED_MAPS; i++) {
 		snprintf(name, sizeof(name), "%s_of",
@@ -168,6 +173,8 @@ static void set_remove(const char *dir)
 		if (!set_path(path, sizeof(path), dir, set_progs[i]))
 			unlink(path);
 	if (!set_path(path, sizeof(path), dir, "taps"))
+		unlink(path);
+	if (!set_path(path, sizeof(path), dir, "tap_index"))
 		unlink(path);
 	for (i = 0; i < VNET_SHARED_MAPS; i++) {
 		snprintf(name, sizeof(name), "%s_of",
@@ -247,6 +254,9 @@ static int set_create(const char *dir, __u32 netns, struct vnet_shared_set *sh,
 		goto out;
 	}
 	ret = set_pin(dir, "taps", bpf_map__fd(skel->maps.taps));
+	if (!ret)
+		ret = set_pin(dir, "tap_index",
+			      bpf_map__fd(skel->maps.tap_index));
 	for (i = 0; !ret && i < VNET_SHARED_MAPS; i++) {
 		snprintf(name, sizeof(name), "%s_of",
 			 vnet_map_name(set_maps[i]));
@@ -361,8 +371,11 @@ static size_t of_apply(const struct vnet_shared_set *sh, __u32 slot,
 static void slot_clear(const struct vnet_shared_set *sh, __u32 ifindex,
 		       __u32 slot)
 {
+	struct vnet_tap_slot none = {};
 	int ret;
 
+	if (ifindex < VNET_SHARED_IFX_MAX)
+		bpf_map_update_elem(sh->tap_index, &ifindex, &none, BPF_ANY);
 	bpf_map_delete_elem(sh->taps, &ifindex);
 	of_apply(sh, slot, NULL, &ret);
 }
@@ -386,7 +399,11 @@ static int slot_take(const struct vnet_shared_set *sh, __u32 ifindex,
 	}
 	/* EINVAL: a map of another layout than the programs' */
 	i = of_apply(sh, ts.slot, maps, &ret);
+	ts.ifindex = ifindex;
 	if (!ret && bpf_map_update_elem(sh->taps, &ifindex, &ts, BPF_ANY))
+		ret = -errno;
+	if (!ret && ifindex < VNET_SHARED_IFX_MAX &&
+	    bpf_map_update_elem(sh->tap_index, &ifindex, &ts, BPF_ANY))
 		ret = -errno;
 	if (ret) {
 		vnet_err_set(err,

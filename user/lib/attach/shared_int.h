@@ -22,7 +22,7 @@
 /* a set's pinned programs and maps, open */
 struct vnet_shared_set {
 	struct vnet_progs progs; /* progs.xmit -1: guest RX at tc egress */
-	int taps;
+	int taps, tap_index;
 	int of[VNET_SHARED_MAPS];
 };
 
