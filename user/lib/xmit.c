@@ -326,8 +326,9 @@ static bool remove_at(const struct shared *sh, const struct vnet_xmit_key *key,
 
 /*
  * Remove the entries that match (prog_id at KEY, found there at once, or
- * prog_id, or ifname when prog_id is 0; or, with STALE, those whose pins
- * no longer hold their program), then the dispatcher if no entry is left.
+ * ifname and prog_id, or ifname when prog_id is 0; or, with STALE, those
+ * whose pins no longer hold their program), then the dispatcher if no
+ * entry is left.
  * Returns 1 if the dispatcher was removed, 0, or -errno.
  */
 static int xmit_remove(const char *ifname, __u32 prog_id,
@@ -360,9 +361,13 @@ static int xmit_remove(const char *ifname, __u32 prog_id,
 			prev = &k;
 			continue;
 		}
+		/*
+		 * by program and name: the namespace's shared classifier
+		 * puts one program in many taps' entries
+		 */
 		if (stale ? !entry_live(&e) :
-		    prog_id ? e.prog_id == prog_id :
-			      !strncmp(e.ifname, ifname, sizeof(e.ifname))) {
+		    (!prog_id || e.prog_id == prog_id) &&
+			    !strncmp(e.ifname, ifname, sizeof(e.ifname))) {
 			/* restart: the iteration order changes on delete */
 			entry_remove(&sh, &k, &e);
 			prev = NULL;
