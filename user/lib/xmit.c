@@ -366,8 +366,9 @@ static int xmit_remove(const char *ifname, __u32 prog_id,
 		 * puts one program in many taps' entries
 		 */
 		if (stale ? !entry_live(&e) :
-		    (!prog_id || e.prog_id == prog_id) &&
-			    !strncmp(e.ifname, ifname, sizeof(e.ifname))) {
+			    (!prog_id || e.prog_id == prog_id) &&
+				    !strncmp(e.ifname, ifname,
+					     sizeof(e.ifname))) {
 			/* restart: the iteration order changes on delete */
 			entry_remove(&sh, &k, &e);
 			prev = NULL;

@@ -36,7 +36,7 @@
 #include "handover/handover.h"
 #include "handover/record.h"
 #include "config/opts.h"
-#include "port/close.h"
+#include "port/ports.h"
 #include "port/port.h"
 #include "datapath/qthread.h"
 #include "base/testing.h"
@@ -473,13 +473,9 @@ static int ports_open(const struct vnetd_opts *o, struct vhost_server *srv,
 	for (i = 0; i < o->nports; i++)
 		if (vnetd_socket_precheck(&o->ports[i]))
 			return -1;
-	for (i = 0; i < o->nports; i++) {
+	for (i = 0; i < o->nports; i++)
 		vnetd_port_init(&ports[i], &o->ports[i], &o->port);
-		if (vnetd_port_open(&ports[i], srv))
-			return -1;
-		(*opened)++;
-	}
-	return 0;
+	return vnetd_ports_open(ports, o->nports, srv, opened);
 }
 
 /* READY=1: after a hand-over systemd follows this pid (NotifyAccess=all) */

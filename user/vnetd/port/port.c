@@ -333,15 +333,11 @@ static void port_unwind(struct vnetd_port *p, bool bpf)
 	vnetd_tap_ns_close(&p->tap);
 }
 
-/* Tap, BPF and monitor in the port's netns; then the device, the socket. */
-int vnetd_port_open(struct vnetd_port *p, struct vhost_server *srv)
+/* Tap, BPF and monitor in the port's netns (this thread's only). */
+int vnetd_port_prepare(struct vnetd_port *p)
 {
 	int saved, ret;
 
-	/*
-	 * The socket comes last: once it exists (the contract's "ready"),
-	 * the tap is up and vnet's programs are attached.
-	 */
 	ret = vnetd_tap_ns_open(&p->tap, &saved);
 	if (ret)
 		return ret;
@@ -353,7 +349,29 @@ int vnetd_port_open(struct vnetd_port *p, struct vhost_server *srv)
 		goto err_tap;
 	vnetd_monitor_open(&p->mon, &p->tap);
 	vnetd_netns_restore(saved);
-	saved = -1;
+	return 0;
+
+err_tap:
+	vnetd_tap_close(&p->tap);
+err_ns:
+	vnetd_netns_restore(saved);
+	vnetd_tap_ns_close(&p->tap);
+	return ret;
+}
+
+void vnetd_port_unprepare(struct vnetd_port *p)
+{
+	port_unwind(p, true);
+}
+
+/*
+ * The device and the socket of a prepared port.  The socket comes last:
+ * once it exists (the contract's "ready"), the tap is up and vnet's
+ * programs are attached.
+ */
+int vnetd_port_serve(struct vnetd_port *p, struct vhost_server *srv)
+{
+	int ret;
 
 	ret = port_start(p);
 	if (ret)
@@ -374,12 +392,13 @@ err_port:
 err_bpf:
 	port_unwind(p, true);
 	return ret;
-err_tap:
-	vnetd_tap_close(&p->tap);
-err_ns:
-	vnetd_netns_restore(saved);
-	vnetd_tap_ns_close(&p->tap);
-	return ret;
+}
+
+int vnetd_port_open(struct vnetd_port *p, struct vhost_server *srv)
+{
+	int ret = vnetd_port_prepare(p);
+
+	return ret ? ret : vnetd_port_serve(p, srv);
 }
 
 /* After vhost_server_cleanup(): every ring is stopped. */

@@ -60,6 +60,7 @@ struct vnetd_port {
 	struct vnetd_port_cfg cfg;
 	struct vnetd_port_opts opts;
 	bool gone;			/* its tap or netns went: port closed */
+	int prepared;                   /* vnetd_ports_prepare(): 0 or -errno */
 
 	struct vnetd_tap tap;		/* tap.c: the tap and its netns */
 	struct vnetd_maps maps;		/* tap_bpf.c: programs, maps, steering */
@@ -106,7 +107,17 @@ int vnetd_socket_precheck(const struct vnetd_port_cfg *c);
  * create here while a named network namespace has one, no netns asked for.
  */
 int vnetd_tap_precheck(const struct vnetd_port_cfg *c);
+/*
+ * A port opened: prepared (its tap, vnet's programs and maps, ethtool's
+ * monitor; 0 or -errno with nothing left), then served (its queue pairs,
+ * device and socket; a failure unprepares it).  Ports may be prepared
+ * side by side, each in a thread of its own (vnetd_ports_each()); undo a
+ * preparation that is not served with vnetd_port_unprepare().
+ */
 int vnetd_port_open(struct vnetd_port *p, struct vhost_server *srv);
+int vnetd_port_prepare(struct vnetd_port *p);
+void vnetd_port_unprepare(struct vnetd_port *p);
+int vnetd_port_serve(struct vnetd_port *p, struct vhost_server *srv);
 void vnetd_port_close(struct vnetd_port *p);
 /*
  * vnetd_port_close() in two: every part but the pins (the port's netns

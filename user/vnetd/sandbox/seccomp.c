@@ -275,7 +275,7 @@ static int allow_common(scmp_filter_ctx ctx, bool setid)
 
 /*
  * Threads of this process, no other child: the stop's closers
- * (port/close.c), which inherit this filter and this thread's
+ * (port/ports.c), which inherit this filter and this thread's
  * capabilities.  clone3 passes its flags in memory, out of a filter's
  * reach: it fails with ENOSYS, and glibc then makes the thread with
  * clone, whose flags are an argument.  A new thread registers its robust

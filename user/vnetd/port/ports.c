@@ -1,6 +1,15 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * Every port closed at once, at vnetd's stop (port.h).  A port's close
+ * Every port at once: opened at start-up, closed at the stop (port.h).
+ *
+ * Opening, a port's preparation (its tap, vnet's maps and programs) waits
+ * in the kernel too: an RCU grace period for each tcx link and each change
+ * of the shared classifier's maps of maps, 50-75 ms a port with little
+ * CPU.  The ports are prepared side by side by the same threads, before
+ * the sandbox (no filter yet), each in its own netns; then served (queue
+ * threads, device, socket) in order by this thread.
+ *
+ * Closing, a port's close
  * waits in the kernel: for its queue threads, for tun's detach of each tap
  * queue (an RCU grace period) and for the RTNL lock that tun's ioctls and
  * detach take.  One port after another, a thousand ports took over half a
@@ -18,7 +27,7 @@
 #include <signal.h>
 #include <string.h>
 
-#include "close.h"
+#include "ports.h"
 #include "log.h"
 #include "port.h"
 #include "base/testing.h"
@@ -43,6 +52,7 @@ static void *closer_run(void *arg)
 	while ((i = __atomic_fetch_add(&c->next, 1, __ATOMIC_RELAXED)) < c->n) {
 		if (!c->ports[i].gone)
 			c->close(&c->ports[i]);
+		/* vnetd_ports_close()'s second round only */
 		/* a test build: vnetd killed while it stops (the other
 		 * closers anywhere in theirs) */
 		if (c->kill_at &&
@@ -79,6 +89,39 @@ static void closers(struct closer *c)
 	closer_run(c);
 	for (k = 0; k < started; k++)
 		pthread_join(th[k], NULL);
+}
+
+void vnetd_ports_each(struct vnetd_port *ports, unsigned int n,
+		      void (*fn)(struct vnetd_port *p))
+{
+	struct closer c = { .ports = ports, .n = n, .close = fn };
+
+	closers(&c);
+}
+
+static void port_prepare(struct vnetd_port *p)
+{
+	p->prepared = vnetd_port_prepare(p);
+}
+
+int vnetd_ports_open(struct vnetd_port *ports, unsigned int n,
+		     struct vhost_server *srv, unsigned int *opened)
+{
+	unsigned int i, j;
+
+	vnetd_ports_each(ports, n, port_prepare);
+	for (i = 0; i < n; i++) {
+		if (ports[i].prepared || vnetd_port_serve(&ports[i], srv))
+			break;
+		(*opened)++;
+	}
+	if (i == n)
+		return 0;
+	/* the prepared ports after the one that failed: undone here */
+	for (j = i + 1; j < n; j++)
+		if (!ports[j].prepared)
+			vnetd_port_unprepare(&ports[j]);
+	return -1;
 }
 
 void vnetd_ports_close(struct vnetd_port *ports, unsigned int n)
