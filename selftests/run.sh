@@ -35,8 +35,8 @@
 #   PROGRAM   only these programs (test_classify, test_attach, ...)
 #
 # A test is a registered C test (test.h), or a case of a script (its full
-# name PREFIX/CASE, `selftests/test_x.sh -l` lists them); a program asks
-# for its names with -l and runs a selection with -t/-d (a script through
+# name PREFIX/CASE, `selftests/cli/test_gc.sh -l` lists them); a program
+# asks for its names with -l and runs a selection with -t/-d (a script through
 # lib.sh's ksft_args, or one that says "# vnet-test: selects": the e2e
 # wrappers).  A program with no selected test is not started.  A script
 # that selects nothing itself (test_docs, ...) is one test named by its

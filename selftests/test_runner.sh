@@ -234,7 +234,8 @@ EOF
 		"$([ -e "$T/selftests/wrap/a.ran" ] && echo yes || echo no)"
 	rm -rf "$w" "$T/selftests/wrap"
 	# the real e2e wrapper lists its scenarios (no guest needed for -l)
-	run timeout 60 "$VNET_SELFTESTS/test_e2e_faults.sh" -l -t 'e2e-faults/migrate-r*'
+	run timeout 60 "$VNET_SELFTESTS/e2e/test_e2e_faults.sh" -l \
+		-t 'e2e-faults/migrate-r*'
 	expect "test_e2e_faults.sh -l -t" "e2e-faults/migrate-rounds" "$(words)"
 	report wrapper "$(run_said)"
 }

@@ -7,10 +7,10 @@
 # left stopped: not when it ends, not on SIGTERM, not when an arm dies.
 # No timing is asserted (make check runs at SCHED_IDLE).
 #
-#   selftests/test_slice.sh          (root)
+#   selftests/bench/test_slice.sh          (root)
 
 # shellcheck source=selftests/lib.sh
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 KSFT_PREFIX=slice
 
 ALL_CASES="rounds sigterm arm_gone bad_arm"

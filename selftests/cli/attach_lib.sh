@@ -9,7 +9,7 @@
 # jq filters are single-quoted on purpose: $q, $c are jq variables
 # shellcheck disable=SC2016
 # shellcheck source=selftests/lib.sh
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 KSFT_PREFIX=attach
 

@@ -10,11 +10,11 @@
 # test_attach_foreign.sh and test_attach_xmit.sh hold the other cases
 # (helpers: attach_lib.sh).
 #
-#   selftests/test_attach.sh [CASE...]    (default: every case)
+#   selftests/cli/test_attach.sh [CASE...]    (default: every case)
 
 # jq filters are single-quoted on purpose: $q, $c are jq variables
 # shellcheck disable=SC2016
-# shellcheck source=selftests/attach_lib.sh
+# shellcheck source=selftests/cli/attach_lib.sh
 source "$(dirname "$0")/attach_lib.sh"
 
 ALL_CASES="attach default frames tcp reattach cli env watch tchook"

@@ -5,11 +5,11 @@
 # vnet's, taps of the same name in other namespaces, the pin directory,
 # taps that go away.  Needs root, jq, bpftool, iproute2.
 #
-#   selftests/test_attach_foreign.sh [CASE...]    (default: every case)
+#   selftests/cli/test_attach_foreign.sh [CASE...]    (default: every case)
 
 # jq filters are single-quoted on purpose: $q, $c are jq variables
 # shellcheck disable=SC2016
-# shellcheck source=selftests/attach_lib.sh
+# shellcheck source=selftests/cli/attach_lib.sh
 source "$(dirname "$0")/attach_lib.sh"
 
 ALL_CASES="foreign foreign_netns samename samename_cmds pindir gone"

@@ -7,11 +7,11 @@
 # test build's VNET_XMIT_DISPATCH=per-tap: build/vnetctl-testing; the
 # production vnetctl ignores it).  Needs root, jq, bpftool, iproute2.
 #
-#   selftests/test_attach_xmit.sh [CASE...]    (default: every case)
+#   selftests/cli/test_attach_xmit.sh [CASE...]    (default: every case)
 
 # jq filters are single-quoted on purpose: $q, $c are jq variables
 # shellcheck disable=SC2016
-# shellcheck source=selftests/attach_lib.sh
+# shellcheck source=selftests/cli/attach_lib.sh
 source "$(dirname "$0")/attach_lib.sh"
 
 ALL_CASES="xmit_two xmit_parallel xmit_gc xmit_pertap xmit_switch_production"

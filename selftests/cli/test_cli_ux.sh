@@ -14,12 +14,12 @@
 #    'mount -t bpf bpf /sys/fs/bpf', not `ip netns exec` (that case is
 #    test_operator.sh's netns_exec).
 #
-#   selftests/test_cli_ux.sh [CASE...]    (default: every case)
+#   selftests/cli/test_cli_ux.sh [CASE...]    (default: every case)
 
 # jq filters are single-quoted on purpose
 # shellcheck disable=SC2016
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=cli_ux
 

@@ -15,12 +15,12 @@
 #    linked in with --policy.
 # Needs root, jq, bpftool, ethtool, iproute2.
 #
-#   selftests/test_coalesce.sh [CASE...]    (default: every case)
+#   selftests/cli/test_coalesce.sh [CASE...]    (default: every case)
 
 # jq filters are single-quoted on purpose: $q is a jq variable
 # shellcheck disable=SC2016
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=coalesce
 

@@ -9,10 +9,10 @@
 # from the namespace of -n NS, and `make install` / `make uninstall` put
 # in place and remove every file.
 #
-#   selftests/test_completion.sh [CASE...]
+#   selftests/cli/test_completion.sh [CASE...]
 
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=completion
 VNETD=${VNETD:-$OUT/vnetd}

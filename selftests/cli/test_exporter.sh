@@ -17,12 +17,12 @@
 # an attach-mode tap has no datapath families.  Every process is killed
 # by pid.
 #
-#   selftests/test_exporter.sh
+#   selftests/cli/test_exporter.sh
 
 # jq filters are single-quoted on purpose
 # shellcheck disable=SC2016
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=exporter
 

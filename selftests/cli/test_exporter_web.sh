@@ -34,10 +34,10 @@
 #               root-owned key serves https; a key another user owns is
 #               refused, naming it
 #
-#   selftests/test_exporter_web.sh [CASE...]
+#   selftests/cli/test_exporter_web.sh [CASE...]
 
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=exporter-web
 # started from / below (run.sh's OUT is relative)

@@ -15,12 +15,12 @@
 #  - the pins of a deleted tap are removed;
 #  - --dry-run names the same and removes nothing; text and -j say what.
 #
-#   selftests/test_gc.sh [CASE...]    (default: every case)
+#   selftests/cli/test_gc.sh [CASE...]    (default: every case)
 
 # jq filters are single-quoted on purpose
 # shellcheck disable=SC2016
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=gc
 

@@ -15,12 +15,12 @@
 #  - limits and checks set live survive a hand-over (--takeover) to a
 #    vnetd given no such keys.
 #
-#   selftests/test_limit.sh [CASE...]    (default: every case)
+#   selftests/cli/test_limit.sh [CASE...]    (default: every case)
 
 # jq filters are single-quoted on purpose
 # shellcheck disable=SC2016
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=limit
 

@@ -9,10 +9,10 @@
 # another version would have left them.  The command that reads it fails
 # with the cause and the fix (detach and attach again), and the fix works.
 #
-#   selftests/test_maps.sh [CASE...]
+#   selftests/cli/test_maps.sh [CASE...]
 
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=maps
 VNETD=${VNETD:-$OUT/vnetd}

@@ -8,12 +8,12 @@
 # equal `vnetctl -j stats`'s.  Also the JSON of stats: a timestamp in every
 # document (--watch lines too) and drops named, not an array.
 #
-#   selftests/test_prometheus.sh [CASE...]
+#   selftests/cli/test_prometheus.sh [CASE...]
 
 # jq filters are single-quoted on purpose
 # shellcheck disable=SC2016
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=prometheus
 VNETD=${VNETD:-$OUT/vnetd}

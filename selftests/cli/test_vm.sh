@@ -24,12 +24,12 @@
 #    vnetd starts is named by the key too.
 # Needs root, jq, curl, promtool, bpftool.
 #
-#   selftests/test_vm.sh [CASE...]    (default: every case)
+#   selftests/cli/test_vm.sh [CASE...]    (default: every case)
 
 # jq filters are single-quoted on purpose
 # shellcheck disable=SC2016
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=vm
 

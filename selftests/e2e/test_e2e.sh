@@ -3,9 +3,9 @@
 #
 # End to end with a real guest (QEMU + Debian's kernel and virtio_net
 # driver through vnetd): selftests/e2e/run.sh, picked up by the runner
-# (selftests/run.sh runs every selftests/test_*.sh).  See docs/e2e.md.
+# (selftests/run.sh runs every selftests/*/test_*.sh).  See docs/e2e.md.
 #
-#   selftests/test_e2e.sh [-l] [-t GLOB]... [SCENARIO...]
+#   selftests/e2e/test_e2e.sh [-l] [-t GLOB]... [SCENARIO...]
 #
 # vnet-test: group=e2e selects
-exec "$(dirname "$0")/e2e/run.sh" "$@"
+exec "$(dirname "$0")/run.sh" "$@"

@@ -7,5 +7,5 @@
 # (kill -9 of vnetd and of QEMU, a guest reboot, a deleted tap, migration
 # with and without vnetd's dirty log), picked up by selftests/run.sh.
 #
-#   selftests/test_e2e_faults.sh [-l] [-t GLOB]... [SCENARIO...]
-exec "$(dirname "$0")/e2e/faults.sh" "$@"
+#   selftests/e2e/test_e2e_faults.sh [-l] [-t GLOB]... [SCENARIO...]
+exec "$(dirname "$0")/faults.sh" "$@"

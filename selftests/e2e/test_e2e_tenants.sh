@@ -6,5 +6,5 @@
 # Rate limits and spoofing protection with a real guest:
 # selftests/e2e/tenants.sh, picked up by selftests/run.sh.
 #
-#   selftests/test_e2e_tenants.sh [-l] [-t GLOB]... [SCENARIO...]
-exec "$(dirname "$0")/e2e/tenants.sh" "$@"
+#   selftests/e2e/test_e2e_tenants.sh [-l] [-t GLOB]... [SCENARIO...]
+exec "$(dirname "$0")/tenants.sh" "$@"

@@ -8,10 +8,10 @@
 # `systemd-analyze verify` of the installed unit otherwise), and purged
 # again, leaving nothing.  Needs root (dpkg -i).
 #
-#   selftests/test_deb.sh
+#   selftests/operator/test_deb.sh
 
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=deb
 

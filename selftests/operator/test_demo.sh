@@ -15,10 +15,10 @@
 #              TCG, about a minute): the small-write stream takes fewer
 #              guest interrupts per MB on the defaults
 #
-#   selftests/test_demo.sh [CASE...]
+#   selftests/operator/test_demo.sh [CASE...]
 
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=demo
 ALL_CASES="synthetic vm"

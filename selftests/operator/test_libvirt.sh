@@ -4,4 +4,4 @@
 # A real libvirtd runs the e2e guest on vnetd from docs/libvirt.md's domain
 # XML, and the libvirt hook attaches vnet to a bridge interface's tap:
 # selftests/e2e/libvirt.sh, picked up by the runner.  Needs root.
-exec "$(dirname "$0")/e2e/libvirt.sh" "$@"
+exec "$(dirname "$0")/../e2e/libvirt.sh" "$@"

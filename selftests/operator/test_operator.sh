@@ -8,12 +8,12 @@
 # Every case runs in its own network namespace with its own tap.  Needs
 # root, jq, bpftool, iproute2.
 #
-#   selftests/test_operator.sh [CASE...]    (default: every case)
+#   selftests/operator/test_operator.sh [CASE...]    (default: every case)
 #
 # VNETCTL and VNETD name the binaries under test (default build/).
 
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=operator
 VNETD=${VNETD:-$OUT/vnetd}

@@ -15,13 +15,13 @@
 #   Type=notify             $NOTIFY_SOCKET (selftests/unixsock.c listens)
 # LimitMEMLOCK= is not applied (raising a hard limit needs CAP_SYS_RESOURCE,
 # which a container may lack): vnetd serves at the default limit too, its
-# io_uring buffers unregistered.  selftests/test_systemd_boot.sh starts
-# the units themselves under systemd as PID 1 (a container).
+# io_uring buffers unregistered.  selftests/operator/test_systemd_boot.sh
+# starts the units themselves under systemd as PID 1 (a container).
 #
-#   selftests/test_systemd.sh [CASE...]
+#   selftests/operator/test_systemd.sh [CASE...]
 
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=systemd
 VNETD=${VNETD:-$OUT/vnetd}

@@ -29,10 +29,10 @@
 # it), each case says SKIP with the reason measured; where it can, an
 # install or a boot that fails is every case's FAIL.
 #
-#   selftests/test_systemd_boot.sh [CASE...]
+#   selftests/operator/test_systemd_boot.sh [CASE...]
 
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=systemd-boot
 IO=${IO:-$OUT/bench/bench_vnetd_io}

@@ -2,7 +2,7 @@
 /*
  * soak: many vufe frontends (selftests/frontend) against one vnetd, traffic
  * both ways for a long time, and vnetd's fds, RSS and mappings sampled
- * along the way (selftests/test_soak.sh, `make soak`).
+ * along the way (selftests/vnetd/test_soak.sh, `make soak`).
  *
  *   soak --sock FMT --ports N [--qp N] [--secs S] [--warmup S] [--rate R]
  *        [--sample S] [--self] [--go] [--max-lag MS] [--rate2 R] --pid PID

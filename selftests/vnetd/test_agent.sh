@@ -21,12 +21,12 @@
 #    and picked up again.
 # Needs root, jq, bpftool, ethtool, iproute2.
 #
-#   selftests/test_agent.sh [CASE...]    (default: every case)
+#   selftests/vnetd/test_agent.sh [CASE...]    (default: every case)
 
 # jq filters are single-quoted on purpose: $f is a jq variable
 # shellcheck disable=SC2016
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=agent
 

@@ -12,8 +12,8 @@
 #include <linux/vhost_types.h>
 
 #include "test.h"
-#include "../user/vnetd/handover/record.h"
-#include "../user/vhost/vhost_user.h"
+#include "../../user/vnetd/handover/record.h"
+#include "../../user/vhost/vhost_user.h"
 
 static uint8_t buf[sizeof(struct vnetd_rec_hdr) + VNETD_REC_MAX];
 static char why[600];

@@ -32,7 +32,7 @@
 
 #include <vnet/abi.h>
 #include "vnet.skel.h"
-#include "../user/vnetd/datapath/rule.h"
+#include "../../user/vnetd/datapath/rule.h"
 
 #include "test.h"
 #include "frames.h"

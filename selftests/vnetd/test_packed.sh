@@ -8,10 +8,10 @@
 # with --no-packed vnetd does not offer the bit and the same frontend runs
 # split.  Unit tests of the ring itself: selftests/vhost/packed_unit.c.
 #
-#   selftests/test_packed.sh [-l] [-t GLOB] [CASE...]   (root; VNET_TESTPMD
-#                                     overrides the binary)
+#   selftests/vnetd/test_packed.sh [-l] [-t GLOB] [CASE...]
+#                        (root; VNET_TESTPMD overrides the binary)
 
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../lib.sh"
 KSFT_PREFIX=packed
 
 # txonly: guest->tap, then tap->guest on a second connection

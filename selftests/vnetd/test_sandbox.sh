@@ -11,14 +11,14 @@
 # name and thread and ends vnetd with status 159.  Each case runs in its
 # own network namespace.  Needs root.
 #
-#   selftests/test_sandbox.sh [CASE...]
+#   selftests/vnetd/test_sandbox.sh [CASE...]
 #
 # VNETD (default build/vnetd-asan, the datapath tests' daemon: ASan's own
 # syscalls are on the lists too; a test build, whose switch the violation
 # cases need) and VNETD_PLAIN (build/vnetd) name the daemons under test.
 
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=sandbox
 VNETD=${VNETD:-$OUT/vnetd-asan}

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
 # Soak: ONE vnetd serving 32 ports of 2 queue pairs, a vufe frontend on
-# each (build/selftests/soak, selftests/soak.c) moving frames both ways:
+# each (build/selftests/soak, selftests/vnetd/soak.c) moving frames both ways:
 # ports 2k and 2k+1 are peers, their taps on a bridge of their own in the
 # test's netns, each frontend sending to its peer.  After a warm-up:
 #
@@ -28,7 +28,7 @@
 
 # jq filters are single-quoted on purpose
 # shellcheck disable=SC2016
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=soak
 SECS=${SOAK_SECS:-20}

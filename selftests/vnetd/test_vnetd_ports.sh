@@ -29,10 +29,10 @@
 #    vnetd's own namespace, no socket; with --netns NS it serves that tap.
 # Needs root, iproute2.
 #
-#   selftests/test_vnetd_ports.sh [CASE...]    (default: every case)
+#   selftests/vnetd/test_vnetd_ports.sh [CASE...]    (default: every case)
 
 # shellcheck source=selftests/lib.sh
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=vnetd_ports
 

@@ -29,8 +29,8 @@
 #include <zlib.h>
 
 #include "vnetd_test.h"
-#include "../user/vnetd/handover/record.h"
-#include "../user/vhost/vhost_user.h"
+#include "../../user/vnetd/handover/record.h"
+#include "../../user/vhost/vhost_user.h"
 
 static void takeover_path(const struct vd *vd, char *path, size_t len)
 {

@@ -74,7 +74,7 @@
 #include "test.h"
 #include "frames.h"
 #include "frontend/vufe.h"
-#include "testpmd.h"
+#include "frontend/testpmd.h"
 
 /* ---- vnetd_util.c ---- */
 
