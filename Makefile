@@ -46,7 +46,7 @@ SELFTESTS  += $(OUT)/selftests/packed_unit $(OUT)/selftests/test_packed_unit
 # the userspace virtio-net frontend (plays QEMU + guest driver over
 # vhost-user), built with ASan/UBSan; run.sh runs build/selftests/test_*
 VUFE_SRCS  := $(wildcard selftests/frontend/*.c)
-VUFE_LIB   := $(filter-out selftests/frontend/vufe_selftest%.c,$(VUFE_SRCS))
+VUFE_LIB   := $(filter-out selftests/frontend/vufe_selftest%.c selftests/frontend/testpmd.c,$(VUFE_SRCS))
 VUFE_HDRS  := $(wildcard selftests/frontend/*.h)
 VUFE       := $(OUT)/selftests/vufe_selftest
 SELFTESTS  += $(VUFE) $(OUT)/selftests/test_vufe
@@ -76,14 +76,14 @@ VNETCTL_TESTING := $(OUT)/vnetctl-testing
 STEER_SKEL := $(OUT)/steer_flow.skel.h
 VNETD_LIBS := $(LDLIBS) -luring -lpthread -lseccomp
 
-# vnetd's datapath tests (selftests/test_vnetd_*.c, one program per
+# vnetd's datapath tests (selftests/vnetd/test_vnetd_*.c, one program per
 # feature, on vnetd_test.h's helpers): vufe + libbpf, ASan/UBSan; they run
 # build/vnetd-asan.  The objects are built once, with ASan, under $(OUT)/asan
-VNETD_TESTS := $(patsubst selftests/%.c,$(OUT)/selftests/%,$(wildcard selftests/test_vnetd_*.c))
+VNETD_TESTS := $(patsubst selftests/vnetd/%.c,$(OUT)/selftests/%,$(wildcard selftests/vnetd/test_vnetd_*.c))
 SELFTESTS  += $(VNETD_TESTS)
-VNETD_TEST_LIB := selftests/vnetd_util.c selftests/vnetd_fixture.c selftests/vnetd_guest.c selftests/testpmd.c $(VUFE_LIB)
-VNETD_TEST_HDRS := selftests/vnetd_test.h selftests/testpmd.h selftests/test.h selftests/frames.h $(VUFE_HDRS) include/vnet/abi.h
-# the soak's frontends (selftests/test_soak.sh, make soak): many vufe
+VNETD_TEST_LIB := $(addprefix selftests/vnetd/,vnetd_util.c vnetd_fixture.c vnetd_guest.c) selftests/frontend/testpmd.c $(VUFE_LIB)
+VNETD_TEST_HDRS := selftests/vnetd/vnetd_test.h selftests/test.h selftests/frames.h $(VUFE_HDRS) include/vnet/abi.h
+# the soak's frontends (selftests/vnetd/test_soak.sh, make soak): many vufe
 # frontends in one process, without sanitizers (it runs for minutes)
 SOAK       := $(OUT)/selftests/soak
 SELFTESTS  += $(SOAK)
@@ -174,10 +174,15 @@ $(OUT)/selftests/tapwrite: $(addprefix $(OUT)/selftests/bpf/,tapwrite.o tapwrite
 $(OUT)/selftests/test_policy: $(OUT)/selftests/bpf/test_policy.o $(LIBVNET)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
+# vnetd's tests without vufe (selftests/vnetd/): their objects under
+# $(OUT)/selftests/vnetd, the programs in $(OUT)/selftests
+$(OUT)/selftests/vnetd/%.o: CPPFLAGS += -Iselftests
 # test_notify_rule: traces through the classifier and vnetd's rule.c
-$(OUT)/selftests/test_notify_rule: $(OUT)/user/vnetd/datapath/rule.o
+$(OUT)/selftests/test_notify_rule: $(OUT)/selftests/vnetd/test_notify_rule.o $(OUT)/user/vnetd/datapath/rule.o $(LIBVNET)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 # test_handover_record: the hand-over's messages (vnetd's record.c)
-$(OUT)/selftests/test_handover_record: $(OUT)/user/vnetd/handover/record.o $(LIBVHOST)
+$(OUT)/selftests/test_handover_record: $(OUT)/selftests/vnetd/test_handover_record.o $(OUT)/user/vnetd/handover/record.o $(LIBVNET) $(LIBVHOST)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 # test_vnetd_takeover plays a hostile old vnetd with the same record code
 $(OUT)/selftests/test_vnetd_takeover: $(OUT)/user/vnetd/handover/record.o $(LIBVHOST)
 
@@ -203,7 +208,7 @@ $(OUT)/selftests/packed_unit: selftests/vhost/packed_unit.c selftests/vhost/pack
 $(OUT)/selftests/test_packed_unit: $(OUT)/selftests/packed_unit
 	ln -sf packed_unit $@
 
-$(VUFE): $(VUFE_SRCS) selftests/testpmd.c $(VUFE_HDRS) selftests/testpmd.h selftests/test.h
+$(VUFE): $(VUFE_SRCS) $(VUFE_HDRS) selftests/test.h
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude $(filter %.c,$^) -o $@
 
@@ -214,7 +219,7 @@ $(OUT)/asan/%.o: %.c $(VNETD_TEST_HDRS)
 	@mkdir -p $(@D)
 	$(CC) -O2 -g $(WARN) -std=gnu11 -D_GNU_SOURCE $(SANITIZE) -Iinclude -Iselftests -c $< -o $@
 
-$(VNETD_TESTS): $(OUT)/selftests/%: $(OUT)/asan/selftests/%.o $(VNETD_TEST_LIB:%.c=$(OUT)/asan/%.o)
+$(VNETD_TESTS): $(OUT)/selftests/%: $(OUT)/asan/selftests/vnetd/%.o $(VNETD_TEST_LIB:%.c=$(OUT)/asan/%.o)
 	@mkdir -p $(@D)
 	$(CC) $(SANITIZE) $^ -o $@ -lbpf -lz
 
@@ -230,9 +235,9 @@ $(BENCH_VNETD_IO): $(wildcard bench/bench_vnetd_io*.c) bench/bench_vnetd_io.h be
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(filter %.c,$^) $(BENCH_VUFE) -o $@ -lbpf -luring -lm
 
-$(SOAK): selftests/soak.c $(BENCH_VUFE) $(VUFE_HDRS)
+$(SOAK): selftests/vnetd/soak.c $(BENCH_VUFE) $(VUFE_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $< $(BENCH_VUFE) -o $@
+	$(CC) $(CFLAGS) -Iselftests $< $(BENCH_VUFE) -o $@
 
 $(OUT)/steer_flow.bpf.o: $(OUT)/bpf/steer_flow.bpf.o
 	cp $< $@
@@ -335,7 +340,7 @@ e2e: $(VNETCTL) $(VNETD) $(VNETD_TESTING)
 # ways for SOAK_SECS: vnetd's fds, RSS and mappings flat, every frame
 # accounted for (docs/robustness.md); make check runs a short one
 soak: $(VNETCTL) $(VNETD) $(SOAK)
-	SOAK_SECS=$(SOAK_SECS) selftests/test_soak.sh
+	SOAK_SECS=$(SOAK_SECS) selftests/vnetd/test_soak.sh
 
 # binaries, man pages, systemd units (ExecStart= naming $(PREFIX)/sbin),
 # bash completion, the libvirt hook and its switch, off (docs/libvirt.md), and the operator's

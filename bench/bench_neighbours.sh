@@ -4,7 +4,7 @@
 # Does a flooding neighbour reach a guest's round trips, and does a rate
 # limit on the neighbour keep it out (docs/limits.md)?  One vnetd serves
 # three ports: a real guest (QEMU TCG, the e2e guest) as the victim, and
-# two ports whose test frontends (selftests/soak.c) flood each other
+# two ports whose test frontends (selftests/vnetd/soak.c) flood each other
 # through a bridge.  The guest runs sockperf ping-pong against the host
 # (UDP, and TCP at 100 messages/s: sparse) under three arms, interleaved
 # over the repetitions:

@@ -9,7 +9,7 @@
 # peer pairs) of QP queue pairs (1) on taps of its own in one private
 # netns, ports 2k and 2k+1 peers, their taps on a bridge of their own;
 # build/selftests/soak runs a vufe frontend on each port of an arm
-# (selftests/soak.c; no warm-up flood; --max-lag 10: frames a starved
+# (selftests/vnetd/soak.c; no warm-up flood; --max-lag 10: frames a starved
 # frontend owes for more than 10 ms are never sent, so the rate does not
 # come in bursts), every frontend sending RATE frames/s (60-1514 B, UDP)
 # to its peer.  The vnetds run on VNETD_CPU (1), the frontends on SOAK_CPU

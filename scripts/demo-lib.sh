@@ -3,7 +3,7 @@
 #
 # The end of both demos (scripts/demo-vm.sh, scripts/demo.sh): vnet's
 # defaults against coalescing off, measured in one run, as rows and one
-# line saying what they mean.  selftests/test_demo.sh parses them.
+# line saying what they mean.  selftests/operator/test_demo.sh parses them.
 #
 #   demo_head TITLE             the block's heading and its columns
 #   demo_row LABEL DEF OFF      one measured figure, on the defaults and off

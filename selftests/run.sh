@@ -4,8 +4,8 @@
 # vnet's test runner (`make check`), in the manner of the kernel's
 # tools/testing/selftests/bpf test_progs, over every test program: the C
 # programs build/selftests/test_* (test.h's test_main()) and the scripts
-# selftests/test_*.sh (lib.sh's ksft_args).  Each program runs under a
-# timeout; its output is echoed, its lines
+# selftests/test_*.sh and selftests/FOLDER/test_*.sh (lib.sh's ksft_args).
+# Each program runs under a timeout; its output is echoed, its lines
 #   PASS: name (1.8 s) | FAIL: name (1.8 s): reason | SKIP: name: reason
 # counted (a line without a time gets the one the runner saw).  A program
 # that crashes, times out, or exits non-zero without a FAIL line counts as
@@ -35,8 +35,8 @@
 #   PROGRAM   only these programs (test_classify, test_attach, ...)
 #
 # A test is a registered C test (test.h), or a case of a script (its full
-# name PREFIX/CASE, `selftests/test_x.sh -l` lists them); a program asks
-# for its names with -l and runs a selection with -t/-d (a script through
+# name PREFIX/CASE, `selftests/cli/test_gc.sh -l` lists them); a program
+# asks for its names with -l and runs a selection with -t/-d (a script through
 # lib.sh's ksft_args, or one that says "# vnet-test: selects": the e2e
 # wrappers).  A program with no selected test is not started.  A script
 # that selects nothing itself (test_docs, ...) is one test named by its
@@ -331,8 +331,13 @@ count()
 
 # --- the programs --------------------------------------------------------------
 
+# the scripts selftests/test_*.sh and selftests/FOLDER/test_*.sh in the
+# order of their names, wherever their folder; then the C programs
 progs=("$OUT/selftests/test_classify")
-for f in selftests/test_*.sh "$OUT"/selftests/test_*; do
+mapfile -t scripts < <(for f in selftests/test_*.sh selftests/*/test_*.sh; do
+	[ -e "$f" ] && printf '%s\t%s\n' "$(basename "$f")" "$f"
+done | sort | cut -f 2)
+for f in ${scripts[@]+"${scripts[@]}"} "$OUT"/selftests/test_*; do
 	[ -e "$f" ] || continue
 	case $f in
 	*.o | *.d | "$OUT/selftests/test_classify") continue ;;

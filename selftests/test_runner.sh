@@ -7,8 +7,8 @@
 # run.sh, select.sh and lib.sh with three programs
 #   selftests/test_fake.sh   lib.sh cases fake/one, fake/two (two results,
 #                            two_b fails with FAKE_FAIL=1), fake/slow (0.5 s)
-#   selftests/test_plain.sh  no ksft_args: prints plain/a, then plain/b
-#                            0.2 s later, without times
+#   selftests/sub/test_plain.sh  in a folder, no ksft_args: prints
+#                            plain/a, then plain/b 0.2 s later, without times
 #   build/selftests/test_handover_record   the real C program (test.h)
 # and no build/selftests/test_classify.  It lists (-l) and selects (-t, -d)
 # across them, repeats (-n), runs two at once (-j), and checks the times,
@@ -30,7 +30,7 @@ HR=$OUT/selftests/test_handover_record
 
 make_tree()
 {
-	mkdir -p "$T/selftests" "$T/build/selftests" &&
+	mkdir -p "$T/selftests/sub" "$T/build/selftests" &&
 		cp "$VNET_SELFTESTS/run.sh" "$VNET_SELFTESTS/select.sh" \
 			"$VNET_SELFTESTS/lib.sh" "$T/selftests/" &&
 		ln -s "$(cd "$(dirname "$HR")" && pwd)/$(basename "$HR")" \
@@ -52,13 +52,13 @@ ksft_args "$@"
 ksft_run :
 ksft_exit
 EOF
-	cat >"$T/selftests/test_plain.sh" <<'EOF'
+	cat >"$T/selftests/sub/test_plain.sh" <<'EOF'
 #!/bin/bash
 echo "PASS: plain/a"
 sleep 0.2
 echo "PASS: plain/b"
 EOF
-	chmod +x "$T/selftests/test_fake.sh" "$T/selftests/test_plain.sh"
+	chmod +x "$T/selftests/test_fake.sh" "$T/selftests/sub/test_plain.sh"
 }
 
 # runner ARGS...: the tree's run.sh; RUN_RC, RUN_OUT, RUN_ERR
@@ -234,7 +234,8 @@ EOF
 		"$([ -e "$T/selftests/wrap/a.ran" ] && echo yes || echo no)"
 	rm -rf "$w" "$T/selftests/wrap"
 	# the real e2e wrapper lists its scenarios (no guest needed for -l)
-	run timeout 60 "$VNET_SELFTESTS/test_e2e_faults.sh" -l -t 'e2e-faults/migrate-r*'
+	run timeout 60 "$VNET_SELFTESTS/e2e/test_e2e_faults.sh" -l \
+		-t 'e2e-faults/migrate-r*'
 	expect "test_e2e_faults.sh -l -t" "e2e-faults/migrate-rounds" "$(words)"
 	report wrapper "$(run_said)"
 }

@@ -26,7 +26,7 @@
 # /var/log/libvirt, so that nothing of the host's libvirt is touched (and
 # no default network starts).
 #
-#   selftests/e2e/libvirt.sh     (selftests/test_libvirt.sh)
+#   selftests/e2e/libvirt.sh     (selftests/operator/test_libvirt.sh)
 
 # shellcheck disable=SC2016
 set -u

@@ -23,7 +23,7 @@
 
 #include "../test.h"
 #include "vufe.h"
-#include "../testpmd.h"
+#include "testpmd.h"
 
 /* ---- vufe_selftest_peer.c ---- */
 

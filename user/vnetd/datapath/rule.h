@@ -4,8 +4,8 @@
  * of used entries, signal the guest now, hold the signal until a deadline,
  * or owe nothing.  Pure: the caller (coal.c) gathers the inputs (the BPF
  * verdicts from the mmapped maps, the clock, EVENT_IDX) and acts on the
- * answer (the call eventfd, a timerfd); selftests/test_notify_rule.c runs
- * traces through it.
+ * answer (the call eventfd, a timerfd);
+ * selftests/vnetd/test_notify_rule.c runs traces through it.
  */
 #ifndef VNETD_RULE_H
 #define VNETD_RULE_H
