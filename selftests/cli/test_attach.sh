@@ -536,6 +536,13 @@ case_shared()
 	run vnetctl -n "$NS" gc
 	expect "gc" 0 "$RUN_RC"
 	expect "set removed with its last tap (gc)" "" "$(shared_sets)"
+	# pins removed by hand: gc, from any netns, frees the slot they held
+	run vnetctl -n "$NS" attach "$dev_a"
+	expect "attach $dev_a again" 0 "$RUN_RC"
+	rm -rf "${PIN_ROOT:?}/$dev_a"
+	run vnetctl gc
+	expect "gc (host netns)" 0 "$RUN_RC"
+	expect "set of pins removed by hand removed (gc)" "" "$(shared_sets)"
 	report shared_gc_removes_set "$(run_said)"
 	case_cleanup
 }

@@ -32,6 +32,7 @@
 #include "pins_int.h"
 #include "hooks_int.h"
 #include "shared_int.h"
+#include "shared_set.h"
 #include "status_int.h"
 #include "vnet.skel.h"
 
@@ -462,7 +463,6 @@ int vnet_gc(char (*removed)[IF_NAMESIZE], int max, struct vnet_err *err)
 	static char names[1024][IF_NAMESIZE];
 	struct vnet_status st;
 	int n, i, done = 0, ret;
-	__u32 netns;
 
 	n = vnet_list(names, 1024);
 	if (n < 0) {
@@ -483,7 +483,6 @@ int vnet_gc(char (*removed)[IF_NAMESIZE], int max, struct vnet_err *err)
 	}
 	/* dispatcher entries and shared slots whose pins are gone */
 	vnet_xmit_gc();
-	if (!vnet_netns_ino(&netns))
-		vnet_shared_gc(netns);
+	vnet_shared_gc();
 	return done;
 }

@@ -23,6 +23,7 @@
  * touches only that port (its own netns switch, per thread), and vnet's
  * shared dispatcher takes its own lock.
  */
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -110,6 +111,11 @@ int vnetd_ports_open(struct vnetd_port *ports, unsigned int n,
 	unsigned int i, j;
 
 	vnetd_ports_each(ports, n, port_prepare);
+	/*
+	 * what the threads freed (libbpf's loads: their malloc arenas) back
+	 * to the system, not kept for the life of the process
+	 */
+	malloc_trim(0);
 	for (i = 0; i < n; i++) {
 		if (ports[i].prepared || vnetd_port_serve(&ports[i], srv))
 			break;
