@@ -133,8 +133,3 @@ out:
 }
 
 VNET_TEST("vnetd/dpdk_smoke", dpdk_smoke);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_dpdk");
-}

@@ -289,8 +289,3 @@ out:
 }
 
 VNET_TEST("vnetd/idle_trim", idle_trim);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_idle");
-}

@@ -287,8 +287,3 @@ out:
 VNET_TEST("vnetd/limit/tx_frames", limit_tx);
 VNET_TEST("vnetd/limit/guard_live", limit_guard_live);
 VNET_TEST("vnetd/limit/rx_frames", limit_rx);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_limit");
-}

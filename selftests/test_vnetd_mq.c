@@ -286,8 +286,3 @@ out:
 VNET_TEST("vnetd/two_queue_pairs", two_queue_pairs);
 VNET_TEST("vnetd/packed/two_queue_pairs", two_queue_pairs_packed);
 VNET_TEST("vnetd/rx_many_segs", rx_many_segs);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_mq");
-}

@@ -830,8 +830,3 @@ VNET_TEST("vnetd/packed/ring_wrap", ring_wrap_packed);
 VNET_TEST("vnetd/packed/notify_tx_bulk", notify_tx_bulk_packed);
 VNET_TEST("vnetd/packed/notify_paired", notify_paired_packed);
 VNET_TEST("vnetd/packed/notify_rx", notify_rx_packed);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_notify");
-}

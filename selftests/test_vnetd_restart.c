@@ -491,8 +491,3 @@ VNET_TEST("vnetd/existing_tap_no_uring", existing_tap_no_uring);
 VNET_TEST("vnetd/single_queue_tap", single_queue_tap);
 VNET_TEST("vnetd/restart_queue_unheld", restart_queue_unheld);
 VNET_TEST("vnetd/restart_queue_unheld_stays", restart_queue_unheld_stays);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_restart");
-}

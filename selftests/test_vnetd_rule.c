@@ -414,8 +414,3 @@ VNET_TEST("vnetd/rule_udp_rr", rule_udp_rr);
 VNET_TEST("vnetd/rule_udp_rr_server", rule_udp_rr_server);
 VNET_TEST("vnetd/rule_rx_stream", rule_rx_stream);
 VNET_TEST("vnetd/rule_tx_acks_carried", rule_tx_acks_carried);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_rule");
-}

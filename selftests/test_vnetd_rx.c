@@ -804,8 +804,3 @@ VNET_TEST("vnetd/rx_from_tap_nomrg", rx_from_tap_nomrg);
 VNET_TEST("vnetd/packed/rx_from_tap_mrg", rx_from_tap_mrg_packed);
 VNET_TEST("vnetd/rx_big_starved", rx_big_starved);
 VNET_TEST("vnetd/dirty_log_stop", dirty_log_stop);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_rx");
-}

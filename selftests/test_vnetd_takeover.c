@@ -1398,8 +1398,3 @@ VNET_TEST("vnetd/takeover_ports_tap_held", takeover_ports_tap_held);
 VNET_TEST("vnetd/takeover_ports_socket_busy", takeover_ports_socket_busy);
 VNET_TEST("vnetd/takeover_ports_new_gives_up", takeover_ports_new_gives_up);
 VNET_TEST("vnetd/takeover_ports_old_gives_up", takeover_ports_old_gives_up);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_takeover");
-}

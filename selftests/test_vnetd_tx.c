@@ -200,8 +200,3 @@ VNET_TEST("vnetd/tx_to_tap", tx_to_tap);
 VNET_TEST("vnetd/packed/tx_to_tap", tx_to_tap_packed);
 VNET_TEST("vnetd/tx_lost_kick", tx_lost_kick);
 VNET_TEST("vnetd/packed/tx_lost_kick", tx_lost_kick_packed);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_tx");
-}

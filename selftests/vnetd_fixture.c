@@ -697,7 +697,13 @@ static int vnetd_setup(char *why, size_t len)
 	return 0;
 }
 
-int vnetd_test_main(int argc, char **argv, const char *prog)
+/*
+ * The main() of every test_vnetd_* program (its file of cases registers
+ * them with VNET_TEST()): test.h's test_main() under the program's own
+ * name; every test skips without root and BPF, and fails without
+ * build/vnetd-asan ($VNETD); -v is verbose.  The exit status.
+ */
+int main(int argc, char **argv)
 {
 	static const struct test_main_opts opts = {
 		.setup = vnetd_setup,
@@ -705,5 +711,5 @@ int vnetd_test_main(int argc, char **argv, const char *prog)
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	return test_main(argc, argv, prog, &opts);
+	return test_main(argc, argv, program_invocation_short_name, &opts);
 }

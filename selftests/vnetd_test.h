@@ -24,8 +24,8 @@
  * test_vnetd_restart, test_vnetd_dpdk), built from a file of cases and
  * the helpers declared here (vnetd_util.c: shell, namespaces, AF_PACKET,
  * frames; vnetd_fixture.c: vnetd and its ports; vnetd_guest.c: the
- * frontend on a port); each registers its cases with VNET_TEST() and runs
- * them with vnetd_test_main() (test.h's test_main()):
+ * frontend on a port); each registers its cases with VNET_TEST() and
+ * vnetd_fixture.c's main() runs them (test.h's test_main()):
  *
  *	test_vnetd_<feature> [-l] [-v] [-t GLOB]... [-d GLOB]... [FILTER]
  *
@@ -399,12 +399,5 @@ bool tx_bursts(struct vufe *fe, unsigned int frames,
 /* collect every flow's payload from the tap until all are complete */
 bool tap_collect_gso(int pfd, struct gso_flow *g, unsigned int n,
 		     int timeout_ms);
-
-/*
- * test.h's test_main() for a test_vnetd_* program (its tests registered
- * with VNET_TEST()): every test skips without root and BPF, and fails
- * without build/vnetd-asan ($VNETD); -v is verbose.  The exit status.
- */
-int vnetd_test_main(int argc, char **argv, const char *prog);
 
 #endif /* VNET_SELFTESTS_VNETD_TEST_H */
