@@ -38,6 +38,7 @@
 
 #include "fuzz.h"
 #include "log.h"
+#include "sendfds.h"
 #include "vhost_user.h"
 
 #define NR_VQS 4
@@ -192,16 +193,10 @@ static void drain(int fd)
 /* One record: false when the connection is gone (or the input ended). */
 static bool send_record(struct fuzz_in *in, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * VHOST_USER_MAX_FDS)];
-		struct cmsghdr align;
-	} ctl;
 	uint8_t msg[sizeof(struct vhost_user_hdr) + VHOST_USER_PAYLOAD_MAX];
 	struct vhost_user_hdr hdr;
 	unsigned int nfds, i, got = 0;
 	int fds[VHOST_USER_MAX_FDS];
-	struct iovec iov;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	size_t plen;
 	ssize_t n;
 
@@ -219,20 +214,8 @@ static bool send_record(struct fuzz_in *in, int fd)
 	if (plen > in->n)
 		plen = in->n;
 	fuzz_bytes(in, msg + sizeof(hdr), plen);
-	iov.iov_base = msg;
-	iov.iov_len = sizeof(hdr) + plen;
-	if (got) {
-		struct cmsghdr *c;
-
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * got);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * got);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * got);
-	}
-	n = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	n = vnet_send_fds(fd, msg, sizeof(hdr) + plen, fds, got,
+			  MSG_DONTWAIT | MSG_NOSIGNAL);
 	for (i = 0; i < got; i++)
 		close(fds[i]);
 	return n > 0;

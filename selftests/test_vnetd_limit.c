@@ -124,10 +124,7 @@ static void limit_tx(void)
 			goto out;
 	}
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 static void limit_rx(void)
@@ -174,10 +171,7 @@ static void limit_rx(void)
 	ASSERT_GE(d1.frames - d0.frames, LIM_N, "every frame delivered");
 	ASSERT_GT(d1.limited - d0.limited, 0, "vnetd counted its holds");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /* the guard's entry: the guest's MAC and address, EXTRA another prefix */
@@ -278,10 +272,7 @@ static void limit_guard_live(void)
 		goto out;
 	ASSERT_EQ(guard_drops(&vd.port[0]), 1, "the spoofed frame dropped");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 VNET_TEST("vnetd/limit/tx_frames", limit_tx);

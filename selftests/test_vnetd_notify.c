@@ -140,9 +140,7 @@ static void notify_tx_bulk(void)
 		  "notify_deferred");
 	ASSERT_GE(d.frames - d0.frames, NOTIFY_FRAMES, "dp_stats tx frames");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, NULL);
 }
 
 /*
@@ -191,9 +189,7 @@ static void notify_tx_live_change(void)
 	ASSERT_GT(sig32, 0, "completions still signalled after the change");
 	ASSERT_GE(d.frames - d0.frames, NOTIFY_FRAMES, "dp_stats tx frames");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, NULL);
 }
 
 /* what one run of urgent bursts did: TX deltas */
@@ -245,9 +241,7 @@ static bool urgent_bursts(const char *name, __u32 flags, struct urgent_run *u)
 	     ASSERT_EQ(u->d.notify_sent, u->signals,
 		       "dp_stats notify_sent = call-eventfd signals");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, NULL);
 	return ok;
 }
 
@@ -349,9 +343,7 @@ static void notify_paired(void)
 out:
 	if (pfd >= 0)
 		close(pfd);
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, NULL);
 }
 
 /*
@@ -410,9 +402,7 @@ static bool busy_poll_run(const char *name, const char *extra,
 	    (unsigned long long)r->frames);
 	ok = true;
 out:
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, NULL);
 	return ok;
 }
 
@@ -497,9 +487,7 @@ static void notify_tx_event_idx(void)
 		  "signals <= used-ring updates");
 	ASSERT_LE(sig, 250, "signals <= used buffers");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, NULL);
 }
 
 /* a single frame is signalled eventually, by the timer */
@@ -546,9 +534,7 @@ static void notify_tx_single(void)
 			goto out;
 	}
 out:
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, NULL);
 }
 
 /* guest RX: rx-frames coalescing, PSH bypass, timer (rx-hold always) */
@@ -691,10 +677,7 @@ static void notify_rx(void)
 	ASSERT_GE(d.notify_urgent - d0.notify_urgent, 1,
 		  "rx notify_urgent: PSH bypass");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /*
@@ -782,10 +765,7 @@ static void ring_wrap_case(bool packed)
 		ASSERT_LT(st.used_idx, 65500, "RX used idx wrapped");
 	}
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 static void ring_wrap(void)

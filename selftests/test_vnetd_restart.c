@@ -125,10 +125,7 @@ static void restart_as(bool clean, bool packed, bool qemu)
 		ASSERT_TRUE(vd_log_has(&vd, "resumed where the ring journal says"),
 			    "the rings resumed from the journal, not the stale base");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 static void restart(bool clean, bool packed)
@@ -464,10 +461,7 @@ out:
 	}
 	close_fd(&pp[0]);
 	close_fd(&pp[1]);
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 static void restart_queue_unheld(void)

@@ -89,10 +89,7 @@ static void rule_lone_frame(void)
 	ASSERT_EQ(d.holds - d0.holds, 0, "no hold");
 	ASSERT_EQ(d.notify_deferred - d0.notify_deferred, 0, "nothing deferred");
 out:
-	close_fd(&pfd);
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 #define RR_ROUNDS 24
@@ -195,10 +192,7 @@ static void rule_udp_rr(void)
 	ASSERT_EQ(t.holds - t0.holds, 0, "TX: no hold");
 	ASSERT_EQ(t.notify_timer - t0.notify_timer, 0, "TX: no timer");
 out:
-	close_fd(&pfd);
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /*
@@ -251,10 +245,7 @@ static void rule_udp_rr_server(void)
 		     vd.ns, vd.port[0].tap),
 		  0, "vnetctl coalesce show: TX signals at once");
 out:
-	close_fd(&pfd);
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /*
@@ -310,10 +301,7 @@ static void rule_rx_stream(void)
 	ASSERT_LE(d.notify_sent - d0.notify_sent, frames / 16 + 8,
 		  "signals <= frames / rx-frames + a few");
 out:
-	close_fd(&pfd);
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /*
@@ -403,10 +391,7 @@ static void rule_tx_acks_carried(void)
 		     vd.ns, vd.port[0].tap, RR_ROUNDS - 1),
 		  0, "vnetctl coalesce show: the ACKs' completions carried");
 out:
-	close_fd(&pfd);
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 VNET_TEST("vnetd/rule_lone_frame", rule_lone_frame);

@@ -338,10 +338,7 @@ static void rx_from_tap(bool mrg, bool packed)
 	}
 	ASSERT_GE(l1.tx_packets - l0.tx_packets, n + 1, "tap tx_packets");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 	unsetenv("VNETD_RX_DIRECT_MIN");
 }
 
@@ -422,10 +419,7 @@ static void rx_big_starved(void)
 	dps_read(&vd.port[0], VNET_DIR_RX, 0, &d1);
 	ASSERT_EQ(d1.bounced - d0.bounced, 0, "GSO frame 3 read in place");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 static void rx_from_tap_mrg(void)
@@ -677,10 +671,7 @@ out:
 	if (bm)
 		munmap(bm, logsize);
 	close_fd(&logfd);
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /*
@@ -792,10 +783,7 @@ static void rx_slots_first_use(void)
 	ASSERT_GE(kb, 3 * 66, "frames back to back: KiB pinned, a burst's slots");
 	ASSERT_LT(kb, SLOTS_KB, "frames back to back: KiB pinned, not every slot");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 VNET_TEST("vnetd/rx_from_tap_mrg", rx_from_tap_mrg);

@@ -298,6 +298,12 @@ void vd_stop(struct vd *vd);
 
 void vd_cleanup(struct vd *vd);
 
+/*
+ * A case's end: its frontend destroyed (when up), its tap socket closed
+ * (when PFD), then vd_cleanup().
+ */
+void vd_end(struct vd *vd, struct vufe *fe, int *pfd);
+
 bool vd_up(struct vd *vd);
 
 /* vd_up() and an AF_PACKET socket on port 0's tap in *pfd */
@@ -340,6 +346,13 @@ bool cfg_set(const struct port *p, __u32 q, const struct coal *c);
 struct vufe_opts fe_opts(const struct port *p);
 
 struct vufe *fe_up(const struct vufe_opts *o);
+
+/*
+ * The start most cases share: vd_up_tap() (vnetd --packed when PACKED),
+ * then port 0's frontend up with fe_opts() (and packed rings).  The
+ * frontend, or NULL when a step failed (the case has failed).
+ */
+struct vufe *vd_up_fe(struct vd *vd, int *pfd, bool packed);
 
 bool tx_idle(struct vufe *fe, void *arg);
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* vhost_unit: log capture, fd counts, a guest driver of one split ring, a device driven over the protocol */
+#include "sendfds.h"
 #include "vhost_unit.h"
 
 /* --- log capture ------------------------------------------------------ */
@@ -309,25 +310,9 @@ void tdev_cleanup(struct tdev *t)
 int fe_send_raw(int sock, const void *buf, size_t len, const int *fds,
 		unsigned int nfds)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 16)];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
+	ssize_t r = vnet_send_fds(sock, buf, len, fds, nfds, MSG_NOSIGNAL);
 
-	if (nfds) {
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -errno;
+	return r == (ssize_t)len ? 0 : -errno;
 }
 
 int fe_call(struct tdev *t, uint32_t req, uint32_t flags,
