@@ -16,13 +16,6 @@ KSFT_PREFIX=attach
 CLASSES="urgent push ack other malformed"
 NQ=2
 
-# new_case CASE: fresh netns $NS with a fresh 2-queue tap $DEV
-new_case()
-{
-	DEV=$(rand_tap)
-	ns_create "$1" && tap_create "$NS" "$DEV"
-}
-
 # The XDP-specific cases attach with --tx-hook xdp (the default is tc
 # ingress, docs/benchmarks.md); case_default checks the default.
 attach()

@@ -464,6 +464,22 @@ tap_create()
 	ip -n "$ns" link set "$dev" up
 }
 
+# tap_case CASE: a fresh netns for CASE ($NS, ns_create) with a new tap $DEV
+tap_case()
+{
+	DEV=$(rand_tap)
+	ns_create "$1" && tap_create "$NS" "$DEV"
+}
+
+# attached_case CASE [OPTION...]: tap_case CASE, then vnetctl attach $DEV
+# (with OPTIONs); false when a step failed ($RUN_* say why)
+attached_case()
+{
+	tap_case "$1" || return 1
+	run vnetctl -n "$NS" attach "$DEV" "${@:2}"
+	[ "$RUN_RC" -eq 0 ]
+}
+
 # tap_addr NS DEV: the host end of the guest link: 192.0.2.1/24 on DEV and a
 # permanent neighbour entry for the guest (no ARP on the wire)
 tap_addr()

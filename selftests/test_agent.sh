@@ -50,15 +50,7 @@ agents_kill()
 
 trap 'agents_kill; _cleanup_all' EXIT
 
-# new_case CASE: fresh netns $NS with a fresh multi-queue tap $DEV, attached
-new_case()
-{
-	DEV=$(rand_tap)
-	ns_create "$1" && tap_create "$NS" "$DEV" || return 1
-	run vnetctl -n "$NS" attach "$DEV"
-	[ "$RUN_RC" -eq 0 ]
-}
-
+# attached_case CASE: fresh netns $NS with a fresh multi-queue tap $DEV, attached
 end_case()
 {
 	agents_kill
@@ -266,7 +258,7 @@ case_follow()
 {
 	local doc
 
-	new_case follow || { fail follow_setup "$(run_said)"; return; }
+	attached_case follow || { fail follow_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
 	agent_start --agent "$DEV" --agent-interval 20 --agent-hold 2 \
 		--agent-max-rate 20 || { fail follow_start "$(agent_log)"; end_case; return; }
@@ -314,7 +306,7 @@ case_static()
 {
 	local doc
 
-	new_case static || { fail static_setup "$(run_said)"; return; }
+	attached_case static || { fail static_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" tap rx-frames 5
 	agent_start --agent "$DEV" --agent-interval 20 --agent-hold 2 \
 		--agent-max-rate 20 || { fail static_start "$(agent_log)"; end_case; return; }
@@ -346,7 +338,7 @@ case_hysteresis()
 {
 	local c
 
-	new_case hysteresis || { fail hysteresis_setup "$(run_said)"; return; }
+	attached_case hysteresis || { fail hysteresis_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
 	agent_start --agent "$DEV" --agent-interval 20 --agent-hold 2 \
 		--agent-max-rate 20 || { fail hysteresis_start "$(agent_log)"; end_case; return; }
@@ -378,7 +370,7 @@ case_hold()
 {
 	local hold=15 s0 v s deadline early="" seen=no
 
-	new_case hold || { fail hold_setup "$(run_said)"; return; }
+	attached_case hold || { fail hold_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
 	agent_start --agent "$DEV" --agent-interval 40 --agent-hold "$hold" \
 		--agent-max-rate 100 || { fail hold_start "$(agent_log)"; end_case; return; }
@@ -410,7 +402,7 @@ case_storm()
 {
 	local rate=2 c0 c1 l0 l1 t0 t1 tm0 tm1 mpid flips=0 v n bound mon
 
-	new_case storm || { fail storm_setup "$(run_said)"; return; }
+	attached_case storm || { fail storm_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
 	agent_start --agent "$DEV" --agent-interval 20 --agent-hold 2 \
 		--agent-max-rate "$rate" || { fail storm_start "$(agent_log)"; end_case; return; }
@@ -480,7 +472,7 @@ case_show()
 {
 	local doc text
 
-	new_case show || { fail show_setup "$(run_said)"; return; }
+	attached_case show || { fail show_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" tap rx-frames 3
 	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
 	doc=$(show_json)
@@ -544,7 +536,7 @@ case_gone()
 {
 	local dev2 alive
 
-	new_case gone || { fail gone_setup "$(run_said)"; return; }
+	attached_case gone || { fail gone_setup "$(run_said)"; return; }
 	dev2=$(rand_tap)
 	tap_create "$NS" "$dev2"
 	run vnetctl -n "$NS" attach "$dev2"
@@ -585,7 +577,7 @@ case_gone()
 # recommendation to 64, and tun's rx-frames follows
 case_traffic()
 {
-	new_case traffic || { fail traffic_setup "$(run_said)"; return; }
+	attached_case traffic || { fail traffic_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
 	agent_start --agent "$DEV" --agent-interval 20 --agent-hold 2 ||
 		{ fail traffic_start "$(agent_log)"; end_case; return; }
@@ -620,7 +612,7 @@ case_detach()
 {
 	local sock vpid
 
-	new_case detach || { fail detach_setup "$(run_said)"; return; }
+	attached_case detach || { fail detach_setup "$(run_said)"; return; }
 	agent_start --agent "$DEV" --agent-interval 50 ||
 		{ fail detach_start "$(agent_log)"; end_case; return; }
 	detach_refused "$AGENT_PID" agent

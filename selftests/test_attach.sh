@@ -25,7 +25,7 @@ case_attach()
 {
 	local st xdp_prog xdp_link tc_prog tc_link dump mode missing="" p
 
-	new_case attach || { fail attach_setup "cannot create netns/tap"; return; }
+	tap_case attach || { fail attach_setup "cannot create netns/tap"; return; }
 	if ! attach; then
 		fail attach_rc "$(run_said)"
 		return
@@ -82,7 +82,7 @@ case_frames()
 {
 	local sent stats dump st
 
-	new_case frames || { fail frames_setup "cannot create netns/tap"; return; }
+	tap_case frames || { fail frames_setup "cannot create netns/tap"; return; }
 	attach || { fail frames_attach "$(run_said)"; case_cleanup; return; }
 	run "$TAPWRITE" -n "$NS" -d "$DEV" -q $NQ \
 		send 0 urgent 10 send 0 push 5 send 1 ack 7 send 1 other 3 \
@@ -122,7 +122,7 @@ case_tcp()
 	local out stats dump q c tool vn totals_t totals_v line gq
 	local port=$((20000 + RANDOM % 20000)) outs=()
 
-	new_case tcp || { fail tcp_setup "cannot create netns/tap"; return; }
+	tap_case tcp || { fail tcp_setup "cannot create netns/tap"; return; }
 	tap_addr "$NS" "$DEV" || { fail tcp_setup "cannot address $DEV"; case_cleanup; return; }
 	attach || { fail tcp_attach "$(run_said)"; case_cleanup; return; }
 	for gq in 0 1; do
@@ -201,7 +201,7 @@ case_reattach()
 {
 	local st xdp_prog xdp_link tc_prog tc_link stats sent net links
 
-	new_case reattach || { fail reattach_setup "cannot create netns/tap"; return; }
+	tap_case reattach || { fail reattach_setup "cannot create netns/tap"; return; }
 	attach || { fail reattach_attach "$(run_said)"; case_cleanup; return; }
 	st=$(status_json)
 	xdp_prog=$(json "$st" '.[0].xdp.prog_id // 0')
@@ -256,7 +256,7 @@ case_cli()
 {
 	local veth st
 
-	new_case cli || { fail cli_setup "cannot create netns/tap"; return; }
+	tap_case cli || { fail cli_setup "cannot create netns/tap"; return; }
 	veth=$(rand_tap)
 	ip -n "$NS" link add "$veth" type veth peer name "${veth}p"
 	_case_taps+=("$NS $veth")
@@ -327,7 +327,7 @@ case_default()
 {
 	local obj=$OUT/bpf/bench_empty.bpf.o before st sent
 
-	new_case default || { fail default_setup "cannot create netns/tap"; return; }
+	tap_case default || { fail default_setup "cannot create netns/tap"; return; }
 	if ! ip -n "$NS" link set dev "$DEV" xdp obj "$obj" sec xdp 2>"$VNET_TMP/ip.err"; then
 		fail default_setup "ip link set xdp obj failed: $(head -c 200 "$VNET_TMP/ip.err")"
 		case_cleanup
@@ -355,7 +355,7 @@ case_env()
 {
 	local nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
 
-	new_case env || { fail env_setup "cannot create netns/tap"; return; }
+	tap_case env || { fail env_setup "cannot create netns/tap"; return; }
 	attach || { fail env_attach "$(run_said)"; case_cleanup; return; }
 
 	# not root: every command says so, and nothing changes
@@ -384,7 +384,7 @@ case_watch()
 {
 	local lines n i bad="" pid pps
 
-	new_case watch || { fail watch_setup "cannot create netns/tap"; return; }
+	tap_case watch || { fail watch_setup "cannot create netns/tap"; return; }
 	attach || { fail watch_attach "$(run_said)"; case_cleanup; return; }
 	"$TAPWRITE" -n "$NS" -d "$DEV" -q $NQ send 0 urgent 5 >/dev/null
 	# traffic through the whole watch: 20 urgent frames every 100 ms
@@ -424,7 +424,7 @@ case_tchook()
 {
 	local st sent missing="" p
 
-	new_case tchook || { fail tchook_setup "cannot create netns/tap"; return; }
+	tap_case tchook || { fail tchook_setup "cannot create netns/tap"; return; }
 	run vnetctl -n "$NS" attach "$DEV" --tx-hook tc
 	if [ "$RUN_RC" -ne 0 ]; then
 		fail tchook_attach "$(run_said)"

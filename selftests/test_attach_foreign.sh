@@ -20,7 +20,7 @@ case_foreign()
 {
 	local obj=$OUT/bpf/bench_empty.bpf.o before st id
 
-	new_case foreign || { fail foreign_setup "cannot create netns/tap"; return; }
+	tap_case foreign || { fail foreign_setup "cannot create netns/tap"; return; }
 	if ! ip -n "$NS" link set dev "$DEV" xdp obj "$obj" sec xdp 2>"$VNET_TMP/ip.err"; then
 		skip foreign "ip link set xdp obj failed: $(head -c 200 "$VNET_TMP/ip.err")"
 		case_cleanup
@@ -68,7 +68,7 @@ case_foreign_netns()
 	local obj=$OUT/bpf/bench_empty.bpf.o ns_a dev_a st_a xdp_a link_a before st id
 	local idx_a idx_b
 
-	new_case fna || { fail foreign_netns_setup "cannot create netns/tap"; return; }
+	tap_case fna || { fail foreign_netns_setup "cannot create netns/tap"; return; }
 	ns_a=$NS
 	dev_a=$DEV
 	attach || { fail foreign_netns_attach "$(run_said)"; return; }
@@ -76,7 +76,7 @@ case_foreign_netns()
 	xdp_a=$(json "$st_a" '.[0].xdp.prog_id')
 	link_a=$(json "$st_a" '.[0].xdp.link_id')
 
-	new_case fnb || { fail foreign_netns_setup "cannot create netns/tap"; return; }
+	tap_case fnb || { fail foreign_netns_setup "cannot create netns/tap"; return; }
 	if ! ip -n "$NS" link set dev "$DEV" xdp obj "$obj" sec xdp 2>"$VNET_TMP/ip.err"; then
 		skip foreign_netns "ip link set xdp obj failed: $(head -c 200 "$VNET_TMP/ip.err")"
 		return
@@ -112,7 +112,7 @@ case_samename()
 {
 	local ns_a st links
 
-	new_case sna || { fail samename_setup "cannot create netns/tap"; return; }
+	tap_case sna || { fail samename_setup "cannot create netns/tap"; return; }
 	ns_a=$NS
 	run vnetctl -n "$ns_a" attach "$DEV"
 	[ "$RUN_RC" -eq 0 ] || { fail samename_attach "$(run_said)"; case_cleanup; return; }
@@ -156,7 +156,7 @@ case_samename_cmds()
 {
 	local ns_a st tx0 tap0 tun0
 
-	new_case snca || { fail samename_cmds_setup "cannot create netns/tap"; return; }
+	tap_case snca || { fail samename_cmds_setup "cannot create netns/tap"; return; }
 	ns_a=$NS
 	run vnetctl -n "$ns_a" attach "$DEV"
 	[ "$RUN_RC" -eq 0 ] || { fail samename_cmds_attach "$(run_said)"; case_cleanup; return; }
@@ -202,7 +202,7 @@ case_pindir()
 {
 	local victim
 
-	new_case pind || { fail pindir_setup "cannot create netns/tap"; return; }
+	tap_case pind || { fail pindir_setup "cannot create netns/tap"; return; }
 	victim=$(mktemp -d /tmp/vnet-pindir.XXXXXX)
 	chmod 0755 "$victim"
 	# a symlink in bpffs at the tap's pin path, to a directory elsewhere
@@ -228,7 +228,7 @@ case_gone()
 {
 	local keep st links
 
-	new_case gone || { fail gone_setup "cannot create netns/tap"; return; }
+	tap_case gone || { fail gone_setup "cannot create netns/tap"; return; }
 	attach || { fail gone_attach "$(run_said)"; case_cleanup; return; }
 	# a second tap, present, in the same netns: gc must keep its pins
 	keep=$(rand_tap)

@@ -22,12 +22,6 @@ IO=${IO:-$OUT/bench/bench_vnetd_io}
 
 ALL_CASES="hints cli_words netns_exec attach_mode_stats map_keys_documented status_netns tap_kind_warnings tx_hook_switch ifname_limit vnetd_config_lines vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify vnetd_reload libvirt_hook make_deps"
 
-new_case()
-{
-	DEV=$(rand_tap)
-	ns_create "$1" && tap_create "$NS" "$DEV"
-}
-
 trap 'end_case; _cleanup_all' EXIT
 
 yesno()
@@ -64,7 +58,7 @@ case_hints()
 {
 	local ns1 dev1 obj=$OUT/bpf/bench_empty.bpf.o
 
-	new_case hints || { fail hints_setup "cannot create netns/tap"; return; }
+	tap_case hints || { fail hints_setup "cannot create netns/tap"; return; }
 
 	# -n given: no "use -n NETNS" for a device that is not there
 	run vnetctl -n "$NS" attach vtnosuchdev0
@@ -140,7 +134,7 @@ case_cli_words()
 {
 	local n
 
-	new_case words || { fail words_setup "cannot create netns/tap"; return; }
+	tap_case words || { fail words_setup "cannot create netns/tap"; return; }
 	run vnetctl -n "$NS" attach "$DEV"
 	[ "$RUN_RC" = 0 ] || { fail words_attach "$(run_said)"; end_case; return; }
 
@@ -219,7 +213,7 @@ case_netns_exec()
 {
 	local cmd
 
-	new_case nsexec || { fail nsexec_setup "cannot create netns/tap"; return; }
+	tap_case nsexec || { fail nsexec_setup "cannot create netns/tap"; return; }
 	run vnetctl -n "$NS" attach "$DEV"
 	[ "$RUN_RC" = 0 ] || { fail nsexec_attach "$(run_said)"; end_case; return; }
 	for cmd in "stats $DEV" "status $DEV" "detach $DEV" "gc" "coalesce show $DEV" "attach $DEV"; do
@@ -245,7 +239,7 @@ case_netns_exec()
 
 case_attach_mode_stats()
 {
-	new_case amstats || { fail amstats_setup "cannot create netns/tap"; return; }
+	tap_case amstats || { fail amstats_setup "cannot create netns/tap"; return; }
 	run vnetctl -n "$NS" attach "$DEV"
 	[ "$RUN_RC" = 0 ] || { fail amstats_attach "$(run_said)"; end_case; return; }
 	"$TAPWRITE" -n "$NS" -d "$DEV" -q 2 send 0 push 2 >/dev/null
@@ -266,7 +260,7 @@ case_map_keys_documented()
 {
 	local line want got
 
-	new_case mapkeys || { fail mapkeys_setup "cannot create netns/tap"; return; }
+	tap_case mapkeys || { fail mapkeys_setup "cannot create netns/tap"; return; }
 	run vnetctl -n "$NS" attach "$DEV"
 	"$TAPWRITE" -n "$NS" -d "$DEV" -q 2 send 1 push 3 send 0 push 1 >/dev/null
 	# the man page's example, unescaped, on this tap
@@ -287,7 +281,7 @@ case_tap_kind_warnings()
 {
 	local sq
 
-	new_case tapkind || { fail tapkind_setup "cannot create netns/tap"; return; }
+	tap_case tapkind || { fail tapkind_setup "cannot create netns/tap"; return; }
 	sq=$(rand_tap)
 	ip -n "$NS" tuntap add dev "$sq" mode tap && _case_taps+=("$NS $sq") ||
 		{ fail tapkind_setup "cannot create a single-queue tap"; end_case; return; }
@@ -308,7 +302,7 @@ case_status_netns()
 {
 	local ino
 
-	new_case stnetns || { fail stnetns_setup "cannot create netns/tap"; return; }
+	tap_case stnetns || { fail stnetns_setup "cannot create netns/tap"; return; }
 	run vnetctl -n "$NS" attach "$DEV"
 	[ "$RUN_RC" = 0 ] || { fail stnetns_attach "$(run_said)"; end_case; return; }
 	ino=$(stat -L -c %i "/var/run/netns/$NS")
@@ -325,7 +319,7 @@ case_status_netns()
 
 case_tx_hook_switch()
 {
-	new_case txhook || { fail txhook_setup "cannot create netns/tap"; return; }
+	tap_case txhook || { fail txhook_setup "cannot create netns/tap"; return; }
 	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp
 	[ "$RUN_RC" = 0 ] || { fail txhook_attach "$(run_said)"; end_case; return; }
 	run vnetctl -n "$NS" attach "$DEV" --tx-hook tc
@@ -368,7 +362,7 @@ case_vnetd_config_lines()
 {
 	local conf=$VNET_TMP/ports.conf tap
 
-	new_case cfglines || { fail cfglines_setup "cannot create netns"; return; }
+	tap_case cfglines || { fail cfglines_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
 	echo "socket=$VNET_TMP/cfg.sock,tap=$tap,queues=2" >"$conf"
 	run timeout 10 "$VNETD" --config "$conf" --netns "$NS"
@@ -418,7 +412,7 @@ case_vnetd_socket_dir()
 {
 	local dir=$VNET_TMP/rundir tap
 
-	new_case sockdir || { fail sockdir_setup "cannot create netns"; return; }
+	tap_case sockdir || { fail sockdir_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
 	# two missing levels: an error naming the directory, no tap, no pins
 	run timeout 10 "$VNETD" --socket "$dir/a/vm.sock" --tap "$tap" --netns "$NS"
@@ -459,7 +453,7 @@ case_vnetd_cpus()
 {
 	local cpus tap bad
 
-	new_case cpus || { fail cpus_setup "cannot create netns"; return; }
+	tap_case cpus || { fail cpus_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
 	cpus=$(nproc)
 	bad=$((cpus + 1000 < 1024 ? cpus : 1023))
@@ -496,7 +490,7 @@ case_vnetd_socket_perm()
 {
 	local sock=$VNET_TMP/perm.sock tap grp nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
 
-	new_case perm || { fail perm_setup "cannot create netns"; return; }
+	tap_case perm || { fail perm_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
 	grp=$(getent group 65534 | cut -d: -f1)
 	chmod 0755 "$VNET_TMP"
@@ -538,7 +532,7 @@ case_vnetd_log()
 {
 	local sock=$VNET_TMP/log.sock tap log=$VNET_TMP/journal.log js
 
-	new_case log || { fail log_setup "cannot create netns"; return; }
+	tap_case log || { fail log_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
 	vnetd_start "$VNET_TMP/first.log" --socket "$sock" --tap "$tap" --netns "$NS"
 	busywait 5000 test -S "$sock" || { fail log_setup "vnetd did not listen"; end_case; return; }
@@ -593,7 +587,7 @@ case_vnetd_notify()
 {
 	local sock=$VNET_TMP/notify.sock nsock=$VNET_TMP/systemd-notify tap npid rc
 
-	new_case notify || { fail notify_setup "cannot create netns"; return; }
+	tap_case notify || { fail notify_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
 	"$UNIXSOCK" notify "$nsock" 120 >"$VNET_TMP/notify.out" 2>&1 &
 	npid=$!
@@ -660,7 +654,7 @@ case_libvirt_hook()
 {
 	local hook=$VNET_ROOT/libvirt/qemu-hook br net vu xml on=$VNET_TMP/vnet-hook.on
 
-	new_case hook || { fail hook_setup "cannot create netns/tap"; return; }
+	tap_case hook || { fail hook_setup "cannot create netns/tap"; return; }
 	br=$DEV
 	net=$(rand_tap)
 	vu=$(rand_tap)
@@ -730,7 +724,7 @@ case_vnetd_reload()
 	local sock=$VNET_TMP/reload.sock nsock=$VNET_TMP/reload-notify tap npid rc
 	local new log=$VNET_TMP/reload-new.log oldpid
 
-	new_case reload || { fail reload_setup "cannot create netns"; return; }
+	tap_case reload || { fail reload_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
 	"$UNIXSOCK" notify "$nsock" 120 >"$VNET_TMP/reload.out" 2>&1 &
 	npid=$!
