@@ -137,20 +137,6 @@ bool run_hook(const struct hook *h, const void *data, size_t size,
 
 /* specs built in code (the tap cases) */
 
-struct frame_spec tcp4(uint8_t flags, size_t payload)
-{
-	struct frame_spec s = {
-		.ethertype = ETH_P_IP,
-		.proto = IPPROTO_TCP,
-		.tcp_flags = flags,
-		.seq = 1000,
-		.ack_seq = 2000,
-		.payload_len = payload,
-	};
-
-	return s;
-}
-
 struct frame_spec tcp6(uint8_t flags, size_t payload)
 {
 	struct frame_spec s = tcp4(flags, payload);

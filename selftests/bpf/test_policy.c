@@ -67,14 +67,7 @@ static const struct vnet_config def_cfg = {
 static ssize_t tcp_frame(uint8_t *buf, size_t cap, uint8_t flags,
 			 size_t payload)
 {
-	struct frame_spec s = {
-		.ethertype = ETH_P_IP,
-		.proto = IPPROTO_TCP,
-		.tcp_flags = flags,
-		.seq = 1000,
-		.ack_seq = 2000,
-		.payload_len = payload,
-	};
+	struct frame_spec s = tcp4(flags, payload);
 
 	return frame_build(&s, buf, cap, NULL);
 }

@@ -53,6 +53,21 @@ int memfd_guest(size_t size)
 	return fd;
 }
 
+/* GUEST_SIZE bytes of guest memory: its memfd in *MEMFD, mapped at *G */
+static bool guest_map(int *memfd, uint8_t **g)
+{
+	*memfd = memfd_guest(GUEST_SIZE);
+	if (!ASSERT_GE(*memfd, 0, "memfd"))
+		return false;
+	*g = mmap(NULL, GUEST_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, *memfd,
+		  0);
+	if (!ASSERT_TRUE(*g != MAP_FAILED, "mmap guest")) {
+		*g = NULL;
+		return false;
+	}
+	return true;
+}
+
 uint64_t efd_read(int fd)
 {
 	uint64_t v = 0;
@@ -139,15 +154,8 @@ bool env_setup(struct vqenv *e, uint16_t num, uint64_t features,
 
 	memset(e, 0, sizeof(*e));
 	e->call_fd = e->err_fd = -1;
-	e->memfd = memfd_guest(GUEST_SIZE);
-	if (!ASSERT_GE(e->memfd, 0, "memfd"))
+	if (!guest_map(&e->memfd, &e->g))
 		return false;
-	e->g = mmap(NULL, GUEST_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    e->memfd, 0);
-	if (!ASSERT_TRUE(e->g != MAP_FAILED, "mmap guest")) {
-		e->g = NULL;
-		return false;
-	}
 	vhost_mem_init(&e->mem);
 	if (split) {
 		r.memory_size = GUEST_SIZE / 2;
@@ -284,16 +292,7 @@ bool tdev_setup(struct tdev *t)
 		close(sv[1]);
 		return false;
 	}
-	t->memfd = memfd_guest(GUEST_SIZE);
-	if (!ASSERT_GE(t->memfd, 0, "memfd"))
-		return false;
-	t->g = mmap(NULL, GUEST_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    t->memfd, 0);
-	if (!ASSERT_TRUE(t->g != MAP_FAILED, "mmap")) {
-		t->g = NULL;
-		return false;
-	}
-	return true;
+	return guest_map(&t->memfd, &t->g);
 }
 
 void tdev_cleanup(struct tdev *t)
