@@ -480,6 +480,22 @@ attached_case()
 	[ "$RUN_RC" -eq 0 ]
 }
 
+# refuses_unattached WHAT CMD...: `vnetctl -n $NS CMD... TAP` on a new tap
+# of $NS that vnet is not attached to (its name in OTHER) exits 1 with an
+# error naming the fix ("vnet is not attached"); WHAT starts the checks'
+# names
+refuses_unattached()
+{
+	local what=$1
+
+	shift
+	OTHER=$(rand_tap)
+	tap_create "$NS" "$OTHER"
+	run vnetctl -n "$NS" "$@" "$OTHER"
+	expect "$what exit" 1 "$RUN_RC"
+	expect "$what message" yes "$(grep -q "vnet is not attached" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+}
+
 # tap_addr NS DEV: the host end of the guest link: 192.0.2.1/24 on DEV and a
 # permanent neighbour entry for the guest (no ARP on the wire)
 tap_addr()
@@ -525,7 +541,7 @@ _cleanup_ns()
 }
 
 # processes a case started: procs_add PID... has end_case kill (TERM) and
-# reap them; procs_forget when the case reaped them itself
+# reap them (procs_kill); procs_forget when the case reaped them itself
 _procs=()
 procs_add()
 {
@@ -537,16 +553,24 @@ procs_forget()
 	_procs=()
 }
 
-# end_case: the case's processes stopped, its taps and netns removed
-end_case()
+# procs_kill [SIG]: the processes procs_add listed continued (one may be
+# stopped), sent SIG (default TERM) and reaped; the list emptied
+procs_kill()
 {
 	local pid
 
 	for pid in ${_procs[@]+"${_procs[@]}"}; do
-		kill "$pid" 2>/dev/null
+		kill -CONT "$pid" 2>/dev/null
+		kill -"${1:-TERM}" "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
 	_procs=()
+}
+
+# end_case: the case's processes stopped, its taps and netns removed
+end_case()
+{
+	procs_kill
 	case_cleanup
 }
 

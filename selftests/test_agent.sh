@@ -34,26 +34,13 @@ ALL_CASES="usage not_attached follow static hysteresis hold storm show gone traf
 VNETD=${VNETD:-$OUT/vnetd}
 MAN=$VNET_ROOT/docs/vnetd.8
 
-# every agent this test started, killed at exit
-_agents=()
+# every vnetd this test started (procs_add) is killed, at the end of its
+# case and at exit
+trap 'procs_kill KILL; _cleanup_all' EXIT
 
-agents_kill()
-{
-	local p
-
-	for p in ${_agents[@]+"${_agents[@]}"}; do
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	_agents=()
-}
-
-trap 'agents_kill; _cleanup_all' EXIT
-
-# attached_case CASE: fresh netns $NS with a fresh multi-queue tap $DEV, attached
 end_case()
 {
-	agents_kill
+	procs_kill KILL
 	case_cleanup
 }
 
@@ -116,7 +103,7 @@ agent_start()
 {
 	"$VNETD" --netns "$NS" "$@" >"$VNET_TMP/agent.log" 2>&1 &
 	AGENT_PID=$!
-	_agents+=("$AGENT_PID")
+	procs_add "$AGENT_PID"
 	busywait 5000 agent_published "$AGENT_PID"
 }
 
@@ -243,7 +230,7 @@ case_not_attached()
 	"$VNETD" --socket "$VNET_TMP/vnetd.sock" --tap "$DEV" --netns "$NS" \
 		>"$VNET_TMP/vnetd.log" 2>&1 &
 	vpid=$!
-	_agents+=("$vpid")
+	procs_add "$vpid"
 	busywait 5000 test -S "$VNET_TMP/vnetd.sock"
 	run timeout 10 "$VNETD" --agent "$DEV" --netns "$NS"
 	expect "served by vnetd: exit" 1 "$RUN_RC"
@@ -413,7 +400,7 @@ case_storm()
 	mon=$VNET_TMP/monitor.out
 	ip netns exec "$NS" stdbuf -oL ethtool --monitor -c "$DEV" >"$mon" 2>&1 &
 	mpid=$!
-	_agents+=("$mpid")
+	procs_add "$mpid"
 	busywait 5000 grep -q listening "$mon"
 	tm0=$(now_ms)
 
@@ -426,7 +413,7 @@ case_storm()
 	mkfifo "$fifo"
 	bpftool batch file - <"$fifo" >"$VNET_TMP/storm.batch" 2>&1 &
 	bpid=$!
-	_agents+=("$bpid")
+	procs_add "$bpid"
 	exec 7>"$fifo"
 	# the window holds the reads of the counters (changes between a read
 	# and the clock would fall outside it otherwise)
@@ -621,7 +608,7 @@ case_detach()
 	expect "agent: detach --force exit" 0 "$RUN_RC"
 	expect "agent: pins gone" yes "$(pins_gone "$DEV" && echo yes || echo no)"
 	report detach_agent_force "$(run_said)"
-	agents_kill
+	procs_kill KILL
 
 	# a vnetd datapath: it makes and attaches its own tap
 	DEV=$(rand_tap)
@@ -629,7 +616,7 @@ case_detach()
 	"$VNETD" --socket "$sock" --tap "$DEV" --netns "$NS" \
 		>"$VNET_TMP/agent.log" 2>&1 &
 	vpid=$!
-	_agents+=("$vpid")
+	procs_add "$vpid"
 	busywait 20000 vnetd_listening "$sock" ||
 		{ fail detach_vnetd_start "$(agent_log)"; end_case; return; }
 	detach_refused "$vpid" datapath

@@ -112,6 +112,17 @@ case_frames()
 
 # --- real TCP from the netns to the "guest" ------------------------------------
 
+# queue_bytes_agree TOOL_JSON STATS_JSON DIR Q: the bytes tapwrite counted
+# on queue Q in DIR are what `vnetctl -j stats` says (all classes)
+queue_bytes_agree()
+{
+	local tool vn
+
+	tool=$(json "$1" '.[$d][] | select(.queue == $q) | .bytes' --arg d "$3" --argjson q "$4")
+	vn=$(json "$2" '[.queues[] | select(.dir == $d and .queue == $q) | (.urgent, .push, .ack, .other, .malformed) | .bytes] | add // 0' --arg d "$3" --argjson q "$4")
+	expect "$3 q$4 bytes" "$tool" "$vn"
+}
+
 # Real TCP from the host to the "guest": one flow whose guest writes into
 # queue 0, then one into queue 1.  tun sends a flow's frames to the queue
 # the guest last wrote it from (automq; the SYN-ACK may go elsewhere: it is
@@ -175,9 +186,7 @@ case_tcp()
 			expect "rx q$q $c packets (tool read it from queue fd $q)" "$tool" "$vn"
 			expect "map rx q$q $c packets" "$tool" "$(map_stat "$dump" rx "$q" "$c")"
 		done
-		tool=$(json "$out" '.rx[] | select(.queue == $q) | .bytes' --argjson q "$q")
-		vn=$(json "$stats" '[.queues[] | select(.dir == "rx" and .queue == $q) | (.urgent, .push, .ack, .other, .malformed) | .bytes] | add // 0' --argjson q "$q")
-		expect "rx q$q bytes" "$tool" "$vn"
+		queue_bytes_agree "$out" "$stats" rx "$q"
 	done
 	report tcp_rx_per_queue
 
@@ -187,9 +196,7 @@ case_tcp()
 			tool=$(json "$out" '.tx[] | select(.queue == $q) | .[$c]' --argjson q "$q" --arg c "$c")
 			expect "tx q$q $c packets" "$tool" "$(vnet_stat "$stats" tx "$q" "$c")"
 		done
-		tool=$(json "$out" '.tx[] | select(.queue == $q) | .bytes' --argjson q "$q")
-		vn=$(json "$stats" '[.queues[] | select(.dir == "tx" and .queue == $q) | (.urgent, .push, .ack, .other, .malformed) | .bytes] | add // 0' --argjson q "$q")
-		expect "tx q$q bytes" "$tool" "$vn"
+		queue_bytes_agree "$out" "$stats" tx "$q"
 	done
 	report tcp_tx_per_queue
 	case_cleanup

@@ -29,7 +29,6 @@ NQ=4
 EXAMPLE=$OUT/bpf/policy_example.bpf.o
 VNETD=${VNETD:-$OUT/vnetd}
 
-# attached_case CASE: fresh netns $NS with a fresh multi-queue tap $DEV, attached
 show_json()
 {
 	vnetctl -n "$NS" -j coalesce show "$DEV" 2>/dev/null
@@ -273,13 +272,8 @@ case_invalid()
 	report invalid_refused
 
 	# not attached: an error naming the fix
-	local other
-	other=$(rand_tap)
-	tap_create "$NS" "$other"
-	run vnetctl -n "$NS" coalesce show "$other"
-	expect "show unattached exit" 1 "$RUN_RC"
-	expect "show unattached message" yes "$(grep -q "vnet is not attached" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
-	run vnetctl -n "$NS" coalesce set "$other" tap rx-frames 3
+	refuses_unattached "show unattached" coalesce show
+	run vnetctl -n "$NS" coalesce set "$OTHER" tap rx-frames 3
 	expect "set unattached exit" 1 "$RUN_RC"
 	report invalid_not_attached
 	case_cleanup

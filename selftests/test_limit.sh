@@ -114,12 +114,7 @@ case_invalid()
 	expect "unchanged after refusals" "$(json "$before" '[.tx, .rx]' -c)" "$(json "$after" '[.tx, .rx]' -c)"
 	report invalid_refused
 
-	local other
-	other=$(rand_tap)
-	tap_create "$NS" "$other"
-	run vnetctl -n "$NS" limit show "$other"
-	expect "unattached exit" 1 "$RUN_RC"
-	expect "unattached message" yes "$(grep -q "vnet is not attached" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+	refuses_unattached unattached limit show
 	report invalid_not_attached
 	case_cleanup
 }
