@@ -153,6 +153,16 @@ int vufe_kick(struct vufe *fe, unsigned int idx)
 	return vq_kick(vq);
 }
 
+/* a split ring's signals back on (the avail flag, without EVENT_IDX) */
+static void split_cb_on(struct vufe *fe, struct vufe_vq *vq)
+{
+	if (!(vq->avail_flags & VRING_AVAIL_F_NO_INTERRUPT))
+		return;
+	vq->avail_flags &= ~VRING_AVAIL_F_NO_INTERRUPT;
+	if (!has(fe->features, VIRTIO_RING_F_EVENT_IDX))
+		st16(&vq->avail->flags, vq->avail_flags, __ATOMIC_RELAXED);
+}
+
 /* virtqueue_enable_cb(): true if callbacks are on and nothing is pending */
 bool vufe_enable_cb(struct vufe *fe, unsigned int idx)
 {
@@ -162,12 +172,7 @@ bool vufe_enable_cb(struct vufe *fe, unsigned int idx)
 		return false;
 	if (vq->packed)
 		return pk_enable_cb(fe, vq);
-	if (vq->avail_flags & VRING_AVAIL_F_NO_INTERRUPT) {
-		vq->avail_flags &= ~VRING_AVAIL_F_NO_INTERRUPT;
-		if (!has(fe->features, VIRTIO_RING_F_EVENT_IDX))
-			st16(&vq->avail->flags, vq->avail_flags,
-			     __ATOMIC_RELAXED);
-	}
+	split_cb_on(fe, vq);
 	st16(used_event(vq), vq->last_used, __ATOMIC_RELAXED);
 	mb();
 	return ld16(&vq->used->idx, __ATOMIC_ACQUIRE) == vq->last_used;
@@ -186,12 +191,7 @@ bool vufe_enable_cb_delayed(struct vufe *fe, unsigned int idx)
 		return false;
 	if (vq->packed)
 		return pk_enable_cb_delayed(fe, vq);
-	if (vq->avail_flags & VRING_AVAIL_F_NO_INTERRUPT) {
-		vq->avail_flags &= ~VRING_AVAIL_F_NO_INTERRUPT;
-		if (!has(fe->features, VIRTIO_RING_F_EVENT_IDX))
-			st16(&vq->avail->flags, vq->avail_flags,
-			     __ATOMIC_RELAXED);
-	}
+	split_cb_on(fe, vq);
 	bufs = (__u16)(vq->avail_idx - vq->last_used) * 3 / 4;
 	st16(used_event(vq), vq->last_used + bufs, __ATOMIC_RELAXED);
 	mb();
