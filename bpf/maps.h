@@ -18,73 +18,47 @@
 #define VNET_MAP extern
 #endif
 
-VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, VNET_DIR_MAX * VNET_MAX_QUEUES);
-	__type(key, __u32);
-	__type(value, struct vnet_class_stats);
-} stats SEC(".maps");
+/*
+ * VNET_ARRAY(map_name, map_type, nr, value_type): the map MAP_NAME, an
+ * array (BPF_MAP_TYPE_ARRAY or _PERCPU_ARRAY) of NR values of VALUE_TYPE
+ * keyed by a __u32; VNET_MMAP_ARRAY: the same, mmapable (BPF_F_MMAPABLE).
+ */
+#define VNET_ARRAY_WITH(map_name, map_type, nr, value_type, ...)               \
+	VNET_MAP struct {                                                      \
+		__uint(type, map_type);                                        \
+		__VA_ARGS__                                                    \
+		__uint(max_entries, nr);                                       \
+		__type(key, __u32);                                            \
+		__type(value, value_type);                                     \
+	} map_name SEC(".maps")
+#define VNET_ARRAY(map_name, map_type, nr, value_type)                         \
+	VNET_ARRAY_WITH(map_name, map_type, nr, value_type, )
+#define VNET_MMAP_ARRAY(map_name, map_type, nr, value_type)                    \
+	VNET_ARRAY_WITH(map_name, map_type, nr, value_type,                    \
+			__uint(map_flags, BPF_F_MMAPABLE);)
 
-VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, VNET_DIR_MAX * VNET_MAX_QUEUES);
-	__type(key, __u32);
-	__type(value, struct vnet_queue_state);
-} queues SEC(".maps");
+VNET_ARRAY(stats, BPF_MAP_TYPE_PERCPU_ARRAY, (VNET_DIR_MAX * VNET_MAX_QUEUES),
+	   struct vnet_class_stats);
 
-VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, VNET_MAX_QUEUES);
-	__type(key, __u32);
-	__type(value, struct vnet_config);
-} config SEC(".maps");
+VNET_MMAP_ARRAY(queues, BPF_MAP_TYPE_ARRAY, (VNET_DIR_MAX * VNET_MAX_QUEUES),
+		struct vnet_queue_state);
 
-VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vnet_info);
-} info SEC(".maps");
+VNET_MMAP_ARRAY(config, BPF_MAP_TYPE_ARRAY, VNET_MAX_QUEUES,
+		struct vnet_config);
 
-VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, VNET_DIR_MAX * VNET_MAX_QUEUES);
-	__type(key, __u32);
-	__type(value, struct vnet_dp_stats);
-} dp_stats SEC(".maps");
+VNET_ARRAY(info, BPF_MAP_TYPE_ARRAY, 1, struct vnet_info);
 
-VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, VNET_DIR_MAX);
-	__type(key, __u32);
-	__type(value, struct vnet_limit);
-} limits SEC(".maps");
+VNET_MMAP_ARRAY(dp_stats, BPF_MAP_TYPE_ARRAY, (VNET_DIR_MAX * VNET_MAX_QUEUES),
+		struct vnet_dp_stats);
 
-VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vnet_guard);
-} guard SEC(".maps");
+VNET_MMAP_ARRAY(limits, BPF_MAP_TYPE_ARRAY, VNET_DIR_MAX, struct vnet_limit);
 
-VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, VNET_GUARD_R_MAX);
-	__type(key, __u32);
-	__type(value, struct vnet_counter);
-} guard_stats SEC(".maps");
+VNET_ARRAY(guard, BPF_MAP_TYPE_ARRAY, 1, struct vnet_guard);
+
+VNET_ARRAY(guard_stats, BPF_MAP_TYPE_PERCPU_ARRAY, VNET_GUARD_R_MAX,
+	   struct vnet_counter);
 
 /* no program reads it: the VM's name, for the exporter's vm label */
-VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vnet_vm);
-} vm SEC(".maps");
+VNET_MMAP_ARRAY(vm, BPF_MAP_TYPE_ARRAY, 1, struct vnet_vm);
 
 #endif
