@@ -53,6 +53,14 @@ int memfd_guest(size_t size)
 	return fd;
 }
 
+void close_pair(int a, int b)
+{
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+}
+
 /* GUEST_SIZE bytes of guest memory: its memfd in *MEMFD, mapped at *G */
 static bool guest_map(int *memfd, uint8_t **g)
 {
@@ -466,4 +474,16 @@ bool fe_setup_ring(struct tdev *t, uint32_t index, uint64_t features,
 	       ASSERT_EQ(fe_ack_vring_fd(t, VHOST_USER_SET_VRING_KICK, index,
 					 *kick),
 			 0, "SET_VRING_KICK");
+}
+
+bool tdev_ring(struct tdev *t, uint32_t index, struct drv *d, int *call,
+	       int *kick)
+{
+	return tdev_setup(t) && fe_setup_ring(t, index, F_RING, d, call, kick);
+}
+
+void tdev_ring_cleanup(struct tdev *t, int call, int kick)
+{
+	close_pair(call, kick);
+	tdev_cleanup(t);
 }
