@@ -85,40 +85,43 @@ _ksft_shown()
 	[ "$_ksft_filter" = 0 ] || sel_selected "$1"
 }
 
-pass()
+# _ksft_result KIND NAME [REASON...]: the line of a result (PASS, FAIL or
+# SKIP) and its count, when the selection shows NAME
+_ksft_result()
 {
-	local name
+	local kind=$1 name
 
-	name=$(_name "$1")
+	name=$(_name "$2")
+	shift 2
 	_ksft_shown "$name" || return 0
 	_ksft_took
-	echo "PASS: $name ($SEL_SECS s)"
-	KSFT_PASS=$((KSFT_PASS + 1))
+	case $kind in
+	PASS)
+		echo "PASS: $name ($SEL_SECS s)"
+		KSFT_PASS=$((KSFT_PASS + 1)) ;;
+	FAIL)
+		echo "FAIL: $name ($SEL_SECS s): $(echo "$*" | tr '\n' ' ' | sed 's/ *$//')"
+		KSFT_FAIL=$((KSFT_FAIL + 1)) ;;
+	SKIP)
+		echo "SKIP: $name: $*"
+		KSFT_SKIP=$((KSFT_SKIP + 1)) ;;
+	esac
+}
+
+pass()
+{
+	_ksft_result PASS "$1"
 }
 
 # fail NAME REASON...: the reason is printed on one line
 fail()
 {
-	local name
-
-	name=$(_name "$1")
-	shift
-	_ksft_shown "$name" || return 0
-	_ksft_took
-	echo "FAIL: $name ($SEL_SECS s): $(echo "$*" | tr '\n' ' ' | sed 's/ *$//')"
-	KSFT_FAIL=$((KSFT_FAIL + 1))
+	_ksft_result FAIL "$@"
 }
 
 skip()
 {
-	local name
-
-	name=$(_name "$1")
-	shift
-	_ksft_shown "$name" || return 0
-	_ksft_took
-	echo "SKIP: $name: $*"
-	KSFT_SKIP=$((KSFT_SKIP + 1))
+	_ksft_result SKIP "$@"
 }
 
 # check NAME REASON CMD...: pass if CMD succeeds, else fail with REASON

@@ -107,6 +107,18 @@ agent_start()
 	busywait 5000 agent_published "$AGENT_PID"
 }
 
+# agent_follows CASE INTERVAL HOLD MAX_RATE: case CASE's tap attached with
+# adaptive-tx on and an agent for it (--agent-interval INTERVAL,
+# --agent-hold HOLD, --agent-max-rate MAX_RATE); false (CASE_setup or
+# CASE_start failed) when a step failed
+agent_follows()
+{
+	attached_case "$1" || { fail "${1}_setup" "$(run_said)"; return 1; }
+	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
+	agent_start --agent "$DEV" --agent-interval "$2" --agent-hold "$3" \
+		--agent-max-rate "$4" || { fail "${1}_start" "$(agent_log)"; end_case; return 1; }
+}
+
 agent_published()
 {
 	[ "$(info agent_pid)" = "$1" ]
@@ -245,10 +257,7 @@ case_follow()
 {
 	local doc
 
-	attached_case follow || { fail follow_setup "$(run_said)"; return; }
-	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
-	agent_start --agent "$DEV" --agent-interval 20 --agent-hold 2 \
-		--agent-max-rate 20 || { fail follow_start "$(agent_log)"; end_case; return; }
+	agent_follows follow 20 2 20 || return
 	expect "starts at tun's value" 0 "$(ethtool_rx_frames)"
 	rec 0 32
 	busywait 10000 rx_frames_is 32
@@ -325,10 +334,7 @@ case_hysteresis()
 {
 	local c
 
-	attached_case hysteresis || { fail hysteresis_setup "$(run_said)"; return; }
-	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
-	agent_start --agent "$DEV" --agent-interval 20 --agent-hold 2 \
-		--agent-max-rate 20 || { fail hysteresis_start "$(agent_log)"; end_case; return; }
+	agent_follows hysteresis 20 2 20 || return
 	rec 0 32
 	busywait 10000 rx_frames_is 32
 	c=$(info agent_changes)
@@ -357,10 +363,7 @@ case_hold()
 {
 	local hold=15 s0 v s deadline early="" seen=no
 
-	attached_case hold || { fail hold_setup "$(run_said)"; return; }
-	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
-	agent_start --agent "$DEV" --agent-interval 40 --agent-hold "$hold" \
-		--agent-max-rate 100 || { fail hold_start "$(agent_log)"; end_case; return; }
+	agent_follows hold 40 "$hold" 100 || return
 	s0=$(info agent_samples)
 	rec 0 32
 	# the first sample that can see 32 is s0 + 1, so tun can have 32 no
@@ -389,10 +392,7 @@ case_storm()
 {
 	local rate=2 c0 c1 l0 l1 t0 t1 tm0 tm1 mpid flips=0 v n bound mon
 
-	attached_case storm || { fail storm_setup "$(run_said)"; return; }
-	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
-	agent_start --agent "$DEV" --agent-interval 20 --agent-hold 2 \
-		--agent-max-rate "$rate" || { fail storm_start "$(agent_log)"; end_case; return; }
+	agent_follows storm 20 2 "$rate" || return
 	rec 0 64
 	busywait 10000 rx_frames_is 64
 
