@@ -63,6 +63,14 @@ static bool dev_is_disconnected(void *arg)
 	return !vhost_dev_connected(arg);
 }
 
+/* T's device (2 queue pairs) on socket PATH, and SRV to serve it */
+static bool dev_and_server(struct tdev *t, const char *path,
+			   struct vhost_server *srv)
+{
+	return ASSERT_OK(vhost_dev_init(&t->dev, path, 2, &t_ops, t), "init") &&
+	       ASSERT_OK(vhost_server_init(srv), "server init");
+}
+
 /*
  * T unconnected (no socket, no memory yet) and PATH a socket NAME in a
  * fresh temporary directory; false if there is none
@@ -100,8 +108,7 @@ void test_server_listen(void)
 		goto out;
 	close(stale);
 
-	if (!ASSERT_OK(vhost_dev_init(&t.dev, path, 2, &t_ops, &t), "init") ||
-	    !ASSERT_OK(vhost_server_init(&srv), "server init"))
+	if (!dev_and_server(&t, path, &srv))
 		goto out;
 	if (!ASSERT_OK(vhost_server_add_port(&srv, &t.dev,
 					     &(struct vhost_port_cfg){
@@ -239,8 +246,7 @@ void test_server_mode_race(void)
 	race.armed = true;
 	/* a permissive umask: only the library's own mode protects it */
 	old_umask = umask(0);
-	if (ASSERT_OK(vhost_dev_init(&t.dev, path, 2, &t_ops, &t), "init") &&
-	    ASSERT_OK(vhost_server_init(&srv), "server init"))
+	if (dev_and_server(&t, path, &srv))
 		vhost_server_add_port(&srv, &t.dev,
 				      &(struct vhost_port_cfg){ .path = path,
 								.mode = 0600 });
@@ -273,8 +279,7 @@ void test_server_client_reconnect(void)
 
 	if (!tdev_blank(&t, path, sizeof(path), "qemu.sock"))
 		return;
-	if (!ASSERT_OK(vhost_dev_init(&t.dev, path, 2, &t_ops, &t), "init") ||
-	    !ASSERT_OK(vhost_server_init(&srv), "server init"))
+	if (!dev_and_server(&t, path, &srv))
 		goto out;
 	/* the frontend is not there yet: retries in the background */
 	if (!ASSERT_OK(vhost_server_add_port(&srv, &t.dev,
