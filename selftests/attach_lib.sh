@@ -244,3 +244,18 @@ dispatcher_removed()
 	echo "# shared dispatcher kept for taps of another run: $entries" >&2
 	echo yes
 }
+
+# attach_main NAME [CMD...]: the rest of a test_attach* program's main,
+# after ksft_args: root and ip, jq, bpftool, vnetctl, tapwrite (and CMDs)
+# or a skip, every case (case_cleanup after each, in case it returned
+# early), the summary
+attach_main()
+{
+	local name=$1
+
+	shift
+	require_root "$name" || exit 0
+	require_cmd "$name" ip jq bpftool "$VNETCTL" "$@" "$TAPWRITE" || exit 0
+	ksft_run case_cleanup
+	ksft_exit
+}

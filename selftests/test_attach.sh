@@ -465,8 +465,4 @@ case_tchook()
 # --- main ---------------------------------------------------------------------------
 
 ksft_args "$@"
-require_root test_attach || exit 0
-require_cmd test_attach ip jq bpftool "$VNETCTL" "$TAPWRITE" || exit 0
-
-ksft_run case_cleanup # after each case, in case it returned early
-ksft_exit
+attach_main test_attach

@@ -271,8 +271,4 @@ case_gone()
 # --- main ---------------------------------------------------------------------------
 
 ksft_args "$@"
-require_root test_attach_foreign || exit 0
-require_cmd test_attach_foreign ip jq bpftool "$VNETCTL" "$TAPWRITE" || exit 0
-
-ksft_run case_cleanup # after each case, in case it returned early
-ksft_exit
+attach_main test_attach_foreign

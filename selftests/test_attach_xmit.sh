@@ -258,8 +258,4 @@ case_xmit_switch_production()
 # --- main ---------------------------------------------------------------------------
 
 ksft_args "$@"
-require_root test_attach_xmit || exit 0
-require_cmd test_attach_xmit ip jq bpftool "$VNETCTL" "$VNETCTL_TESTING" "$TAPWRITE" || exit 0
-
-ksft_run case_cleanup # after each case, in case it returned early
-ksft_exit
+attach_main test_attach_xmit "$VNETCTL_TESTING"

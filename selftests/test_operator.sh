@@ -24,6 +24,18 @@ ALL_CASES="hints cli_words netns_exec attach_mode_stats map_keys_documented stat
 
 trap 'end_case; _cleanup_all' EXIT
 
+# op_case CASE [ATTACH-OPTION...]: case CASE's tap, attached (with the
+# OPTIONs); false (CASE_setup or CASE_attach failed) if not
+op_case()
+{
+	local c=$1
+
+	shift
+	tap_case "$c" || { fail "${c}_setup" "cannot create netns/tap"; return 1; }
+	run vnetctl -n "$NS" attach "$DEV" "$@"
+	[ "$RUN_RC" = 0 ] || { fail "${c}_attach" "$(run_said)"; end_case; return 1; }
+}
+
 yesno()
 {
 	"$@" && echo yes || echo no
@@ -134,9 +146,7 @@ case_cli_words()
 {
 	local n
 
-	tap_case words || { fail words_setup "cannot create netns/tap"; return; }
-	run vnetctl -n "$NS" attach "$DEV"
-	[ "$RUN_RC" = 0 ] || { fail words_attach "$(run_said)"; end_case; return; }
+	op_case words || return
 
 	run vnetctl -n "$NS" stats "$DEV" --watch
 	n=$(grep -c . <<<"$RUN_ERR")
@@ -213,9 +223,7 @@ case_netns_exec()
 {
 	local cmd
 
-	tap_case nsexec || { fail nsexec_setup "cannot create netns/tap"; return; }
-	run vnetctl -n "$NS" attach "$DEV"
-	[ "$RUN_RC" = 0 ] || { fail nsexec_attach "$(run_said)"; end_case; return; }
+	op_case nsexec || return
 	for cmd in "stats $DEV" "status $DEV" "detach $DEV" "gc" "coalesce show $DEV" "attach $DEV"; do
 		# shellcheck disable=SC2086
 		run ip netns exec "$NS" "$VNETCTL" $cmd
@@ -239,9 +247,7 @@ case_netns_exec()
 
 case_attach_mode_stats()
 {
-	tap_case amstats || { fail amstats_setup "cannot create netns/tap"; return; }
-	run vnetctl -n "$NS" attach "$DEV"
-	[ "$RUN_RC" = 0 ] || { fail amstats_attach "$(run_said)"; end_case; return; }
+	op_case amstats || return
 	"$TAPWRITE" -n "$NS" -d "$DEV" -q 2 send 0 push 2 >/dev/null
 	run vnetctl -n "$NS" stats "$DEV"
 	expect "exit" 0 "$RUN_RC"
@@ -302,9 +308,7 @@ case_status_netns()
 {
 	local ino
 
-	tap_case stnetns || { fail stnetns_setup "cannot create netns/tap"; return; }
-	run vnetctl -n "$NS" attach "$DEV"
-	[ "$RUN_RC" = 0 ] || { fail stnetns_attach "$(run_said)"; end_case; return; }
+	op_case stnetns || return
 	ino=$(stat -L -c %i "/var/run/netns/$NS")
 	run vnetctl status "$DEV"
 	expect "text (from the host)" yes "$(has "$RUN_OUT" "^  netns +$NS \(inode $ino\)")"
@@ -319,9 +323,7 @@ case_status_netns()
 
 case_tx_hook_switch()
 {
-	tap_case txhook || { fail txhook_setup "cannot create netns/tap"; return; }
-	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp
-	[ "$RUN_RC" = 0 ] || { fail txhook_attach "$(run_said)"; end_case; return; }
+	op_case txhook --tx-hook xdp || return
 	run vnetctl -n "$NS" attach "$DEV" --tx-hook tc
 	expect "exit" 1 "$RUN_RC"
 	expect "says how to switch" yes "$(has "$RUN_ERR" "hook xdp, not tc.*vnetctl -n $NS detach $DEV.*--tx-hook tc")"
@@ -581,18 +583,25 @@ case_vnetd_log()
 	end_case
 }
 
+# notify_listen SOCK OUT: a systemd notify socket SOCK (selftests/unixsock)
+# whose messages go to OUT, listening; its pid in NPID (procs_add)
+notify_listen()
+{
+	"$UNIXSOCK" notify "$1" 120 >"$2" 2>&1 &
+	NPID=$!
+	procs_add "$NPID"
+	busywait 2000 test -S "$1"
+}
+
 # --- vnetd: READY=1 once the socket listens, STOPPING=1, SIGHUP cleans up -------
 
 case_vnetd_notify()
 {
-	local sock=$VNET_TMP/notify.sock nsock=$VNET_TMP/systemd-notify tap npid rc
+	local sock=$VNET_TMP/notify.sock nsock=$VNET_TMP/systemd-notify tap rc
 
 	tap_case notify || { fail notify_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
-	"$UNIXSOCK" notify "$nsock" 120 >"$VNET_TMP/notify.out" 2>&1 &
-	npid=$!
-	procs_add "$npid"
-	busywait 2000 test -S "$nsock"
+	notify_listen "$nsock" "$VNET_TMP/notify.out"
 	NOTIFY_SOCKET=$nsock vnetd_start "$VNET_TMP/notify.log" --socket "$sock" --tap "$tap" --netns "$NS"
 	busywait 5000 grep -q READY=1 "$VNET_TMP/notify.out"
 	expect "READY=1" yes "$(has "$(cat "$VNET_TMP/notify.out")" "READY=1")"
@@ -621,7 +630,7 @@ case_vnetd_notify()
 	kill -TERM "$VPID"
 	wait "$VPID"
 	rc=$?
-	wait "$npid"
+	wait "$NPID"
 	expect "exit after SIGTERM" 0 "$rc"
 	expect "STOPPING=1" yes "$(has "$(cat "$VNET_TMP/notify.out")" "STOPPING=1")"
 	expect "socket removed" no "$(yesno test -e "$sock")"
@@ -721,15 +730,12 @@ case_libvirt_hook()
 
 case_vnetd_reload()
 {
-	local sock=$VNET_TMP/reload.sock nsock=$VNET_TMP/reload-notify tap npid rc
+	local sock=$VNET_TMP/reload.sock nsock=$VNET_TMP/reload-notify tap rc
 	local new log=$VNET_TMP/reload-new.log oldpid
 
 	tap_case reload || { fail reload_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
-	"$UNIXSOCK" notify "$nsock" 120 >"$VNET_TMP/reload.out" 2>&1 &
-	npid=$!
-	procs_add "$npid"
-	busywait 2000 test -S "$nsock"
+	notify_listen "$nsock" "$VNET_TMP/reload.out"
 	NOTIFY_SOCKET=$nsock vnetd_start "$VNET_TMP/reload.log" --socket "$sock" --tap "$tap" --netns "$NS"
 	oldpid=$VPID
 	busywait 5000 grep -q "MAINPID=$oldpid" "$VNET_TMP/reload.out"

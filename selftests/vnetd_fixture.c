@@ -461,15 +461,6 @@ void vd_cleanup(struct vd *vd)
 		unlink(vd->log);
 }
 
-void vd_end(struct vd *vd, struct vufe *fe, int *pfd)
-{
-	if (fe)
-		vufe_destroy(fe);
-	if (pfd)
-		close_fd(pfd);
-	vd_cleanup(vd);
-}
-
 bool vd_up(struct vd *vd)
 {
 	unlink(vd->log);

@@ -57,6 +57,15 @@ struct vufe *vd_up_fe(struct vd *vd, int *pfd, bool packed)
 	return fe_up(&o);
 }
 
+void vd_end(struct vd *vd, struct vufe *fe, int *pfd)
+{
+	if (fe)
+		vufe_destroy(fe);
+	if (pfd)
+		close_fd(pfd);
+	vd_cleanup(vd);
+}
+
 bool tx_idle(struct vufe *fe, void *arg)
 {
 	unsigned int qp = *(unsigned int *)arg;
