@@ -272,10 +272,7 @@ static void existing_tap_no_uring(void)
 	ASSERT_GT(ns_link(vd.ns, vd.port[0].tap, NULL), 0,
 		  "the persistent tap is still there after vnetd exits");
 out:
-	vd_cleanup(&vd);
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /*
@@ -325,10 +322,7 @@ static void single_queue_tap(void)
 	ASSERT_GT(ns_link(vd.ns, vd.port[0].tap, NULL), 0,
 		  "the tap is still there");
 out:
-	vd_cleanup(&vd);
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /* the queues tun counts on VD's tap (ip -d: "numqueues N"), or -1 */
