@@ -118,14 +118,9 @@ static void notify_tx_bulk(void)
 			&d))
 		goto out;
 	sig = st.signals - st0.signals;
-	dbg("bulk: %llu signals for %u frames in %llu batches (frames %llu timer %llu urgent %llu deferred %llu suppressed %llu)\n",
-	    (unsigned long long)sig, NOTIFY_FRAMES,
-	    (unsigned long long)(d.batches - d0.batches),
-	    (unsigned long long)(d.notify_frames - d0.notify_frames),
-	    (unsigned long long)(d.notify_timer - d0.notify_timer),
-	    (unsigned long long)(d.notify_urgent - d0.notify_urgent),
-	    (unsigned long long)(d.notify_deferred - d0.notify_deferred),
-	    (unsigned long long)(d.notify_suppressed - d0.notify_suppressed));
+	dbg("bulk: %llu signals for %u frames\n", (unsigned long long)sig,
+	    NOTIFY_FRAMES);
+	dps_dbg("bulk", &d, &d0);
 	ASSERT_LE(sig, NOTIFY_FRAMES / TX_FRAMES + 8,
 		  "bulk TX signals <= frames / tx-frames + a few");
 	ASSERT_GE(sig, NOTIFY_FRAMES / TX_FRAMES / 2,

@@ -223,15 +223,8 @@ static void rule_udp_rr_server(void)
 			 "a signal per answer"))
 		goto out;
 	dps_read(&vd.port[0], VNET_DIR_TX, 0, &t);
-	dbg("udp rr server: rx sent %llu; tx sent %llu latency %llu quiet %llu timer %llu holds %llu carried %llu deferred %llu\n",
-	    (unsigned long long)(r.notify_sent - r0.notify_sent),
-	    (unsigned long long)(t.notify_sent - t0.notify_sent),
-	    (unsigned long long)(t.notify_latency - t0.notify_latency),
-	    (unsigned long long)(t.notify_quiet - t0.notify_quiet),
-	    (unsigned long long)(t.notify_timer - t0.notify_timer),
-	    (unsigned long long)(t.holds - t0.holds),
-	    (unsigned long long)(t.notify_paired - t0.notify_paired),
-	    (unsigned long long)(t.notify_deferred - t0.notify_deferred));
+	dps_dbg("udp rr server: rx", &r, &r0);
+	dps_dbg("udp rr server: tx", &t, &t0);
 	ASSERT_EQ(t.frames - t0.frames, RR_ROUNDS, "every request written");
 	ASSERT_EQ(t.holds - t0.holds, 0, "TX: no hold");
 	ASSERT_EQ(t.notify_deferred - t0.notify_deferred, 0,

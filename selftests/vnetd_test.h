@@ -326,6 +326,10 @@ bool vd_qthread_waits(const struct vd *vd, unsigned int qp, int timeout_ms);
 bool dps_read(const struct port *p, __u32 dir, __u32 q,
 	      struct vnet_dp_stats *st);
 
+/* -v: WHAT and the signal counters of D since D0 (dbg) */
+void dps_dbg(const char *what, const struct vnet_dp_stats *d,
+	     const struct vnet_dp_stats *d0);
+
 bool qs_read(const struct port *p, __u32 dir, __u32 q,
 	     struct vnet_queue_state *qs);
 
