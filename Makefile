@@ -270,7 +270,7 @@ $(OUT)/bench/bench_xmit_send: bench/bench_xmit_send.c
 	$(CC) $(CFLAGS) $< -o $@
 
 # --- fuzzing ------------------------------------------------------------
-FUZZ_HDRS := fuzz/fuzz.h $(VNETD_HDRS) $(wildcard user/vhost/*.h user/lib/*.h user/lib/*/*.h include/vnet/*.h)
+FUZZ_HDRS := $(wildcard fuzz/*.h) $(VNETD_HDRS) $(wildcard user/vhost/*.h user/lib/*.h user/lib/*/*.h include/vnet/*.h)
 
 $(OUT)/fuzz/fuzz_vhost_user: fuzz/fuzz_vhost_user.c $(VHOST_SRCS) $(FUZZ_HDRS)
 	@mkdir -p $(@D)

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 # shellcheck shell=bash
 #
-# What the vnetd benchmarks share (sourced, bash; bench_vnetd.sh,
-# bench_vnetd_rate.sh, bench_vnetd_scale.sh): their options and usage text
+# What the benchmarks share (sourced, bash; bench_vnetd.sh,
+# bench_vnetd_rate.sh, bench_vnetd_scale.sh, bench_xmit.sh): their options
+# and usage text
 # (opts.sh), errors and
 # preconditions, bounded waits for processes, the end of their logs, a
 # process's CPU time and wake-ups summed over its threads, the machine facts
@@ -97,18 +98,66 @@ stop_pid()
 	wait_pid "$1" 15
 }
 
-# wait_line FILE REGEX SECONDS PID: FILE has a line matching REGEX
-# (bounded) while PID lives
-wait_line()
+# bench_soak_setup NAME: vnetd and the soak frontends on CPUs of their own
+# (VNETD_CPU, SOAK_CPU; both 0, said, on one CPU), the run's id, its netns
+# NS (vnet-b-NAME-PID) and a fresh log directory LOGS
+# shellcheck disable=SC2034 # the caller's variables
+bench_soak_setup()
 {
-	local n=$(($3 * 20))
+	if [ "$(nproc)" -lt 2 ]; then
+		VNETD_CPU=0 SOAK_CPU=0
+		err "one CPU: vnetd and its frontends share it"
+	fi
+	id=$(printf %06x $(($$ & 0xffffff)))
+	NS=vnet-b-$1-$$
+	LOGS=$(mktemp -d "/tmp/vnet-bench-$1.XXXXXX")
+}
 
-	until grep -q -- "$2" "$1" 2>/dev/null; do
-		kill -0 "$4" 2>/dev/null || return 1
+# interrupt_pids SECONDS PID...: each PID continued (SIGCONT) and sent
+# SIGINT, all at once, then each waited for (wait_pid SECONDS)
+interrupt_pids()
+{
+	local secs=$1 p
+
+	shift
+	for p in "$@"; do
+		kill -CONT "$p" 2>/dev/null
+		kill -INT "$p" 2>/dev/null
+	done
+	for p in "$@"; do
+		wait_pid "$p" "$secs"
+	done
+}
+
+# wait_for SECONDS PID CMD...: CMD succeeds (tried every 50 ms, for
+# SECONDS at the most) while PID lives
+wait_for()
+{
+	local n=$(($1 * 20)) pid=$2
+
+	shift 2
+	until "$@"; do
+		kill -0 "$pid" 2>/dev/null || return 1
 		[ "$n" -gt 0 ] || return 1
 		sleep 0.05
 		n=$((n - 1))
 	done
+}
+
+# wait_line FILE REGEX SECONDS PID: FILE has a line matching REGEX
+# (bounded) while PID lives
+wait_line()
+{
+	wait_for "$3" "$4" grep -qs -- "$2" "$1"
+}
+
+# tap_rx_frames NS PREFIX: the frames received (rx_packets) by NS's links
+# whose names start with PREFIX, summed: what frontends sent through vnetd
+tap_rx_frames()
+{
+	ip -n "$1" -s -j link show 2>/dev/null |
+		jq --arg p "$2" '[.[] | select(.ifname | startswith($p)) |
+			.stats64.rx.packets] | add // 0'
 }
 
 # proc_sample PID: "CPU_NS VOLUNTARY NONVOLUNTARY THREADS WAIT_NS" summed
@@ -137,6 +186,22 @@ machine_facts()
 	sys=$("$out/bench/evstat" --syscall-ns 2>/dev/null)
 	echo "$(nproc) CPUs (${model:-unknown model}), kernel $(uname -r)," \
 		"a null syscall ${sys:-?} ns, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+# rep_order REP ITEM...: the ITEMs one a line, in their order on odd
+# repetitions and the other way round on even ones (no arm always first)
+rep_order()
+{
+	local i
+
+	[ $# -gt 1 ] || return 0
+	if (($1 % 2 == 0)); then
+		for ((i = $#; i > 1; i--)); do
+			echo "${!i}"
+		done
+	else
+		printf '%s\n' "${@:2}"
+	fi
 }
 
 # mmm "v1 v2 ...": "min median max" of the numbers (nan left out)

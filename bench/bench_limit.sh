@@ -22,13 +22,8 @@
 # shellcheck disable=SC2016
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-E2E=$HERE/../selftests/e2e
-# shellcheck source=selftests/lib.sh
-source "$HERE/../selftests/lib.sh"
-# shellcheck source=selftests/e2e/vm.sh
-source "$E2E/vm.sh"
-# shellcheck source=selftests/e2e/guests.sh
-source "$E2E/guests.sh"
+# shellcheck source=bench/guest_lib.sh
+source "$HERE/guest_lib.sh"
 
 REPS=3
 SECS=5
@@ -38,10 +33,7 @@ BURST=""
 source "$(dirname "$0")/opts.sh"
 bench_opts "r:REPS s:SECS l:LIMITS b:BURST" "$@"
 
-[ "$(id -u)" = 0 ] || { echo "bench_limit: needs root" >&2; exit 1; }
-if ! why=$("$E2E/build-guest.sh" --check); then
-	"$E2E/build-guest.sh" >/dev/null || { echo "bench_limit: no guest: $why" >&2; exit 1; }
-fi
+bench_guest_ready bench_limit
 
 trap '[ "$BASHPID" = "$$" ] && { vm_cleanup_all; _cleanup_all; }' EXIT
 

@@ -26,13 +26,8 @@
 # shellcheck disable=SC2016
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-E2E=$HERE/../selftests/e2e
-# shellcheck source=selftests/lib.sh
-source "$HERE/../selftests/lib.sh"
-# shellcheck source=selftests/e2e/vm.sh
-source "$E2E/vm.sh"
-# shellcheck source=selftests/e2e/guests.sh
-source "$E2E/guests.sh"
+# shellcheck source=bench/guest_lib.sh
+source "$HERE/guest_lib.sh"
 
 REPS=3
 SECS=10
@@ -42,12 +37,9 @@ LIMIT=2000
 source "$(dirname "$0")/opts.sh"
 bench_opts "r:REPS s:SECS R:RATE L:LIMIT" "$@"
 
-[ "$(id -u)" = 0 ] || { echo "bench_neighbours: needs root" >&2; exit 1; }
+bench_guest_ready bench_neighbours
 SOAK=$OUT/selftests/soak
 [ -x "$SOAK" ] || { echo "bench_neighbours: $SOAK is not built (make)" >&2; exit 1; }
-if ! why=$("$E2E/build-guest.sh" --check); then
-	"$E2E/build-guest.sh" >/dev/null || { echo "bench_neighbours: no guest: $why" >&2; exit 1; }
-fi
 
 trap '[ "$BASHPID" = "$$" ] && { vm_cleanup_all; _cleanup_all; }' EXIT
 

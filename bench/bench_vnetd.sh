@@ -195,14 +195,7 @@ failed=0
 # wait_sock PATH PID: the socket exists (bounded) while PID lives
 wait_sock()
 {
-	local n=600
-
-	while [ ! -S "$1" ]; do
-		kill -0 "$2" 2>/dev/null || return 1
-		[ "$n" -gt 0 ] || return 1
-		sleep 0.05
-		n=$((n - 1))
-	done
+	wait_for 30 "$2" test -S "$1"
 }
 
 # shellcheck disable=SC2317 # called by the EXIT trap
@@ -236,54 +229,36 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 trap 'exit 129' HUP
 
-start_vnetd()
+# vnetd_arm VAR SOCK TAP LOG WHAT BIN ARG...: vnetd BIN serving SOCK on TAP
+# (with ARGs) on the backend CPU, its pid in VAR, its output appended to
+# $LOGS/LOG; false, with an error naming WHAT, when it made no socket
+vnetd_arm()
 {
-	rm -f "$SOCK_V"
-	"$VNETD" --socket "$SOCK_V" --tap "$TV" --netns "$NS" \
-		--cpus "$BACKEND_CPU" $VNETD_PACKED >>"$LOGS/vnetd.log" 2>&1 &
-	VNETD_PID=$!
-	if ! wait_sock "$SOCK_V" "$VNETD_PID"; then
-		err "vnetd did not start: $(tail -n 3 "$LOGS/vnetd.log")"
+	local var=$1 sock=$2 tap=$3 log=$LOGS/$4 what=$5 bin=$6
+
+	shift 6
+	rm -f "$sock"
+	"$bin" --socket "$sock" --tap "$tap" --netns "$NS" \
+		--cpus "$BACKEND_CPU" "$@" >>"$log" 2>&1 &
+	printf -v "$var" %s "$!"
+	if ! wait_sock "$sock" "$!"; then
+		err "$what did not start: $(tail -n 3 "$log")"
 		return 1
 	fi
 }
 
-start_vnetd_bp()
+# the vnetd arms: the defaults, busy-poll (VNETD_B), no sandbox, packed
+# shellcheck disable=SC2086 # VNETD_PACKED, VNETD_B_ARGS: words
+start_vnetds()
 {
-	rm -f "$SOCK_P"
-	# shellcheck disable=SC2086 # VNETD_B_ARGS: words
-	"$VNETD_B" --socket "$SOCK_P" --tap "$TP" --netns "$NS" \
-		--cpus "$BACKEND_CPU" $VNETD_B_ARGS $VNETD_PACKED \
-		>>"$LOGS/vnetd-bp.log" 2>&1 &
-	VNETD_BP_PID=$!
-	if ! wait_sock "$SOCK_P" "$VNETD_BP_PID"; then
-		err "vnetd --busy-poll did not start: $(tail -n 3 "$LOGS/vnetd-bp.log")"
-		return 1
-	fi
-}
-
-start_vnetd_nosb()
-{
-	rm -f "$SOCK_N"
-	"$VNETD" --socket "$SOCK_N" --tap "$TN" --netns "$NS" \
-		--cpus "$BACKEND_CPU" --no-sandbox >>"$LOGS/vnetd-nosb.log" 2>&1 &
-	VNETD_NOSB_PID=$!
-	if ! wait_sock "$SOCK_N" "$VNETD_NOSB_PID"; then
-		err "vnetd --no-sandbox did not start: $(tail -n 3 "$LOGS/vnetd-nosb.log")"
-		return 1
-	fi
-}
-
-start_vnetd_pk()
-{
-	rm -f "$SOCK_K"
-	"$VNETD" --socket "$SOCK_K" --tap "$TK" --netns "$NS" \
-		--cpus "$BACKEND_CPU" --packed >>"$LOGS/vnetd-pk.log" 2>&1 &
-	VNETD_PK_PID=$!
-	if ! wait_sock "$SOCK_K" "$VNETD_PK_PID"; then
-		err "vnetd --packed did not start: $(tail -n 3 "$LOGS/vnetd-pk.log")"
-		return 1
-	fi
+	vnetd_arm VNETD_PID "$SOCK_V" "$TV" vnetd.log vnetd "$VNETD" \
+		$VNETD_PACKED &&
+		vnetd_arm VNETD_BP_PID "$SOCK_P" "$TP" vnetd-bp.log \
+			"vnetd --busy-poll" "$VNETD_B" $VNETD_B_ARGS $VNETD_PACKED &&
+		vnetd_arm VNETD_NOSB_PID "$SOCK_N" "$TN" vnetd-nosb.log \
+			"vnetd --no-sandbox" "$VNETD" --no-sandbox &&
+		vnetd_arm VNETD_PK_PID "$SOCK_K" "$TK" vnetd-pk.log \
+			"vnetd --packed" "$VNETD" --packed
 }
 
 start_peer()
@@ -536,7 +511,7 @@ t2g_ceiling()
 # summary goes to $LOGS/slice-SIZE.out, its line per round to stderr
 g2t_sliced()
 {
-	local s=$1 wp cp w2p p t arms=()
+	local s=$1 wp cp w2p t arms=()
 
 	start_guest "$SOCK_V" txonly "$s"
 	# the guest's frames are flowing (bounded wait)
@@ -574,13 +549,7 @@ g2t_sliced()
 	SLICER_PID=$!
 	wait "$SLICER_PID" || failed=1
 	SLICER_PID=
-	for p in "${SLICE_PIDS[@]}"; do
-		kill -CONT "$p" 2>/dev/null
-		kill -INT "$p" 2>/dev/null
-	done
-	for p in "${SLICE_PIDS[@]}"; do
-		wait_pid "$p" 5
-	done
+	interrupt_pids 5 "${SLICE_PIDS[@]}"
 	SLICE_PIDS=()
 	kill -CONT "$GUEST_PID" 2>/dev/null
 	stop_guest
@@ -612,7 +581,7 @@ for t in "$TC" $SLICED_TAPS; do
 		exit 1
 	fi
 done
-if ! start_vnetd || ! start_vnetd_bp || ! start_vnetd_nosb || ! start_vnetd_pk; then
+if ! start_vnetds; then
 	failed=1
 	exit 1
 fi
@@ -636,6 +605,18 @@ record()
 	echo >&2
 }
 
+# backend_arm ARM SOCK TAP PID: ARM's figures at every size, guest -> tap
+# and tap -> guest, through the backend PID serving SOCK on TAP
+backend_arm()
+{
+	local s
+
+	for s in $SIZES; do
+		has "$DIRS" g2t && num "$s" && record "$1" g2t "$s" "$(g2t_backend "$2" "$3" "$s" "$4")"
+		has "$DIRS" t2g && record "$1" t2g "$s" "$(t2g_backend "$2" "$3" "$s" "$4")"
+	done
+}
+
 echo "bench_vnetd: $REPS repetitions, ${SECS} s windows, guest on CPU $GUEST_CPU, backends on CPU $BACKEND_CPU, $(uname -r)" >&2
 t_start=$(date +%s)
 for rep in $(seq "$REPS"); do
@@ -645,30 +626,10 @@ for rep in $(seq "$REPS"); do
 	for blk in $blocks; do
 		has "$ARMS" "$blk" || continue
 		case $blk in
-		vnetd)
-			for s in $SIZES; do
-				has "$DIRS" g2t && num "$s" && record vnetd g2t "$s" "$(g2t_backend "$SOCK_V" "$TV" "$s" "$VNETD_PID")"
-				has "$DIRS" t2g && record vnetd t2g "$s" "$(t2g_backend "$SOCK_V" "$TV" "$s" "$VNETD_PID")"
-			done
-			;;
-		vnetd_nosb)
-			for s in $SIZES; do
-				has "$DIRS" g2t && num "$s" && record vnetd_nosb g2t "$s" "$(g2t_backend "$SOCK_N" "$TN" "$s" "$VNETD_NOSB_PID")"
-				has "$DIRS" t2g && record vnetd_nosb t2g "$s" "$(t2g_backend "$SOCK_N" "$TN" "$s" "$VNETD_NOSB_PID")"
-			done
-			;;
-		vnetd_pk)
-			for s in $SIZES; do
-				has "$DIRS" g2t && num "$s" && record vnetd_pk g2t "$s" "$(g2t_backend "$SOCK_K" "$TK" "$s" "$VNETD_PK_PID")"
-				has "$DIRS" t2g && record vnetd_pk t2g "$s" "$(t2g_backend "$SOCK_K" "$TK" "$s" "$VNETD_PK_PID")"
-			done
-			;;
-		vnetd_bp)
-			for s in $SIZES; do
-				has "$DIRS" g2t && num "$s" && record vnetd_bp g2t "$s" "$(g2t_backend "$SOCK_P" "$TP" "$s" "$VNETD_BP_PID")"
-				has "$DIRS" t2g && record vnetd_bp t2g "$s" "$(t2g_backend "$SOCK_P" "$TP" "$s" "$VNETD_BP_PID")"
-			done
-			;;
+		vnetd) backend_arm vnetd "$SOCK_V" "$TV" "$VNETD_PID" ;;
+		vnetd_nosb) backend_arm vnetd_nosb "$SOCK_N" "$TN" "$VNETD_NOSB_PID" ;;
+		vnetd_pk) backend_arm vnetd_pk "$SOCK_K" "$TK" "$VNETD_PK_PID" ;;
+		vnetd_bp) backend_arm vnetd_bp "$SOCK_P" "$TP" "$VNETD_BP_PID" ;;
 		peer)
 			if ! start_peer; then
 				for s in $SIZES; do
@@ -677,10 +638,7 @@ for rep in $(seq "$REPS"); do
 				done
 				continue
 			fi
-			for s in $SIZES; do
-				has "$DIRS" g2t && num "$s" && record peer g2t "$s" "$(g2t_backend "$SOCK_D" "$TD" "$s" "$PEER_PID")"
-				has "$DIRS" t2g && record peer t2g "$s" "$(t2g_backend "$SOCK_D" "$TD" "$s" "$PEER_PID")"
-			done
+			backend_arm peer "$SOCK_D" "$TD" "$PEER_PID"
 			stop_peer
 			;;
 		ceiling)
@@ -719,16 +677,6 @@ fi
 t_end=$(date +%s)
 
 # --- report --------------------------------------------------------------------
-
-# stats "v1 v2 ...": min median max
-stats()
-{
-	echo "$1" | tr ' ' '\n' | awk 'NF && $1 != "nan"' | sort -g |
-		awk '{ v[NR] = $1 } END {
-			if (NR == 0) { print "nan nan nan"; exit }
-			m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			printf "%g %g %g\n", v[1], m, v[NR] }'
-}
 
 # ratios "a1 a2 ..." "b1 b2 ...": per-repetition a/b, min median max
 ratios()
@@ -770,7 +718,7 @@ table()
 		for s in $SIZES; do
 			[ -n "${a[$c,$3,$s]:-}" ] || continue
 			# shellcheck disable=SC2046
-			line+=$(printf '  %5s B: %-27s' "$s" "$(fmt "$4" $(stats "${a[$c,$3,$s]}"))")
+			line+=$(printf '  %5s B: %-27s' "$s" "$(fmt "$4" $(mmm "${a[$c,$3,$s]}"))")
 		done
 		echo "$line"
 	done

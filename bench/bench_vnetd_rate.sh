@@ -96,14 +96,7 @@ done
 bench_need_root "a network namespace, taps, bridges, BPF"
 bench_need_exec "$VNETD" "$SOAK" "$VNETCTL" "$EVSTAT"
 bench_need_cmd jq ip taskset
-if [ "$(nproc)" -lt 2 ]; then
-	VNETD_CPU=0 SOAK_CPU=0
-	err "one CPU: vnetd and its frontends share it"
-fi
-
-id=$(printf %06x $(($$ & 0xffffff)))
-NS=vnet-b-rate-$$
-LOGS=$(mktemp -d /tmp/vnet-bench-rate.XXXXXX)
+bench_soak_setup rate
 declare -A VPID SPID	# per arm: vnetd, soak
 failed=0
 
@@ -208,9 +201,7 @@ done
 # taps' rx_packets)
 frames()
 {
-	ip -n "$NS" -s -j link show 2>/dev/null |
-		jq --arg p "vrt${id}a$1n" '[.[] | select(.ifname | startswith($p)) |
-			.stats64.rx.packets] | add // 0'
+	tap_rx_frames "$NS" "vrt${id}a$1n"
 }
 
 # start_soak ARM RATE: the arm's frontends, stopped (SIGSTOP) once they send
@@ -234,14 +225,13 @@ start_soak()
 # flight, all at once) and must have received nothing foreign
 stop_soaks()
 {
-	local a f
+	local a f pids=()
 
 	for a in "${arms[@]}"; do
-		kill -CONT "${SPID[$a]}" 2>/dev/null
-		kill -INT "${SPID[$a]}" 2>/dev/null
+		pids+=("${SPID[$a]}")
 	done
+	interrupt_pids 60 "${pids[@]}"
 	for a in "${arms[@]}"; do
-		wait_pid "${SPID[$a]}" 60
 		SPID[$a]=
 		check_soak "$a"
 	done
@@ -273,13 +263,7 @@ for rate in $RATES; do
 	win=$(awk -v s="$SECS" -v m="$MIN_FRAMES" -v p="$PORTS" -v r="$rate" \
 		'BEGIN { w = m / (p * r); printf "%g", (w > s ? w : s) }')
 	for ((rep = 1; rep <= REPS; rep++)); do
-		order=("${arms[@]}")
-		if ((rep % 2 == 0)); then
-			order=()
-			for ((i = ${#arms[@]} - 1; i >= 0; i--)); do
-				order+=("${arms[i]}")
-			done
-		fi
+		mapfile -t order < <(rep_order "$rep" "${arms[@]}")
 		for arm in "${order[@]}"; do
 			ai=0
 			while [ "${arms[ai]}" != "$arm" ]; do ai=$((ai + 1)); done

@@ -130,14 +130,7 @@ fi
 if [ "$(ulimit -Hn)" != unlimited ] && [ "$(ulimit -Hn)" -lt 65536 ]; then
 	ulimit -HSn 65536 2>/dev/null || err "cannot raise RLIMIT_NOFILE to 65536: beyond 700 ports some frontends may fail to connect"
 fi
-if [ "$(nproc)" -lt 2 ]; then
-	VNETD_CPU=0 SOAK_CPU=0
-	err "one CPU: vnetd and its frontends share it"
-fi
-
-id=$(printf %06x $(($$ & 0xffffff)))
-NS=vnet-b-scale-$$
-LOGS=$(mktemp -d /tmp/vnet-bench-scale.XXXXXX)
+bench_soak_setup scale
 VNETD_PID=
 SOAK_PID=
 NOTIFY_PID=
@@ -196,9 +189,7 @@ port_args()
 # frames: the frames the frontends sent through vnetd (the taps' rx_packets)
 frames()
 {
-	ip -n "$NS" -s -j link show 2>/dev/null |
-		jq --arg p "vst${id}n" '[.[] | select(.ifname | startswith($p)) |
-			.stats64.rx.packets] | add // 0'
+	tap_rx_frames "$NS" "vst${id}n"
 }
 
 # mem PID: "VmRSS RssAnon RssShmem" in KiB
@@ -416,13 +407,7 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 t_start=$(date +%s)
 read -r -a counts <<<"$COUNTS"
 for ((rep = 1; rep <= REPS; rep++)); do
-	order=("${counts[@]}")
-	if ((rep % 2 == 0)); then
-		order=()
-		for ((i = ${#counts[@]} - 1; i >= 0; i--)); do
-			order+=("${counts[i]}")
-		done
-	fi
+	mapfile -t order < <(rep_order "$rep" "${counts[@]}")
 	for n in "${order[@]}"; do
 		if ! measure "$n" "$rep"; then
 			failed=1

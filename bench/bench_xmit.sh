@@ -24,13 +24,8 @@
 
 set -u
 
-here=$(cd "$(dirname "$0")" && pwd)
-top=$(dirname "$here")
-out=${OUT:-build}
-case $out in
-/*) ;;
-*) out=$top/$out ;;
-esac
+# shellcheck source=bench/bench_lib.sh
+source "$(dirname "$0")/bench_lib.sh"
 VNETCTL=${VNETCTL:-$out/vnetctl}
 SEND=$out/bench/bench_xmit_send
 
@@ -39,8 +34,6 @@ frames=400000
 counts="0 1 16 64"
 cpu=1
 
-# shellcheck source=bench/opts.sh
-source "$(dirname "$0")/opts.sh"
 bench_opts "r:reps n:frames c:counts C:cpu" "$@"
 
 if [ "$(id -u)" -ne 0 ]; then

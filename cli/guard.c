@@ -180,17 +180,6 @@ static int guard_show(int argc, char **argv)
 
 int do_guard(int argc, char **argv)
 {
-	const char *w;
-
-	if (argc < 2)
-		return cli_usage("guard", "missing subcommand: show, set or clear");
-	w = argv[1];
-	if (strlen(w) > 1 && !strncmp("show", w, strlen(w)))
-		return guard_show(argc, argv);
-	if (strlen(w) > 1 && !strncmp("set", w, strlen(w)))
-		return guard_set(argc, argv);
-	if (strlen(w) > 0 && !strncmp("clear", w, strlen(w)))
-		return guard_clear(argc, argv);
-	return cli_usage("guard", "%s subcommand '%s': expected show, set or clear",
-			 !strcmp(w, "s") ? "ambiguous" : "unknown", w);
+	return cli_show_set_clear("guard", argc, argv, guard_show, guard_set,
+				  guard_clear);
 }

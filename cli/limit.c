@@ -169,17 +169,6 @@ static int limit_show(int argc, char **argv)
 
 int do_limit(int argc, char **argv)
 {
-	const char *w;
-
-	if (argc < 2)
-		return cli_usage("limit", "missing subcommand: show, set or clear");
-	w = argv[1];
-	if (strlen(w) > 1 && !strncmp("show", w, strlen(w)))
-		return limit_show(argc, argv);
-	if (strlen(w) > 1 && !strncmp("set", w, strlen(w)))
-		return limit_set(argc, argv);
-	if (strlen(w) > 0 && !strncmp("clear", w, strlen(w)))
-		return limit_clear(argc, argv);
-	return cli_usage("limit", "%s subcommand '%s': expected show, set or clear",
-			 !strcmp(w, "s") ? "ambiguous" : "unknown", w);
+	return cli_show_set_clear("limit", argc, argv, limit_show, limit_set,
+				  limit_clear);
 }

@@ -45,37 +45,19 @@ static inline void fuzz_bytes(struct fuzz_in *in, void *dst, size_t len)
 	in->n -= k;
 }
 
-static inline uint8_t fuzz_u8(struct fuzz_in *in)
-{
-	uint8_t v;
-
-	fuzz_bytes(in, &v, sizeof(v));
-	return v;
-}
-
-static inline uint16_t fuzz_u16(struct fuzz_in *in)
-{
-	uint16_t v;
-
-	fuzz_bytes(in, &v, sizeof(v));
-	return v;
-}
-
-static inline uint32_t fuzz_u32(struct fuzz_in *in)
-{
-	uint32_t v;
-
-	fuzz_bytes(in, &v, sizeof(v));
-	return v;
-}
-
-static inline uint64_t fuzz_u64(struct fuzz_in *in)
-{
-	uint64_t v;
-
-	fuzz_bytes(in, &v, sizeof(v));
-	return v;
-}
+/* fuzz_u8() ... fuzz_u64(): the next whole number of the input (0 past it) */
+#define FUZZ_UINT(bits)                                                        \
+	static inline uint##bits##_t fuzz_u##bits(struct fuzz_in *in)          \
+	{                                                                      \
+		uint##bits##_t v;                                              \
+                                                                               \
+		fuzz_bytes(in, &v, sizeof(v));                                 \
+		return v;                                                      \
+	}
+FUZZ_UINT(8)
+FUZZ_UINT(16)
+FUZZ_UINT(32)
+FUZZ_UINT(64)
 
 /*
  * What a target knows about the input that makes an oracle trip for a

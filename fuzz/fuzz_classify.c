@@ -138,6 +138,21 @@ static bool skb_refuses(const uint8_t *f, uint32_t len)
 	       (proto == 0x86dd && len < 14 + 40);
 }
 
+/*
+ * A tc hook (HOOK, program PROG, direction DIR) on frame F: the class the
+ * reference gives (WANT), unless the kernel refuses to run such a frame.
+ */
+static void tc_check(const char *hook, int prog, __u32 dir, const uint8_t *f,
+		     uint32_t len, int want)
+{
+	int got = run(hook, prog, dir, (__u32)TC_ACT_UNSPEC, f, len);
+
+	FUZZ_ASSERT(got >= 0 || skb_refuses(f, len),
+		    "%s: test run refused a %u byte frame", hook, len);
+	FUZZ_ASSERT(got < 0 || got == want, "%s: %s, the reference says %s",
+		    hook, names[got], names[want]);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static bool said;
@@ -165,20 +180,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(got == want, "vnet_xdp_tx: %s, the reference says %s",
 		    names[got], names[want]);
 
-	got = run("vnet_tc_tx", bpf_program__fd(skel->progs.vnet_tc_tx),
-		  VNET_DIR_TX, (__u32)TC_ACT_UNSPEC, f, len);
-	FUZZ_ASSERT(got >= 0 || skb_refuses(f, len),
-		    "vnet_tc_tx: test run refused a %u byte frame", len);
-	FUZZ_ASSERT(got < 0 || got == want,
-		    "vnet_tc_tx: %s, the reference says %s", names[got],
-		    names[want]);
-
-	got = run("vnet_tc_rx", bpf_program__fd(skel->progs.vnet_tc_rx),
-		  VNET_DIR_RX, (__u32)TC_ACT_UNSPEC, f, len);
-	FUZZ_ASSERT(got >= 0 || skb_refuses(f, len),
-		    "vnet_tc_rx: test run refused a %u byte frame", len);
-	FUZZ_ASSERT(got < 0 || got == want,
-		    "vnet_tc_rx: %s, the reference says %s", names[got],
-		    names[want]);
+	tc_check("vnet_tc_tx", bpf_program__fd(skel->progs.vnet_tc_tx),
+		 VNET_DIR_TX, f, len, want);
+	tc_check("vnet_tc_rx", bpf_program__fd(skel->progs.vnet_tc_rx),
+		 VNET_DIR_RX, f, len, want);
 	return 0;
 }

@@ -37,26 +37,13 @@
 #include <linux/virtio_ring.h>
 
 #include "fuzz.h"
+#include "fuzz_mem.h"
 #include "log.h"
+#include "sendfds.h"
 #include "vhost_user.h"
 
 #define NR_VQS 4
 #define MEMFD_NAME "vnetfuzz-vu"
-
-static bool range_in_mem(const struct vhost_mem *m, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-	unsigned int i;
-
-	for (i = 0; i < m->nregions; i++) {
-		const struct vhost_mem_region *r = &m->regions[i];
-
-		if (b >= r->host && len <= r->size &&
-		    (uint64_t)(b - r->host) <= r->size - len)
-			return true;
-	}
-	return false;
-}
 
 static uint64_t ops_get_features(struct vhost_dev *dev)
 {
@@ -83,22 +70,25 @@ static int ops_queue_start(struct vhost_dev *dev, struct vhost_vq *vq)
 
 	if (vq->packed.desc) {
 		/* one descriptor ring and two event suppression areas */
-		FUZZ_ASSERT(range_in_mem(&dev->mem, vq->packed.desc, n * 16),
+		FUZZ_ASSERT(fuzz_region_of(&dev->mem, vq->packed.desc,
+					   n * 16) >= 0,
 			    "vq %u: packed descriptor ring outside guest memory",
 			    vq->index);
-		FUZZ_ASSERT(range_in_mem(&dev->mem, vq->packed.driver_event, 4),
+		FUZZ_ASSERT(fuzz_region_of(&dev->mem, vq->packed.driver_event,
+					   4) >= 0,
 			    "vq %u: driver event area outside guest memory",
 			    vq->index);
-		FUZZ_ASSERT(range_in_mem(&dev->mem, vq->packed.device_event, 4),
+		FUZZ_ASSERT(fuzz_region_of(&dev->mem, vq->packed.device_event,
+					   4) >= 0,
 			    "vq %u: device event area outside guest memory",
 			    vq->index);
 		return vq->num == 2 ? -EIO : 0;
 	}
-	FUZZ_ASSERT(range_in_mem(&dev->mem, vq->split.desc, n * 16),
+	FUZZ_ASSERT(fuzz_region_of(&dev->mem, vq->split.desc, n * 16) >= 0,
 		    "vq %u: descriptor table outside guest memory", vq->index);
-	FUZZ_ASSERT(range_in_mem(&dev->mem, vq->split.avail, 4 + n * 2),
+	FUZZ_ASSERT(fuzz_region_of(&dev->mem, vq->split.avail, 4 + n * 2) >= 0,
 		    "vq %u: avail ring outside guest memory", vq->index);
-	FUZZ_ASSERT(range_in_mem(&dev->mem, vq->split.used, 4 + n * 8),
+	FUZZ_ASSERT(fuzz_region_of(&dev->mem, vq->split.used, 4 + n * 8) >= 0,
 		    "vq %u: used ring outside guest memory", vq->index);
 	/* refuse one ring in a while: the library must leave it stopped */
 	return vq->num == 2 ? -EIO : 0;
@@ -192,16 +182,10 @@ static void drain(int fd)
 /* One record: false when the connection is gone (or the input ended). */
 static bool send_record(struct fuzz_in *in, int fd)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * VHOST_USER_MAX_FDS)];
-		struct cmsghdr align;
-	} ctl;
 	uint8_t msg[sizeof(struct vhost_user_hdr) + VHOST_USER_PAYLOAD_MAX];
 	struct vhost_user_hdr hdr;
 	unsigned int nfds, i, got = 0;
 	int fds[VHOST_USER_MAX_FDS];
-	struct iovec iov;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	size_t plen;
 	ssize_t n;
 
@@ -219,20 +203,8 @@ static bool send_record(struct fuzz_in *in, int fd)
 	if (plen > in->n)
 		plen = in->n;
 	fuzz_bytes(in, msg + sizeof(hdr), plen);
-	iov.iov_base = msg;
-	iov.iov_len = sizeof(hdr) + plen;
-	if (got) {
-		struct cmsghdr *c;
-
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * got);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * got);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * got);
-	}
-	n = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	n = vnet_send_fds(fd, msg, sizeof(hdr) + plen, fds, got,
+			  MSG_DONTWAIT | MSG_NOSIGNAL);
 	for (i = 0; i < got; i++)
 		close(fds[i]);
 	return n > 0;

@@ -28,6 +28,7 @@
 #include <linux/virtio_ring.h>
 
 #include "fuzz.h"
+#include "fuzz_mem.h"
 #include "log.h"
 #include "virtq.h"
 
@@ -84,22 +85,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* Which region holds [p, p + len), or -1. */
-static int region_of(const struct vhost_mem *m, const void *p, size_t len)
-{
-	const uint8_t *b = p;
-	unsigned int i;
-
-	for (i = 0; i < m->nregions; i++) {
-		const struct vhost_mem_region *r = &m->regions[i];
-
-		if (b >= r->host && len <= r->size &&
-		    (uint64_t)(b - r->host) <= r->size - len)
-			return (int)i;
-	}
-	return -1;
-}
-
 static void check_elem(const struct vhost_mem *m, const struct vhost_vq_elem *e,
 		       uint16_t num)
 {
@@ -117,7 +102,8 @@ static void check_elem(const struct vhost_mem *m, const struct vhost_vq_elem *e,
 		return;
 	}
 	for (i = 0; i < (unsigned int)e->out_num + e->in_num; i++) {
-		int r = region_of(m, e->iov[i].iov_base, e->iov[i].iov_len);
+		int r = fuzz_region_of(m, e->iov[i].iov_base,
+				       e->iov[i].iov_len);
 		const struct vhost_mem_region *reg;
 
 		FUZZ_ASSERT(e->iov[i].iov_len, "empty segment %u", i);

@@ -12,6 +12,8 @@
 #   TARGET: N executions in S s (E exec/s), corpus C, crashes K
 # and the oracle line of each crash; exits 1 if anything crashed.
 #
+# fuzz/run.sh --list: the targets' names, one a line.
+#
 # Environment: OUT (default build), FUZZ_SECS, FUZZ_JOBS, and what the
 # targets read (FUZZ_RX_MAX_SEGS, see fuzz/fuzz_rx.c).
 
@@ -21,6 +23,10 @@ OUT=${OUT:-build}
 SECS=${FUZZ_SECS:-60}
 JOBS=${FUZZ_JOBS:-1}
 ALL=(fuzz_vhost_user fuzz_virtq fuzz_rx fuzz_classify fuzz_config)
+if [ "${1:-}" = --list ]; then
+	printf '%s\n' "${ALL[@]}"
+	exit 0
+fi
 
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${ALL[@]}")

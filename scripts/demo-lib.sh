@@ -8,6 +8,7 @@
 #   demo_head TITLE             the block's heading and its columns
 #   demo_row LABEL DEF OFF      one measured figure, on the defaults and off
 #   demo_ratio A B              A/B to 2 decimals ("-" when B is 0 or empty)
+#   demo_cmp VAR LABEL DEF OFF  demo_row, and the ratio DEF/OFF into VAR
 #   demo_lt R LIMIT             R is a number below LIMIT
 
 demo_head()
@@ -26,6 +27,12 @@ demo_ratio()
 	awk -v a="$1" -v b="$2" 'BEGIN {
 		if (a == "" || b == "" || b + 0 == 0) { print "-"; exit }
 		printf "%.2f\n", a / b }'
+}
+
+demo_cmp()
+{
+	demo_row "$2" "$3" "$4"
+	printf -v "$1" %s "$(demo_ratio "$3" "$4")"
 }
 
 demo_lt()

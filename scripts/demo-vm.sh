@@ -229,14 +229,12 @@ read -r o_mbit o_ipm o_spf < <(stream sw-off "${edges[4]}" "${edges[5]}")
 read -r d_p50 d_ipr < <(rr rr-def-a rr-def-b 2 3 6 7)
 read -r o_p50 o_ipr < <(rr rr-off-a rr-off-b 3 4 5 6)
 demo_head "vnet's defaults against coalescing off: the same guest, the same work"
-demo_row "TCP stream, $WRITE B writes: Mbit/s" "$d_mbit" "$o_mbit"
-demo_row "  guest interrupts per MB" "$d_ipm" "$o_ipm"
+r_mbit='' r_ipm='' r_p50='' # demo_cmp's
+demo_cmp r_mbit "TCP stream, $WRITE B writes: Mbit/s" "$d_mbit" "$o_mbit"
+demo_cmp r_ipm "  guest interrupts per MB" "$d_ipm" "$o_ipm"
 demo_row "  TX completion signals per frame" "$d_spf" "$o_spf"
-demo_row "UDP round trip (64 B): p50 us" "$d_p50" "$o_p50"
+demo_cmp r_p50 "UDP round trip (64 B): p50 us" "$d_p50" "$o_p50"
 demo_row "  guest interrupts per round trip" "$d_ipr" "$o_ipr"
-r_ipm=$(demo_ratio "$d_ipm" "$o_ipm")
-r_mbit=$(demo_ratio "$d_mbit" "$o_mbit")
-r_p50=$(demo_ratio "$d_p50" "$o_p50")
 if demo_lt "$r_ipm" 1 && demo_lt "$r_p50" 1.1; then
 	meaning="the stream's completions were held and batched, the round trip's signalled at once"
 elif ! demo_lt "$r_ipm" 1; then

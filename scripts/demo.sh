@@ -116,12 +116,10 @@ armed()
 		/armed guest:/ && on == m { print $(f) }' <<<"$sig"
 }
 demo_head "vnet's defaults against coalescing off: signals per 1000 frames"
-demo_row "guest TX, UDP (nothing waits for it)" "$(armed 1 5)" "$(armed 0 5)"
-demo_row "guest TX, TCP payload without PSH (urgent)" "$(armed 1 8)" "$(armed 0 8)"
-demo_row "guest RX, UDP" "$(armed 1 10)" "$(armed 0 10)"
-r_tx=$(demo_ratio "$(armed 1 5)" "$(armed 0 5)")
-r_urg=$(demo_ratio "$(armed 1 8)" "$(armed 0 8)")
-r_rx=$(demo_ratio "$(armed 1 10)" "$(armed 0 10)")
+r_tx='' r_urg='' r_rx='' # demo_cmp's
+demo_cmp r_tx "guest TX, UDP (nothing waits for it)" "$(armed 1 5)" "$(armed 0 5)"
+demo_cmp r_urg "guest TX, TCP payload without PSH (urgent)" "$(armed 1 8)" "$(armed 0 8)"
+demo_cmp r_rx "guest RX, UDP" "$(armed 1 10)" "$(armed 0 10)"
 # the quiet period: a TX burst more than tx-usecs after the ring's last
 # signal goes at once, so on a busy machine the bursts may all go
 if demo_lt "$r_rx" 1 && ! demo_lt "$r_urg" 0.99; then

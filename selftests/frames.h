@@ -127,6 +127,21 @@ struct frame_spec {
 	size_t min_len;
 };
 
+/* an IPv4 TCP segment with FLAGS, seq 1000, ack 2000, PAYLOAD bytes */
+static inline struct frame_spec tcp4(uint8_t flags, size_t payload)
+{
+	struct frame_spec s = {
+		.ethertype = ETH_P_IP,
+		.proto = IPPROTO_TCP,
+		.tcp_flags = flags,
+		.seq = 1000,
+		.ack_seq = 2000,
+		.payload_len = payload,
+	};
+
+	return s;
+}
+
 /* Where frame_build() put things, to edit a frame after building it. */
 struct frame_layout {
 	size_t len;		/* frame length, padding included */

@@ -85,40 +85,43 @@ _ksft_shown()
 	[ "$_ksft_filter" = 0 ] || sel_selected "$1"
 }
 
-pass()
+# _ksft_result KIND NAME [REASON...]: the line of a result (PASS, FAIL or
+# SKIP) and its count, when the selection shows NAME
+_ksft_result()
 {
-	local name
+	local kind=$1 name
 
-	name=$(_name "$1")
+	name=$(_name "$2")
+	shift 2
 	_ksft_shown "$name" || return 0
 	_ksft_took
-	echo "PASS: $name ($SEL_SECS s)"
-	KSFT_PASS=$((KSFT_PASS + 1))
+	case $kind in
+	PASS)
+		echo "PASS: $name ($SEL_SECS s)"
+		KSFT_PASS=$((KSFT_PASS + 1)) ;;
+	FAIL)
+		echo "FAIL: $name ($SEL_SECS s): $(echo "$*" | tr '\n' ' ' | sed 's/ *$//')"
+		KSFT_FAIL=$((KSFT_FAIL + 1)) ;;
+	SKIP)
+		echo "SKIP: $name: $*"
+		KSFT_SKIP=$((KSFT_SKIP + 1)) ;;
+	esac
+}
+
+pass()
+{
+	_ksft_result PASS "$1"
 }
 
 # fail NAME REASON...: the reason is printed on one line
 fail()
 {
-	local name
-
-	name=$(_name "$1")
-	shift
-	_ksft_shown "$name" || return 0
-	_ksft_took
-	echo "FAIL: $name ($SEL_SECS s): $(echo "$*" | tr '\n' ' ' | sed 's/ *$//')"
-	KSFT_FAIL=$((KSFT_FAIL + 1))
+	_ksft_result FAIL "$@"
 }
 
 skip()
 {
-	local name
-
-	name=$(_name "$1")
-	shift
-	_ksft_shown "$name" || return 0
-	_ksft_took
-	echo "SKIP: $name: $*"
-	KSFT_SKIP=$((KSFT_SKIP + 1))
+	_ksft_result SKIP "$@"
 }
 
 # check NAME REASON CMD...: pass if CMD succeeds, else fail with REASON
@@ -464,6 +467,38 @@ tap_create()
 	ip -n "$ns" link set "$dev" up
 }
 
+# tap_case CASE: a fresh netns for CASE ($NS, ns_create) with a new tap $DEV
+tap_case()
+{
+	DEV=$(rand_tap)
+	ns_create "$1" && tap_create "$NS" "$DEV"
+}
+
+# attached_case CASE [OPTION...]: tap_case CASE, then vnetctl attach $DEV
+# (with OPTIONs); false when a step failed ($RUN_* say why)
+attached_case()
+{
+	tap_case "$1" || return 1
+	run vnetctl -n "$NS" attach "$DEV" "${@:2}"
+	[ "$RUN_RC" -eq 0 ]
+}
+
+# refuses_unattached WHAT CMD...: `vnetctl -n $NS CMD... TAP` on a new tap
+# of $NS that vnet is not attached to (its name in OTHER) exits 1 with an
+# error naming the fix ("vnet is not attached"); WHAT starts the checks'
+# names
+refuses_unattached()
+{
+	local what=$1
+
+	shift
+	OTHER=$(rand_tap)
+	tap_create "$NS" "$OTHER"
+	run vnetctl -n "$NS" "$@" "$OTHER"
+	expect "$what exit" 1 "$RUN_RC"
+	expect "$what message" yes "$(grep -q "vnet is not attached" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+}
+
 # tap_addr NS DEV: the host end of the guest link: 192.0.2.1/24 on DEV and a
 # permanent neighbour entry for the guest (no ARP on the wire)
 tap_addr()
@@ -509,7 +544,7 @@ _cleanup_ns()
 }
 
 # processes a case started: procs_add PID... has end_case kill (TERM) and
-# reap them; procs_forget when the case reaped them itself
+# reap them (procs_kill); procs_forget when the case reaped them itself
 _procs=()
 procs_add()
 {
@@ -521,16 +556,24 @@ procs_forget()
 	_procs=()
 }
 
-# end_case: the case's processes stopped, its taps and netns removed
-end_case()
+# procs_kill [SIG]: the processes procs_add listed continued (one may be
+# stopped), sent SIG (default TERM) and reaped; the list emptied
+procs_kill()
 {
 	local pid
 
 	for pid in ${_procs[@]+"${_procs[@]}"}; do
-		kill "$pid" 2>/dev/null
+		kill -CONT "$pid" 2>/dev/null
+		kill -"${1:-TERM}" "$pid" 2>/dev/null
 		wait "$pid" 2>/dev/null
 	done
 	_procs=()
+}
+
+# end_case: the case's processes stopped, its taps and netns removed
+end_case()
+{
+	procs_kill
 	case_cleanup
 }
 

@@ -19,7 +19,7 @@ cd "$(dirname "$0")/.." || exit 1
 OUT=${OUT:-build}
 SECS=${VNET_FUZZ_SECS:-5}
 STRICT=${VNET_FUZZ_STRICT:-0}
-TARGETS=(fuzz_vhost_user fuzz_virtq fuzz_rx fuzz_classify fuzz_config)
+mapfile -t TARGETS < <(fuzz/run.sh --list)
 failed=0
 tmp=$(mktemp -d /tmp/vnet-fuzz.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT

@@ -234,10 +234,25 @@ part_includes()
 	done
 }
 
+# include_verdict NAME BAD: the checks NAME_includes (no upward include:
+# BAD is empty) and NAME_include_circle (the module edges in
+# $tmp/medges.NAME sort: no circle)
+include_verdict()
+{
+	local name=$1 loop
+
+	[ -z "$2" ]
+	check "layers/${name}_includes" $? "includes upwards: $2"
+	sort -u "$tmp/medges.$name" | tsort >/dev/null 2>"$tmp/itsort.$name"
+	loop=$(grep -v '^tsort: -: input contains a loop:$' "$tmp/itsort.$name" | sed 's/^tsort: //' | tr '\n' ' ')
+	[ ! -s "$tmp/itsort.$name" ]
+	check "layers/${name}_include_circle" $? "modules that include each other's headers: $loop"
+}
+
 # parts_includes NAME DIR PARTS: no include of a part above, no circle
 parts_includes()
 {
-	local name=$1 bad loop
+	local name=$1 bad
 
 	part_includes "$2" >"$tmp/inc.$name"
 	[ -s "$tmp/inc.$name" ]
@@ -250,12 +265,7 @@ parts_includes()
 		  if (rank[a] > rank[b]) print $1 " includes " $2 " (" b " is above " a ")"
 		  if (module($1) != module($2)) print module($1), module($2) > "/dev/stderr" }' \
 		"$tmp/inc.$name" 2>"$tmp/medges.$name" | sort -u | head -5 | tr '\n' ';')
-	[ -z "$bad" ]
-	check "layers/${name}_includes" $? "includes upwards: $bad"
-	sort -u "$tmp/medges.$name" | tsort >/dev/null 2>"$tmp/itsort.$name"
-	loop=$(grep -v '^tsort: -: input contains a loop:$' "$tmp/itsort.$name" | sed 's/^tsort: //' | tr '\n' ' ')
-	[ ! -s "$tmp/itsort.$name" ]
-	check "layers/${name}_include_circle" $? "modules that include each other's headers: $loop"
+	include_verdict "$name" "$bad"
 }
 
 parts_folders vnetd user/vnetd "$VNETD_PARTS"
@@ -280,7 +290,7 @@ includes()
 # include_check NAME DIR LAYERS: no upward include, no circle of modules
 include_check()
 {
-	local bad loop
+	local bad
 
 	includes "$2" >"$tmp/inc.$1"
 	ls "$top/$2" >"$tmp/local.$1"
@@ -297,12 +307,7 @@ include_check()
 		  if (rank[a] > rank[b]) print $1 " includes " $2 " (" l[rank[b]] " is above " l[rank[a]] ")"
 		  if (rank[a] != rank[b]) print l[rank[a]], l[rank[b]] > "/dev/stderr" }' \
 		"$tmp/local.$1" "$tmp/inc.$1" 2>"$tmp/medges.$1" | sort -u | head -5 | tr '\n' ';')
-	[ -z "$bad" ]
-	check "layers/$1_includes" $? "includes upwards: $bad"
-	sort -u "$tmp/medges.$1" | tsort >/dev/null 2>"$tmp/itsort.$1"
-	loop=$(grep -v '^tsort: -: input contains a loop:$' "$tmp/itsort.$1" | sed 's/^tsort: //' | tr '\n' ' ')
-	[ ! -s "$tmp/itsort.$1" ]
-	check "layers/$1_include_circle" $? "modules that include each other's headers: $loop"
+	include_verdict "$1" "$bad"
 }
 [ -d "$top/user/vhost" ] && include_check vhost user/vhost "$VHOST_LAYERS"
 parts_includes vnetd user/vnetd "$VNETD_PARTS"

@@ -66,23 +66,14 @@ longs()
 	tr ' ' '\n' | sed 's/^[a-zA-Z],//' | words
 }
 
-# complete FUNC WORD...: what completion offers for the last word
+# shellcheck source=selftests/completion_lib.sh
+source "$top/selftests/completion_lib.sh"
+
+# complete FUNC WORD...: the options completion offers for the last word
 complete_words()
 {
-	local fn=$1
-
-	shift
-	COMP_WORDS=("$@")
-	COMP_CWORD=$(($# - 1))
-	COMPREPLY=()
-	"$fn"
-	printf '%s\n' "${COMPREPLY[@]}" | grep -- '^--' | words
+	complete_reply "$@" | grep -- '^--' | words
 }
-
-# shellcheck source=completion/vnetd
-source "$top/completion/vnetd"
-# shellcheck source=completion/vnetctl
-source "$top/completion/vnetctl"
 
 # --- vnetd ---------------------------------------------------------------------
 t=$("$VNETD" --help | table_opts)

@@ -129,6 +129,24 @@ int cli_usage(const char *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
+int cli_show_set_clear(const char *cmd, int argc, char **argv, cli_sub_fn show,
+		       cli_sub_fn set, cli_sub_fn clear)
+{
+	const char *w;
+
+	if (argc < 2)
+		return cli_usage(cmd, "missing subcommand: show, set or clear");
+	w = argv[1];
+	if (strlen(w) > 1 && !strncmp("show", w, strlen(w)))
+		return show(argc, argv);
+	if (strlen(w) > 1 && !strncmp("set", w, strlen(w)))
+		return set(argc, argv);
+	if (strlen(w) > 0 && !strncmp("clear", w, strlen(w)))
+		return clear(argc, argv);
+	return cli_usage(cmd, "%s subcommand '%s': expected show, set or clear",
+			 !strcmp(w, "s") ? "ambiguous" : "unknown", w);
+}
+
 bool cli_parse_u32(const char *cmd, const char *opt, const char *s,
 		   unsigned int min, unsigned int max, unsigned int *out)
 {

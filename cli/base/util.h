@@ -61,6 +61,14 @@ int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* usage error for CMD (NULL: vnetctl's own): message, then its synopsis; 2 */
 int cli_usage(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* a command's subcommands: show, set and clear */
+typedef int (*cli_sub_fn)(int argc, char **argv);
+/*
+ * CMD's subcommand argv[1] (show and set: 2 letters at least, clear: 1),
+ * run with argc and argv; else the usage error, 2
+ */
+int cli_show_set_clear(const char *cmd, int argc, char **argv, cli_sub_fn show,
+		       cli_sub_fn set, cli_sub_fn clear);
 /* getopt returned OPT (':' or '?') for CMD: the usage error, 2 */
 int cli_bad_option(const char *cmd, int opt, char **argv);
 /* parse an unsigned decimal in [min, max]; false (with a message) if not */

@@ -17,18 +17,10 @@ ALL_CASES="rounds sigterm arm_gone bad_arm"
 
 IO=${IO:-$OUT/bench/bench_vnetd_io}
 
-_writers=()
-
+# the writers (procs_add) are killed, not asked to stop
 end_case()
 {
-	local pid
-
-	for pid in ${_writers[@]+"${_writers[@]}"}; do
-		kill -CONT "$pid" 2>/dev/null
-		kill -KILL "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	_writers=()
+	procs_kill KILL
 	case_cleanup
 }
 trap 'end_case; _cleanup_all' EXIT
@@ -71,7 +63,7 @@ writers()
 	"$IO" write --netns "$NS" --tap "$TB" --size 64 --seconds 0 \
 		--warmup 0 >/dev/null 2>&1 &
 	PB=$!
-	_writers+=("$PA" "$PB")
+	procs_add "$PA" "$PB"
 	busywait 10000 moved "$TA" && busywait 10000 moved "$TB"
 }
 

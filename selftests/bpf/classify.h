@@ -87,8 +87,6 @@ bool run_hook(const struct hook *h, const void *data, size_t size,
 	      void *ctx, size_t ctx_size, __u32 key, int expect,
 	      __u64 bytes);
 
-struct frame_spec tcp4(uint8_t flags, size_t payload);
-
 struct frame_spec tcp6(uint8_t flags, size_t payload);
 
 void add_ext(struct frame_spec *s, uint8_t type, uint8_t len);

@@ -446,6 +446,22 @@ static bool run_xdp_once(const void *data, size_t len)
  * window of its test run.
  */
 #define JIFFY_PAUSE_US 25000
+
+/*
+ * After a pause of JIFFY_PAUSE_US, frame[0..LEN) through XDP once between
+ * *T0 and *T1 (CLOCK_MONOTONIC), then the maps of KEY read into *A.
+ */
+static bool paused_run(ssize_t len, __u32 key, struct snap *a, __u64 *t0,
+		       __u64 *t1)
+{
+	usleep(JIFFY_PAUSE_US);
+	*t0 = mono_ns();
+	if (!run_xdp_once(frame, (size_t)len))
+		return false;
+	*t1 = mono_ns();
+	return ASSERT_OK(snap_read(key, a), "read maps");
+}
+
 void test_queue_timestamps(void)
 {
 	struct frame_spec urgent = tcp4(FRAME_TCP_ACK, 100);
@@ -461,12 +477,7 @@ void test_queue_timestamps(void)
 	if (!ASSERT_GT(len, 0, "build urgent") ||
 	    !ASSERT_OK(snap_read(key, &b), "read maps"))
 		return;
-	usleep(JIFFY_PAUSE_US);
-	t0 = mono_ns();
-	if (!run_xdp_once(frame, (size_t)len))
-		return;
-	t1 = mono_ns();
-	if (!ASSERT_OK(snap_read(key, &a), "read maps"))
+	if (!paused_run(len, key, &a, &t0, &t1))
 		return;
 	ASSERT_EQ(a.q.urgent, b.q.urgent + 1, "urgent count");
 	ASSERT_GE(a.q.last_urgent_ns, t0, "last_urgent_ns after the run");
@@ -479,12 +490,7 @@ void test_queue_timestamps(void)
 	if (!ASSERT_GT(len, 0, "build push"))
 		return;
 	b = a;
-	usleep(JIFFY_PAUSE_US);
-	t0 = mono_ns();
-	if (!run_xdp_once(frame, (size_t)len))
-		return;
-	t1 = mono_ns();
-	if (!ASSERT_OK(snap_read(key, &a), "read maps"))
+	if (!paused_run(len, key, &a, &t0, &t1))
 		return;
 	ASSERT_EQ(a.q.push, b.q.push + 1, "push count");
 	ASSERT_GE(a.q.last_push_ns, t0, "last_push_ns after the run");

@@ -64,6 +64,22 @@ const char *moved_class(const struct snap *b, const struct snap *a)
 	return nr == 1 ? class_names[moved] : "several";
 }
 
+/*
+ * WHAT's time FIELD of the queue, NOW after the run and THEN before: set
+ * and not gone back when the run counted a frame of its kind (MOVED),
+ * else unchanged
+ */
+static bool time_kept(const char *what, const char *field, __u64 now,
+		      __u64 then, bool moved)
+{
+	char name[160];
+
+	snprintf(name, sizeof(name), "%s: queues.%s", what, field);
+	if (moved)
+		return ASSERT_NEQ(now, 0, name) && ASSERT_GE(now, then, name);
+	return ASSERT_EQ(now, then, name);
+}
+
 bool check_account(const char *what, const struct snap *b,
 		   const struct snap *a, int expect, __u64 len)
 {
@@ -92,18 +108,10 @@ bool check_account(const char *what, const struct snap *b,
 	 * changed): set and never going back; test_queue_timestamps checks
 	 * that a frame in a new jiffy is timed precisely.
 	 */
-	snprintf(name, sizeof(name), "%s: queues.last_urgent_ns", what);
-	if (urgent)
-		ok &= ASSERT_NEQ(a->q.last_urgent_ns, 0, name) &&
-		      ASSERT_GE(a->q.last_urgent_ns, b->q.last_urgent_ns, name);
-	else
-		ok &= ASSERT_EQ(a->q.last_urgent_ns, b->q.last_urgent_ns, name);
-	snprintf(name, sizeof(name), "%s: queues.last_push_ns", what);
-	if (push)
-		ok &= ASSERT_NEQ(a->q.last_push_ns, 0, name) &&
-		      ASSERT_GE(a->q.last_push_ns, b->q.last_push_ns, name);
-	else
-		ok &= ASSERT_EQ(a->q.last_push_ns, b->q.last_push_ns, name);
+	ok &= time_kept(what, "last_urgent_ns", a->q.last_urgent_ns,
+			b->q.last_urgent_ns, urgent);
+	ok &= time_kept(what, "last_push_ns", a->q.last_push_ns,
+			b->q.last_push_ns, push);
 	snprintf(name, sizeof(name), "%s: queues.first_seen_ns", what);
 	ok &= ASSERT_NEQ(a->q.first_seen_ns, 0, name);
 	return ok;
@@ -136,20 +144,6 @@ bool run_hook(const struct hook *h, const void *data, size_t size,
 }
 
 /* specs built in code (the tap cases) */
-
-struct frame_spec tcp4(uint8_t flags, size_t payload)
-{
-	struct frame_spec s = {
-		.ethertype = ETH_P_IP,
-		.proto = IPPROTO_TCP,
-		.tcp_flags = flags,
-		.seq = 1000,
-		.ack_seq = 2000,
-		.payload_len = payload,
-	};
-
-	return s;
-}
 
 struct frame_spec tcp6(uint8_t flags, size_t payload)
 {

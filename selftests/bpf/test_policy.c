@@ -50,6 +50,7 @@
 
 #include "test.h"
 #include "frames.h"
+#include "skel_test.h"
 
 #define TC_ACT_UNSPEC (-1)
 #define NR_PROFILES 5
@@ -67,14 +68,7 @@ static const struct vnet_config def_cfg = {
 static ssize_t tcp_frame(uint8_t *buf, size_t cap, uint8_t flags,
 			 size_t payload)
 {
-	struct frame_spec s = {
-		.ethertype = ETH_P_IP,
-		.proto = IPPROTO_TCP,
-		.tcp_flags = flags,
-		.seq = 1000,
-		.ack_seq = 2000,
-		.payload_len = payload,
-	};
+	struct frame_spec s = tcp4(flags, payload);
 
 	return frame_build(&s, buf, cap, NULL);
 }
@@ -828,19 +822,9 @@ static int setup(char *why, size_t len)
 	swrite_len = (size_t)tcp_frame(swrite, sizeof(swrite),
 				       FRAME_TCP_ACK | FRAME_TCP_PSH, 640);
 
-	skel = vnet__open();
-	if (!ASSERT_OK_PTR(skel, "vnet__open")) {
-		snprintf(why, len, "the vnet skeleton did not open");
+	skel = vnet_test_skel(why, len);
+	if (!skel)
 		return 1;
-	}
-	/* test runs: no tracepoint, tc egress counts at queue_mapping */
-	bpf_program__set_autoload(skel->progs.vnet_xmit_rx, false);
-	if (!ASSERT_OK(vnet__load(skel), "vnet__load")) {
-		snprintf(why, len, "the vnet skeleton did not load");
-		vnet__destroy(skel);
-		skel = NULL;
-		return 1;
-	}
 	cfg_fd = bpf_map__fd(skel->maps.config);
 	queues_fd = bpf_map__fd(skel->maps.queues);
 	xdp_fd = bpf_program__fd(skel->progs.vnet_xdp_tx);

@@ -16,13 +16,6 @@ KSFT_PREFIX=attach
 CLASSES="urgent push ack other malformed"
 NQ=2
 
-# new_case CASE: fresh netns $NS with a fresh 2-queue tap $DEV
-new_case()
-{
-	DEV=$(rand_tap)
-	ns_create "$1" && tap_create "$NS" "$DEV"
-}
-
 # The XDP-specific cases attach with --tx-hook xdp (the default is tc
 # ingress, docs/benchmarks.md); case_default checks the default.
 attach()
@@ -250,4 +243,19 @@ dispatcher_removed()
 	fi
 	echo "# shared dispatcher kept for taps of another run: $entries" >&2
 	echo yes
+}
+
+# attach_main NAME [CMD...]: the rest of a test_attach* program's main,
+# after ksft_args: root and ip, jq, bpftool, vnetctl, tapwrite (and CMDs)
+# or a skip, every case (case_cleanup after each, in case it returned
+# early), the summary
+attach_main()
+{
+	local name=$1
+
+	shift
+	require_root "$name" || exit 0
+	require_cmd "$name" ip jq bpftool "$VNETCTL" "$@" "$TAPWRITE" || exit 0
+	ksft_run case_cleanup
+	ksft_exit
 }

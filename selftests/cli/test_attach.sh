@@ -25,7 +25,7 @@ case_attach()
 {
 	local st xdp_prog xdp_link tc_prog tc_link dump mode missing="" p
 
-	new_case attach || { fail attach_setup "cannot create netns/tap"; return; }
+	tap_case attach || { fail attach_setup "cannot create netns/tap"; return; }
 	if ! attach; then
 		fail attach_rc "$(run_said)"
 		return
@@ -82,7 +82,7 @@ case_frames()
 {
 	local sent stats dump st
 
-	new_case frames || { fail frames_setup "cannot create netns/tap"; return; }
+	tap_case frames || { fail frames_setup "cannot create netns/tap"; return; }
 	attach || { fail frames_attach "$(run_said)"; case_cleanup; return; }
 	run "$TAPWRITE" -n "$NS" -d "$DEV" -q $NQ \
 		send 0 urgent 10 send 0 push 5 send 1 ack 7 send 1 other 3 \
@@ -112,6 +112,17 @@ case_frames()
 
 # --- real TCP from the netns to the "guest" ------------------------------------
 
+# queue_bytes_agree TOOL_JSON STATS_JSON DIR Q: the bytes tapwrite counted
+# on queue Q in DIR are what `vnetctl -j stats` says (all classes)
+queue_bytes_agree()
+{
+	local tool vn
+
+	tool=$(json "$1" '.[$d][] | select(.queue == $q) | .bytes' --arg d "$3" --argjson q "$4")
+	vn=$(json "$2" '[.queues[] | select(.dir == $d and .queue == $q) | (.urgent, .push, .ack, .other, .malformed) | .bytes] | add // 0' --arg d "$3" --argjson q "$4")
+	expect "$3 q$4 bytes" "$tool" "$vn"
+}
+
 # Real TCP from the host to the "guest": one flow whose guest writes into
 # queue 0, then one into queue 1.  tun sends a flow's frames to the queue
 # the guest last wrote it from (automq; the SYN-ACK may go elsewhere: it is
@@ -122,7 +133,7 @@ case_tcp()
 	local out stats dump q c tool vn totals_t totals_v line gq
 	local port=$((20000 + RANDOM % 20000)) outs=()
 
-	new_case tcp || { fail tcp_setup "cannot create netns/tap"; return; }
+	tap_case tcp || { fail tcp_setup "cannot create netns/tap"; return; }
 	tap_addr "$NS" "$DEV" || { fail tcp_setup "cannot address $DEV"; case_cleanup; return; }
 	attach || { fail tcp_attach "$(run_said)"; case_cleanup; return; }
 	for gq in 0 1; do
@@ -175,9 +186,7 @@ case_tcp()
 			expect "rx q$q $c packets (tool read it from queue fd $q)" "$tool" "$vn"
 			expect "map rx q$q $c packets" "$tool" "$(map_stat "$dump" rx "$q" "$c")"
 		done
-		tool=$(json "$out" '.rx[] | select(.queue == $q) | .bytes' --argjson q "$q")
-		vn=$(json "$stats" '[.queues[] | select(.dir == "rx" and .queue == $q) | (.urgent, .push, .ack, .other, .malformed) | .bytes] | add // 0' --argjson q "$q")
-		expect "rx q$q bytes" "$tool" "$vn"
+		queue_bytes_agree "$out" "$stats" rx "$q"
 	done
 	report tcp_rx_per_queue
 
@@ -187,9 +196,7 @@ case_tcp()
 			tool=$(json "$out" '.tx[] | select(.queue == $q) | .[$c]' --argjson q "$q" --arg c "$c")
 			expect "tx q$q $c packets" "$tool" "$(vnet_stat "$stats" tx "$q" "$c")"
 		done
-		tool=$(json "$out" '.tx[] | select(.queue == $q) | .bytes' --argjson q "$q")
-		vn=$(json "$stats" '[.queues[] | select(.dir == "tx" and .queue == $q) | (.urgent, .push, .ack, .other, .malformed) | .bytes] | add // 0' --argjson q "$q")
-		expect "tx q$q bytes" "$tool" "$vn"
+		queue_bytes_agree "$out" "$stats" tx "$q"
 	done
 	report tcp_tx_per_queue
 	case_cleanup
@@ -201,7 +208,7 @@ case_reattach()
 {
 	local st xdp_prog xdp_link tc_prog tc_link stats sent net links
 
-	new_case reattach || { fail reattach_setup "cannot create netns/tap"; return; }
+	tap_case reattach || { fail reattach_setup "cannot create netns/tap"; return; }
 	attach || { fail reattach_attach "$(run_said)"; case_cleanup; return; }
 	st=$(status_json)
 	xdp_prog=$(json "$st" '.[0].xdp.prog_id // 0')
@@ -256,7 +263,7 @@ case_cli()
 {
 	local veth st
 
-	new_case cli || { fail cli_setup "cannot create netns/tap"; return; }
+	tap_case cli || { fail cli_setup "cannot create netns/tap"; return; }
 	veth=$(rand_tap)
 	ip -n "$NS" link add "$veth" type veth peer name "${veth}p"
 	_case_taps+=("$NS $veth")
@@ -327,7 +334,7 @@ case_default()
 {
 	local obj=$OUT/bpf/bench_empty.bpf.o before st sent
 
-	new_case default || { fail default_setup "cannot create netns/tap"; return; }
+	tap_case default || { fail default_setup "cannot create netns/tap"; return; }
 	if ! ip -n "$NS" link set dev "$DEV" xdp obj "$obj" sec xdp 2>"$VNET_TMP/ip.err"; then
 		fail default_setup "ip link set xdp obj failed: $(head -c 200 "$VNET_TMP/ip.err")"
 		case_cleanup
@@ -355,7 +362,7 @@ case_env()
 {
 	local nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
 
-	new_case env || { fail env_setup "cannot create netns/tap"; return; }
+	tap_case env || { fail env_setup "cannot create netns/tap"; return; }
 	attach || { fail env_attach "$(run_said)"; case_cleanup; return; }
 
 	# not root: every command says so, and nothing changes
@@ -384,7 +391,7 @@ case_watch()
 {
 	local lines n i bad="" pid pps
 
-	new_case watch || { fail watch_setup "cannot create netns/tap"; return; }
+	tap_case watch || { fail watch_setup "cannot create netns/tap"; return; }
 	attach || { fail watch_attach "$(run_said)"; case_cleanup; return; }
 	"$TAPWRITE" -n "$NS" -d "$DEV" -q $NQ send 0 urgent 5 >/dev/null
 	# traffic through the whole watch: 20 urgent frames every 100 ms
@@ -424,7 +431,7 @@ case_tchook()
 {
 	local st sent missing="" p
 
-	new_case tchook || { fail tchook_setup "cannot create netns/tap"; return; }
+	tap_case tchook || { fail tchook_setup "cannot create netns/tap"; return; }
 	run vnetctl -n "$NS" attach "$DEV" --tx-hook tc
 	if [ "$RUN_RC" -ne 0 ]; then
 		fail tchook_attach "$(run_said)"
@@ -548,8 +555,4 @@ case_shared()
 }
 
 ksft_args "$@"
-require_root test_attach || exit 0
-require_cmd test_attach ip jq bpftool "$VNETCTL" "$TAPWRITE" || exit 0
-
-ksft_run case_cleanup # after each case, in case it returned early
-ksft_exit
+attach_main test_attach

@@ -16,17 +16,35 @@ ALL_CASES="foreign foreign_netns samename samename_cmds pindir gone"
 
 # --- a foreign XDP program ------------------------------------------------------
 
-case_foreign()
+# foreign_xdp CASE: bench_empty's XDP program put on $DEV with ip link, its
+# id in before; false (CASE skipped) when ip cannot attach it
+foreign_xdp()
 {
-	local obj=$OUT/bpf/bench_empty.bpf.o before st id
-
-	new_case foreign || { fail foreign_setup "cannot create netns/tap"; return; }
-	if ! ip -n "$NS" link set dev "$DEV" xdp obj "$obj" sec xdp 2>"$VNET_TMP/ip.err"; then
-		skip foreign "ip link set xdp obj failed: $(head -c 200 "$VNET_TMP/ip.err")"
-		case_cleanup
-		return
+	if ! ip -n "$NS" link set dev "$DEV" xdp obj "$OUT/bpf/bench_empty.bpf.o" sec xdp 2>"$VNET_TMP/ip.err"; then
+		skip "$1" "ip link set xdp obj failed: $(head -c 200 "$VNET_TMP/ip.err")"
+		return 1
 	fi
 	before=$(ip_xdp_id "$NS" "$DEV")
+}
+
+# force_attach PREFIX BEFORE: attach --tx-hook xdp --force over the foreign
+# program BEFORE: exit 0, and the program status shows (id) is the one ip
+# link shows on $DEV, not BEFORE (PREFIX starts the checks' names)
+force_attach()
+{
+	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp --force
+	expect "attach --force exit" 0 "$RUN_RC"
+	id=$(json "$(status_json)" '.[0].xdp.prog_id // 0')
+	expect "${1}status xdp prog is what ip link shows" "$id" "$(ip_xdp_id "$NS" "$DEV")"
+	expect "${1}foreign prog $2 replaced" yes "$([ "$id" != "$2" ] && positive "$id" && echo yes || echo no)"
+}
+
+case_foreign()
+{
+	local before id
+
+	tap_case foreign || { fail foreign_setup "cannot create netns/tap"; return; }
+	foreign_xdp foreign || { case_cleanup; return; }
 	expect "foreign program attached" empty_xdp "$(prog_name "$before")"
 	report foreign_setup
 
@@ -40,12 +58,7 @@ case_foreign()
 	expect "no pins left" yes "$(pins_gone "$DEV" && echo yes || echo no)"
 	report foreign_refused "$(run_said)"
 
-	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp --force
-	expect "attach --force exit" 0 "$RUN_RC"
-	st=$(status_json)
-	id=$(json "$st" '.[0].xdp.prog_id // 0')
-	expect "status xdp prog is what ip link shows" "$id" "$(ip_xdp_id "$NS" "$DEV")"
-	expect "xdp prog replaced" yes "$([ "$id" != "$before" ] && positive "$id" && echo yes || echo no)"
+	force_attach "" "$before"
 	expect "bpftool net xdp prog" "$id" "$(bpftool_net_xdp "$NS" "$DEV")"
 	expect "xdp prog name is not empty_xdp" yes "$([ "$(prog_name "$id")" != empty_xdp ] && echo yes || echo no)"
 	expect "empty_xdp (id $before) unloaded" yes "$(bpftool prog show id "$before" >/dev/null 2>&1 && echo no || echo yes)"
@@ -65,10 +78,10 @@ case_foreign()
 # DEV, not an XDP link that has DEV's ifindex in another namespace.
 case_foreign_netns()
 {
-	local obj=$OUT/bpf/bench_empty.bpf.o ns_a dev_a st_a xdp_a link_a before st id
+	local ns_a dev_a st_a xdp_a link_a before id
 	local idx_a idx_b
 
-	new_case fna || { fail foreign_netns_setup "cannot create netns/tap"; return; }
+	tap_case fna || { fail foreign_netns_setup "cannot create netns/tap"; return; }
 	ns_a=$NS
 	dev_a=$DEV
 	attach || { fail foreign_netns_attach "$(run_said)"; return; }
@@ -76,12 +89,8 @@ case_foreign_netns()
 	xdp_a=$(json "$st_a" '.[0].xdp.prog_id')
 	link_a=$(json "$st_a" '.[0].xdp.link_id')
 
-	new_case fnb || { fail foreign_netns_setup "cannot create netns/tap"; return; }
-	if ! ip -n "$NS" link set dev "$DEV" xdp obj "$obj" sec xdp 2>"$VNET_TMP/ip.err"; then
-		skip foreign_netns "ip link set xdp obj failed: $(head -c 200 "$VNET_TMP/ip.err")"
-		return
-	fi
-	before=$(ip_xdp_id "$NS" "$DEV")
+	tap_case fnb || { fail foreign_netns_setup "cannot create netns/tap"; return; }
+	foreign_xdp foreign_netns || return
 	idx_a=$(ip netns exec "$ns_a" cat "/sys/class/net/$dev_a/ifindex")
 	idx_b=$(ip netns exec "$NS" cat "/sys/class/net/$DEV/ifindex")
 	if [ "$idx_a" != "$idx_b" ]; then
@@ -94,12 +103,7 @@ case_foreign_netns()
 	expect "does not blame link $link_a of $dev_a (netns $ns_a)" no "$(grep -qw "link $link_a" <<<"$RUN_ERR" && echo yes || echo no)"
 	report foreign_netns_refused "$(run_said)"
 
-	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp --force
-	expect "attach --force exit" 0 "$RUN_RC"
-	st=$(status_json)
-	id=$(json "$st" '.[0].xdp.prog_id // 0')
-	expect "$DEV: status xdp prog is what ip link shows" "$id" "$(ip_xdp_id "$NS" "$DEV")"
-	expect "$DEV: foreign prog $before replaced" yes "$([ "$id" != "$before" ] && positive "$id" && echo yes || echo no)"
+	force_attach "$DEV: " "$before"
 	expect "$dev_a (other netns): ip link xdp prog" "$xdp_a" "$(ip_xdp_id "$ns_a" "$dev_a")"
 	expect "$dev_a (other netns): xdp link $link_a" "$xdp_a" "$(bpftool -j link show id "$link_a" 2>/dev/null | jq -r '.prog_id' 2>/dev/null)"
 	report foreign_netns_force "$(run_said)"
@@ -112,7 +116,7 @@ case_samename()
 {
 	local ns_a st links
 
-	new_case sna || { fail samename_setup "cannot create netns/tap"; return; }
+	tap_case sna || { fail samename_setup "cannot create netns/tap"; return; }
 	ns_a=$NS
 	run vnetctl -n "$ns_a" attach "$DEV"
 	[ "$RUN_RC" -eq 0 ] || { fail samename_attach "$(run_said)"; case_cleanup; return; }
@@ -156,7 +160,7 @@ case_samename_cmds()
 {
 	local ns_a st tx0 tap0 tun0
 
-	new_case snca || { fail samename_cmds_setup "cannot create netns/tap"; return; }
+	tap_case snca || { fail samename_cmds_setup "cannot create netns/tap"; return; }
 	ns_a=$NS
 	run vnetctl -n "$ns_a" attach "$DEV"
 	[ "$RUN_RC" -eq 0 ] || { fail samename_cmds_attach "$(run_said)"; case_cleanup; return; }
@@ -202,7 +206,7 @@ case_pindir()
 {
 	local victim
 
-	new_case pind || { fail pindir_setup "cannot create netns/tap"; return; }
+	tap_case pind || { fail pindir_setup "cannot create netns/tap"; return; }
 	victim=$(mktemp -d /tmp/vnet-pindir.XXXXXX)
 	chmod 0755 "$victim"
 	# a symlink in bpffs at the tap's pin path, to a directory elsewhere
@@ -228,7 +232,7 @@ case_gone()
 {
 	local keep st links
 
-	new_case gone || { fail gone_setup "cannot create netns/tap"; return; }
+	tap_case gone || { fail gone_setup "cannot create netns/tap"; return; }
 	attach || { fail gone_attach "$(run_said)"; case_cleanup; return; }
 	# a second tap, present, in the same netns: gc must keep its pins
 	keep=$(rand_tap)
@@ -267,8 +271,4 @@ case_gone()
 # --- main ---------------------------------------------------------------------------
 
 ksft_args "$@"
-require_root test_attach_foreign || exit 0
-require_cmd test_attach_foreign ip jq bpftool "$VNETCTL" "$TAPWRITE" || exit 0
-
-ksft_run case_cleanup # after each case, in case it returned early
-ksft_exit
+attach_main test_attach_foreign

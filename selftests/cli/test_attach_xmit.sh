@@ -19,6 +19,21 @@ VNETCTL_TESTING=${VNETCTL_TESTING:-$OUT/vnetctl-testing}
 
 # --- the shared net_dev_start_xmit dispatcher -------------------------------------
 
+# two_attached PREFIX NAME: two netns, each with an addressed tap (ns_a dev_a,
+# ns_b dev_b), vnet attached to both; false (NAME_setup or NAME_attach
+# failed) when a step failed
+two_attached()
+{
+	xmit_tap "${1}a" || { fail "${2}_setup" "cannot create netns/tap"; return 1; }
+	ns_a=$NS dev_a=$DEV
+	xmit_tap "${1}b" || { fail "${2}_setup" "cannot create netns/tap"; return 1; }
+	ns_b=$NS dev_b=$DEV
+	run vnetctl -n "$ns_a" attach "$dev_a"
+	[ "$RUN_RC" -eq 0 ] || { fail "${2}_attach" "$(run_said)"; return 1; }
+	run vnetctl -n "$ns_b" attach "$dev_b"
+	[ "$RUN_RC" -eq 0 ] || { fail "${2}_attach" "$(run_said)"; return 1; }
+}
+
 # Two taps in two namespaces (so both have ifindex 2): one dispatcher,
 # frames to each counted only on its own tap, per queue; detaching one
 # keeps the other counting and the dispatcher; the last detach removes it.
@@ -27,14 +42,7 @@ case_xmit_two()
 	local ns_a dev_a ns_b dev_b st_a st_b out_a1 out_a2 out_b before disp link
 	local prog_a prog_b idx_a idx_b stats
 
-	xmit_tap xmita || { fail xmit_two_setup "cannot create netns/tap"; return; }
-	ns_a=$NS dev_a=$DEV
-	xmit_tap xmitb || { fail xmit_two_setup "cannot create netns/tap"; return; }
-	ns_b=$NS dev_b=$DEV
-	run vnetctl -n "$ns_a" attach "$dev_a"
-	[ "$RUN_RC" -eq 0 ] || { fail xmit_two_attach "$(run_said)"; return; }
-	run vnetctl -n "$ns_b" attach "$dev_b"
-	[ "$RUN_RC" -eq 0 ] || { fail xmit_two_attach "$(run_said)"; return; }
+	two_attached xmit xmit_two || return
 
 	st_a=$(vnetctl -n "$ns_a" -j status "$dev_a" 2>/dev/null)
 	st_b=$(vnetctl -n "$ns_b" -j status "$dev_b" 2>/dev/null)
@@ -112,27 +120,35 @@ case_xmit_two()
 	case_cleanup
 }
 
+# vnetctl_all CMD: `vnetctl CMD` on each tap of nss/devs, all at once; the
+# ones that failed, with their output ("" when none did)
+vnetctl_all()
+{
+	local i pids=() bad=""
+
+	for i in "${!devs[@]}"; do
+		vnetctl -n "${nss[i]}" "$1" "${devs[i]}" >"$VNET_TMP/$1$i" 2>&1 &
+		pids+=($!)
+	done
+	for i in "${!devs[@]}"; do
+		wait "${pids[i]}" || bad+=" ${devs[i]}: rc $? ($(head -c 300 "$VNET_TMP/$1$i"));"
+	done
+	echo "$bad"
+}
+
 # 8 taps, each in its own namespace (all ifindex 2), attached by 8
 # concurrent vnetctl processes: all succeed, one dispatcher, 8 slots,
 # one program on the tracepoint, and every tap counts its own frames.
 case_xmit_parallel()
 {
-	local i nss=() devs=() pids=() st disp slots progs bad="" stats
+	local i nss=() devs=() st disp slots progs bad="" stats
 
 	for i in 0 1 2 3 4 5 6 7; do
 		xmit_tap "xp$i" || { fail xmit_parallel_setup "cannot create netns/tap"; return; }
 		nss+=("$NS")
 		devs+=("$DEV")
 	done
-	for i in 0 1 2 3 4 5 6 7; do
-		vnetctl -n "${nss[i]}" attach "${devs[i]}" >"$VNET_TMP/att$i" 2>&1 &
-		pids+=($!)
-	done
-	for i in 0 1 2 3 4 5 6 7; do
-		wait "${pids[i]}" || bad+=" ${devs[i]}: rc $? ($(head -c 300 "$VNET_TMP/att$i"));"
-	done
-	expect "failed attaches" "" "$bad"
-	bad=""
+	expect "failed attaches" "" "$(vnetctl_all attach)"
 	disp="" slots="" progs=""
 	for i in 0 1 2 3 4 5 6 7; do
 		st=$(vnetctl -n "${nss[i]}" -j status "${devs[i]}" 2>/dev/null)
@@ -166,15 +182,7 @@ case_xmit_parallel()
 	report xmit_parallel_counts
 
 	# and 8 concurrent detaches
-	pids=() bad=""
-	for i in 0 1 2 3 4 5 6 7; do
-		vnetctl -n "${nss[i]}" detach "${devs[i]}" >"$VNET_TMP/det$i" 2>&1 &
-		pids+=($!)
-	done
-	for i in 0 1 2 3 4 5 6 7; do
-		wait "${pids[i]}" || bad+=" ${devs[i]}: rc $? ($(head -c 300 "$VNET_TMP/det$i"));"
-	done
-	expect "failed detaches" "" "$bad"
+	expect "failed detaches" "" "$(vnetctl_all detach)"
 	expect "shared dispatcher removed" yes "$(dispatcher_removed "${devs[@]}")"
 	report xmit_parallel_detach
 	case_cleanup
@@ -186,14 +194,7 @@ case_xmit_gc()
 {
 	local ns_a dev_a ns_b dev_b
 
-	xmit_tap xgca || { fail xmit_gc_setup "cannot create netns/tap"; return; }
-	ns_a=$NS dev_a=$DEV
-	xmit_tap xgcb || { fail xmit_gc_setup "cannot create netns/tap"; return; }
-	ns_b=$NS dev_b=$DEV
-	run vnetctl -n "$ns_a" attach "$dev_a"
-	[ "$RUN_RC" -eq 0 ] || { fail xmit_gc_attach "$(run_said)"; return; }
-	run vnetctl -n "$ns_b" attach "$dev_b"
-	[ "$RUN_RC" -eq 0 ] || { fail xmit_gc_attach "$(run_said)"; return; }
+	two_attached xgc xmit_gc || return
 
 	ip -n "$ns_a" link del "$dev_a"
 	busywait 3000 dev_gone "$dev_a"
@@ -257,8 +258,4 @@ case_xmit_switch_production()
 # --- main ---------------------------------------------------------------------------
 
 ksft_args "$@"
-require_root test_attach_xmit || exit 0
-require_cmd test_attach_xmit ip jq bpftool "$VNETCTL" "$VNETCTL_TESTING" "$TAPWRITE" || exit 0
-
-ksft_run case_cleanup # after each case, in case it returned early
-ksft_exit
+attach_main test_attach_xmit "$VNETCTL_TESTING"

@@ -29,15 +29,6 @@ NQ=4
 EXAMPLE=$OUT/bpf/policy_example.bpf.o
 VNETD=${VNETD:-$OUT/vnetd}
 
-# new_case CASE: fresh netns $NS with a fresh multi-queue tap $DEV, attached
-new_case()
-{
-	DEV=$(rand_tap)
-	ns_create "$1" && tap_create "$NS" "$DEV" || return 1
-	run vnetctl -n "$NS" attach "$DEV" "${@:2}"
-	[ "$RUN_RC" -eq 0 ]
-}
-
 show_json()
 {
 	vnetctl -n "$NS" -j coalesce show "$DEV" 2>/dev/null
@@ -81,7 +72,7 @@ case_show()
 {
 	local doc text
 
-	new_case show || { fail show_setup "$(run_said)"; return; }
+	attached_case show || { fail show_setup "$(run_said)"; return; }
 	doc=$(show_json)
 	expect "json parses" yes "$(json_ok "$doc" && echo yes || echo no)"
 	expect groups 1 "$(json "$doc" '.guest.groups | length')"
@@ -117,7 +108,7 @@ case_guest()
 {
 	local doc q
 
-	new_case guest || { fail guest_setup "$(run_said)"; return; }
+	attached_case guest || { fail guest_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" tx-frames 8 tx-usecs 50 \
 		rx-frames 16 rx-usecs 100 adaptive-rx on
 	expect "set exit" 0 "$RUN_RC"
@@ -172,7 +163,7 @@ case_queue()
 {
 	local doc text
 
-	new_case queue || { fail queue_setup "$(run_said)"; return; }
+	attached_case queue || { fail queue_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" tx-frames 8
 	run vnetctl -n "$NS" coalesce set "$DEV" queue 2 tx-frames 4 adaptive-tx on
 	expect "set queue exit" 0 "$RUN_RC"
@@ -201,7 +192,7 @@ case_tap()
 {
 	local doc
 
-	new_case tap || { fail tap_setup "$(run_said)"; return; }
+	attached_case tap || { fail tap_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" tap rx-frames 17
 	expect "set tap exit" 0 "$RUN_RC"
 	expect "ethtool -c rx-frames" 17 "$(ethtool_rx_frames)"
@@ -219,7 +210,7 @@ case_ethtool()
 {
 	local doc text
 
-	new_case ethtool || { fail ethtool_setup "$(run_said)"; return; }
+	attached_case ethtool || { fail ethtool_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" tap rx-frames 17
 	# the operator's habit: ethtool -C on the tap directly
 	ip netns exec "$NS" ethtool -C "$DEV" rx-frames 9
@@ -254,7 +245,7 @@ case_invalid()
 {
 	local before after
 
-	new_case invalid || { fail invalid_setup "$(run_said)"; return; }
+	attached_case invalid || { fail invalid_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" tap rx-frames 5
 	run vnetctl -n "$NS" coalesce set "$DEV" tx-frames 3
 	before=$(show_json)
@@ -281,13 +272,8 @@ case_invalid()
 	report invalid_refused
 
 	# not attached: an error naming the fix
-	local other
-	other=$(rand_tap)
-	tap_create "$NS" "$other"
-	run vnetctl -n "$NS" coalesce show "$other"
-	expect "show unattached exit" 1 "$RUN_RC"
-	expect "show unattached message" yes "$(grep -q "vnet is not attached" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
-	run vnetctl -n "$NS" coalesce set "$other" tap rx-frames 3
+	refuses_unattached "show unattached" coalesce show
+	run vnetctl -n "$NS" coalesce set "$OTHER" tap rx-frames 3
 	expect "set unattached exit" 1 "$RUN_RC"
 	report invalid_not_attached
 	case_cleanup
@@ -304,7 +290,7 @@ case_adaptive()
 {
 	local doc
 
-	new_case adaptive || { fail adaptive_setup "$(run_said)"; return; }
+	attached_case adaptive || { fail adaptive_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
 	# a bulk stream from the guest on queue 1, nothing with adaptive off
 	run "$TAPWRITE" -n "$NS" -d "$DEV" -q 2 send 1 urgent 2000 1400
@@ -340,7 +326,7 @@ case_policy()
 		skip policy "$EXAMPLE is not built (make $EXAMPLE)"
 		return
 	fi
-	new_case policy --policy "$EXAMPLE" || { fail policy_attach "$(run_said)"; return; }
+	attached_case policy --policy "$EXAMPLE" || { fail policy_attach "$(run_said)"; return; }
 	doc=$(show_json)
 	expect "show policy" "$(readlink -f "$EXAMPLE")" "$(json "$doc" '.policy.path')"
 	expect "policy pin" yes "$([ -e "$PIN_ROOT/$DEV/policy" ] && echo yes || echo no)"
@@ -394,7 +380,7 @@ case_vnetd()
 		skip vnetd "$VNETD is not built"
 		return
 	fi
-	new_case vnetd || { fail vnetd_setup "$(run_said)"; return; }
+	attached_case vnetd || { fail vnetd_setup "$(run_said)"; return; }
 	"$VNETD" --socket "$VNET_TMP/vnetd.sock" --tap "$DEV" --netns "$NS" \
 		--queues 2 >"$VNET_TMP/vnetd.log" 2>&1 &
 	pid=$!

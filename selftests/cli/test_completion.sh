@@ -19,23 +19,14 @@ VNETD=${VNETD:-$OUT/vnetd}
 
 ALL_CASES="vnetctl_words vnetctl_devices vnetd_words install"
 
-# shellcheck source=completion/vnetctl
-source "$VNET_ROOT/completion/vnetctl"
-# shellcheck source=completion/vnetd
-source "$VNET_ROOT/completion/vnetd"
+# shellcheck source=selftests/completion_lib.sh
+source "$(dirname "$0")/completion_lib.sh"
 
-# complete FUNC WORD...: COMPREPLY of FUNC for the command line WORD...
-# (the last word is the one being completed), sorted, one line
+# complete FUNC WORD...: what completion offers for the last word, sorted,
+# one line
 complete_words()
 {
-	local fn=$1
-
-	shift
-	COMP_WORDS=("$@")
-	COMP_CWORD=$(($# - 1))
-	COMPREPLY=()
-	"$fn"
-	printf '%s\n' "${COMPREPLY[@]}" | grep . | sort -u | tr '\n' ' ' | sed 's/ $//'
+	complete_reply "$@" | grep . | sort -u | tr '\n' ' ' | sed 's/ $//'
 }
 
 sorted()

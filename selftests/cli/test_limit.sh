@@ -27,14 +27,6 @@ KSFT_PREFIX=limit
 ALL_CASES="set_show invalid vnetd_keys guard takeover"
 VNETD=${VNETD:-$OUT/vnetd}
 
-new_case()
-{
-	DEV=$(rand_tap)
-	ns_create "$1" && tap_create "$NS" "$DEV" || return 1
-	run vnetctl -n "$NS" attach "$DEV"
-	[ "$RUN_RC" -eq 0 ]
-}
-
 show_json()
 {
 	vnetctl -n "$NS" -j limit show "$DEV" 2>/dev/null
@@ -51,7 +43,7 @@ case_set_show()
 {
 	local doc
 
-	new_case set_show || { fail set_show_setup "$(run_said)"; return; }
+	attached_case set_show || { fail set_show_setup "$(run_said)"; return; }
 	doc=$(show_json)
 	expect "fresh: no tx limit" 0 "$(json "$doc" '.tx.bytes_per_sec')"
 	expect "fresh: no rx limit" 0 "$(json "$doc" '.rx.pkts_rate')"
@@ -105,7 +97,7 @@ case_invalid()
 {
 	local before after
 
-	new_case invalid || { fail invalid_setup "$(run_said)"; return; }
+	attached_case invalid || { fail invalid_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" limit set "$DEV" tx rate 10mbit
 	before=$(show_json)
 	refuse zero "rate '0': 0; to remove a limit use 'vnetctl limit clear" tx rate 0
@@ -122,12 +114,7 @@ case_invalid()
 	expect "unchanged after refusals" "$(json "$before" '[.tx, .rx]' -c)" "$(json "$after" '[.tx, .rx]' -c)"
 	report invalid_refused
 
-	local other
-	other=$(rand_tap)
-	tap_create "$NS" "$other"
-	run vnetctl -n "$NS" limit show "$other"
-	expect "unattached exit" 1 "$RUN_RC"
-	expect "unattached message" yes "$(grep -q "vnet is not attached" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+	refuses_unattached unattached limit show
 	report invalid_not_attached
 	case_cleanup
 }
@@ -183,7 +170,7 @@ case_guard()
 {
 	local doc before
 
-	new_case guard || { fail guard_setup "$(run_said)"; return; }
+	attached_case guard || { fail guard_setup "$(run_said)"; return; }
 	doc=$(vnetctl -n "$NS" -j guard show "$DEV")
 	expect "fresh: no checks" 0 "$(json "$doc" '.checks | length')"
 	run vnetctl -n "$NS" guard set "$DEV" mac 52:54:00:12:34:56 ip 192.0.2.2,198.51.100.0/24,2001:db8::2

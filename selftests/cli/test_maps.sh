@@ -23,21 +23,23 @@ BPF_MAP_TYPE_ARRAY=array
 BPF_F_MMAPABLE=1024
 ABI=$(awk '$2 == "VNET_ABI_VERSION" { print $3 }' "$VNET_ROOT/include/vnet/abi.h")
 
-# setup CASE: $NS with an attached tap $DEV
-setup()
-{
-	DEV=$(rand_tap)
-	ns_create "$1" && tap_create "$NS" "$DEV" || return 1
-	run vnetctl -n "$NS" attach "$DEV"
-	[ "$RUN_RC" = 0 ]
-}
-
 # swap MAP TYPE VALUE_SIZE ENTRIES FLAGS: DEV's pin MAP is now another map
 swap()
 {
 	rm -f "$PIN_ROOT/$DEV/$1" &&
 		bpftool map create "$PIN_ROOT/$DEV/$1" type "$2" key 4 \
 			value "$3" entries "$4" name "$1" flags "$5"
+}
+
+# swapped CASE MAP TYPE VALUE_SIZE ENTRIES FLAGS: case CASE's attached tap
+# with its pin MAP swapped (swap); false (CASE_setup failed) if not
+swapped()
+{
+	local c=$1
+
+	shift
+	attached_case "$c" || { fail "${c}_setup" "$(run_said)"; case_cleanup; return 1; }
+	swap "$@" || { fail "${c}_setup" "bpftool map create"; case_cleanup; return 1; }
 }
 
 # refused DESC WHAT: RUN_* is a refusal naming WHAT and the fix
@@ -63,9 +65,7 @@ fixed()
 
 case_value_size()
 {
-	setup value_size || { fail value_size_setup "$(run_said)"; case_cleanup; return; }
-	swap queues "$BPF_MAP_TYPE_ARRAY" 64 512 "$BPF_F_MMAPABLE" ||
-		{ fail value_size_setup "bpftool map create"; case_cleanup; return; }
+	swapped value_size queues "$BPF_MAP_TYPE_ARRAY" 64 512 "$BPF_F_MMAPABLE" || return
 	run vnetctl -n "$NS" stats "$DEV"
 	refused stats "$DEV: the pinned queues map has value size 64, this vnet expects 192"
 	run vnetctl -n "$NS" coalesce show "$DEV"
@@ -81,9 +81,7 @@ case_value_size()
 
 case_entries()
 {
-	setup entries || { fail entries_setup "$(run_said)"; case_cleanup; return; }
-	swap config "$BPF_MAP_TYPE_ARRAY" 48 128 "$BPF_F_MMAPABLE" ||
-		{ fail entries_setup "bpftool map create"; case_cleanup; return; }
+	swapped entries config "$BPF_MAP_TYPE_ARRAY" 48 128 "$BPF_F_MMAPABLE" || return
 	run vnetctl -n "$NS" coalesce set "$DEV" tx-frames 8
 	refused "coalesce set" "the pinned config map has entries 128, this vnet expects 256"
 	# (no BTF: bytes in hex)
@@ -94,9 +92,7 @@ case_entries()
 
 case_mmapable()
 {
-	setup mmapable || { fail mmapable_setup "$(run_said)"; case_cleanup; return; }
-	swap config "$BPF_MAP_TYPE_ARRAY" 48 256 0 ||
-		{ fail mmapable_setup "bpftool map create"; case_cleanup; return; }
+	swapped mmapable config "$BPF_MAP_TYPE_ARRAY" 48 256 0 || return
 	run vnetctl -n "$NS" coalesce show "$DEV"
 	refused "coalesce show" "the pinned config map has BPF_F_MMAPABLE 0, this vnet expects 1"
 	report mmapable_refused "$(run_said)"
@@ -105,11 +101,9 @@ case_mmapable()
 
 case_type()
 {
-	setup type || { fail type_setup "$(run_said)"; case_cleanup; return; }
 	# a plain array where the per-CPU one was: a lookup would fill one
 	# value per CPU into it
-	swap stats "$BPF_MAP_TYPE_ARRAY" 80 512 0 ||
-		{ fail type_setup "bpftool map create"; case_cleanup; return; }
+	swapped type stats "$BPF_MAP_TYPE_ARRAY" 80 512 0 || return
 	run vnetctl -n "$NS" stats "$DEV"
 	refused stats "the pinned stats map has type 2, this vnet expects 6"
 	report type_refused "$(run_said)"
@@ -122,7 +116,7 @@ case_abi_version()
 {
 	local val size
 
-	setup abi_version || { fail abi_version_setup "$(run_said)"; case_cleanup; return; }
+	attached_case abi_version || { fail abi_version_setup "$(run_said)"; case_cleanup; return; }
 	# struct vnet_info (its size from abi.h): abi_version 1 (little
 	# endian), the rest zero
 	size=$(sed -n 's/.*sizeof(struct vnet_info) == \([0-9]*\).*/\1/p' "$VNET_ROOT/include/vnet/abi.h")

@@ -97,29 +97,21 @@ FLOOR=1000000
 trap '[ "$BASHPID" = "$$" ] && { vm_cleanup_all; _cleanup_all; }' EXIT
 
 
+# iperf_after GUEST WHEN: a second iperf3 from GUEST, after WHEN (the
+# restart, the reboot), moves FLOOR bytes at least; the bytes in got
+iperf_after()
+{
+	h_iperf "$NS" "$H" 5202 "$L/iperf2.json" || _bad+="iperf3 server 2; "
+	g_iperf "$1" 5202 3 || _bad+="guest: iperf3 after the $2 failed; "
+	server_done "$H_IPERF_PID" 20
+	got=$(iperf_rcvd "$L/iperf2.json")
+	need "iperf3 after the $2: ${got:-0} bytes (floor $FLOOR)" ge "${got:-0}" "$FLOOR"
+}
+
 # fnew NAME: a netns and a log directory for scenario NAME
 fnew()
 {
-	CASE=$1
-	NS="vnet-f-$1-$$"
-	L=$G_LOGS/$1
-	GL=$L
-	rm -rf "$L"
-	mkdir -p "$L"
-	ip netns add "$NS" || return 1
-	_vm_all_ns+=("$NS")
-	ip -n "$NS" link set lo up
-	ip netns exec "$NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
-		net.ipv6.conf.default.disable_ipv6=1 >/dev/null 2>&1
-}
-
-# ftap TAP [ADDR/LEN]: a persistent tap in NS (it outlives a vnetd), up
-ftap()
-{
-	ip -n "$NS" tuntap add dev "$1" mode tap multi_queue vnet_hdr || return 1
-	_vm_all_taps+=("$1")
-	[ -n "${2:-}" ] && ip -n "$NS" addr add "$2" dev "$1"
-	ip -n "$NS" link set "$1" up
+	g_case f "$1"
 }
 
 newtap()
@@ -207,7 +199,7 @@ kill_vnetd()
 	fnew "$2" || { _bad+="cannot create a netns; "; return; }
 	t=$(newtap)
 	sock=$L/vhost.sock
-	ftap "$t" "$H/24" || { _bad+="cannot create the tap; "; return; }
+	g_tap "$t" "$H/24" || { _bad+="cannot create the tap; "; return; }
 	dargs=(--netns "$NS" --tap "$t" --socket "$sock")
 	h_iperf "$NS" "$H" 5201 "$L/iperf1.json" || { _bad+="iperf3 server; "; return; }
 	local s1=$H_IPERF_PID
@@ -249,11 +241,7 @@ kill_vnetd()
 	last=$(iperf_last "$L/iperf1.json" 3)
 	need "iperf3 across the kill: the last 3 s moved ${last:-nothing} (min per second)" ge "${last:-0}" 1
 	note "iperf3 across the kill, Mbit/s per second: $(iperf_rates "$L/iperf1.json")"
-	h_iperf "$NS" "$H" 5202 "$L/iperf2.json" || _bad+="iperf3 server 2; "
-	g_iperf g 5202 3 || _bad+="guest: iperf3 after the restart failed; "
-	server_done "$H_IPERF_PID" 20
-	got=$(iperf_rcvd "$L/iperf2.json")
-	need "iperf3 after the restart: ${got:-0} bytes (floor $FLOOR)" ge "${got:-0}" "$FLOOR"
+	iperf_after g restart
 	note "after the restart: a new iperf3 moved $got bytes; vnetd's tx bytes went $n1 -> $n2 while the first stream resumed"
 	need "QEMU noticed nothing fatal: $(grep -m1 -i 'error\|fail' "${GDIR[g]}/qemu.err")" \
 		sh -c "! grep -qi 'segmentation\|aborted\|core dumped' '${GDIR[g]}/qemu.err'"
@@ -293,7 +281,7 @@ s_crash_packed()
 	fnew crash-packed || { _bad+="cannot create a netns; "; return; }
 	t=$(newtap)
 	sock=$L/vhost.sock
-	ftap "$t" "$H/24" || { _bad+="cannot create the tap; "; return; }
+	g_tap "$t" "$H/24" || { _bad+="cannot create the tap; "; return; }
 	dargs=(--netns "$NS" --tap "$t" --socket "$sock" --packed)
 	h_iperf "$NS" "$H" 5201 "$L/iperf1.json" || { _bad+="iperf3 server; "; return; }
 	local s1=$H_IPERF_PID
@@ -359,7 +347,7 @@ s_kill_qemu()
 	fnew kill-qemu || { _bad+="cannot create a netns; "; return; }
 	t=$(newtap)
 	sock=$L/vhost.sock
-	ftap "$t" "$H/24" || { _bad+="cannot create the tap; "; return; }
+	g_tap "$t" "$H/24" || { _bad+="cannot create the tap; "; return; }
 	d_start dp "$L/vnetd.log" --netns "$NS" --tap "$t" --socket "$sock" ||
 		{ _bad+="vnetd did not start; "; return; }
 	# listening, no guest yet
@@ -411,7 +399,7 @@ s_reboot()
 	fnew reboot || { _bad+="cannot create a netns; "; return; }
 	t=$(newtap)
 	sock=$L/vhost.sock
-	ftap "$t" "$H/24" || { _bad+="cannot create the tap; "; return; }
+	g_tap "$t" "$H/24" || { _bad+="cannot create the tap; "; return; }
 	d_start dp "$L/vnetd.log" --netns "$NS" --tap "$t" --socket "$sock" ||
 		{ _bad+="vnetd did not start; "; return; }
 	h_iperf "$NS" "$H" 5201 "$L/iperf1.json" || _bad+="iperf3 server; "
@@ -442,11 +430,7 @@ s_reboot()
 	need "the reset: $((g1 - g0)) GET_VRING_BASE, expected 2 at least" ge "$((g1 - g0))" 2
 	need "connections: $c0 before, $c1 after the reboot" [ "$c0" = "$c1" ]
 	kill "$s1" 2>/dev/null
-	h_iperf "$NS" "$H" 5202 "$L/iperf2.json" || _bad+="iperf3 server 2; "
-	g_iperf r 5202 3 || _bad+="guest: iperf3 after the reboot failed; "
-	server_done "$H_IPERF_PID" 20
-	got=$(iperf_rcvd "$L/iperf2.json")
-	need "iperf3 after the reboot: ${got:-0} bytes (floor $FLOOR)" ge "${got:-0}" "$FLOOR"
+	iperf_after r reboot
 	note "after the reboot: iperf3 moved $got bytes; $((g1 - g0)) GET_VRING_BASE for the reset"
 	e=$(g_console r | grep -E '^\[ *[0-9]+\.[0-9]+\] ' | grep -v 'reboot: \(Power down\|Restarting\)\|sysrq: Resetting' | head -n 2 | tr '\n' '|')
 	need "guest kernel: $e" [ -z "$e" ]
@@ -464,7 +448,7 @@ s_tap_gone()
 	fnew tap-gone || { _bad+="cannot create a netns; "; return; }
 	ta=$(newtap) tb=$(newtap)
 	sa=$L/a.sock sb=$L/b.sock
-	ftap "$ta" "$H/24" && ftap "$tb" 198.51.100.1/24 || { _bad+="cannot create the taps; "; return; }
+	g_tap "$ta" "$H/24" && g_tap "$tb" 198.51.100.1/24 || { _bad+="cannot create the taps; "; return; }
 	d_start dp "$L/vnetd.log" --port "socket=$sa,tap=$ta,netns=$NS" \
 		--port "socket=$sb,tap=$tb,netns=$NS" ||
 		{ _bad+="vnetd did not start; "; return; }
@@ -614,7 +598,7 @@ migrate_case()
 	ip -n "$NS" link add br0 type bridge &&
 		ip -n "$NS" addr add "$H/24" dev br0 &&
 		ip -n "$NS" link set br0 up || { _bad+="cannot create the bridge; "; return; }
-	ftap "$ta" && ftap "$tb" || { _bad+="cannot create the taps; "; return; }
+	g_tap "$ta" && g_tap "$tb" || { _bad+="cannot create the taps; "; return; }
 	ip -n "$NS" link set "$ta" master br0
 	ip -n "$NS" link set "$tb" master br0
 	local nolog="" bin=$VNETD

@@ -59,38 +59,40 @@ g_run_scenarios()
 		_vm_all_pids=()
 		_vm_all_ns=()
 		_vm_all_taps=()
-		verdict "$n"
+		verdict "$n" "$L"
 		echo "# $n: $((SECONDS - t0)) s"
 	done
 }
 
-# A scenario's checks: need DESC CMD... collects DESC unless CMD holds,
-# verdict NAME passes or fails NAME with what was collected (and where the
-# logs, $L, are); ge A B: A >= B, both whole numbers; note: a "# CASE:"
+# A scenario's checks (need, ge, verdict: checks.sh); note: a "# CASE:"
 # line.
-_bad=""
+# shellcheck source=selftests/e2e/checks.sh
+source "$(dirname "${BASH_SOURCE[0]}")/checks.sh"
 
-need()
+# g_case PREFIX NAME: scenario NAME's netns vnet-PREFIX-NAME-PID (NS: lo
+# up, no IPv6) and a fresh log directory (L, GL); CASE=NAME
+g_case()
 {
-	local desc=$1
-
-	shift
-	"$@" || _bad+="$desc; "
+	CASE=$2
+	NS="vnet-$1-$2-$$"
+	L=$G_LOGS/$2
+	GL=$L
+	rm -rf "$L"
+	mkdir -p "$L"
+	ip netns add "$NS" || return 1
+	_vm_all_ns+=("$NS")
+	ip -n "$NS" link set lo up
+	ip netns exec "$NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
+		net.ipv6.conf.default.disable_ipv6=1 >/dev/null 2>&1
 }
 
-ge()
+# g_tap TAP [ADDR/LEN]: a persistent tap in NS (it outlives a vnetd), up
+g_tap()
 {
-	[[ "${1:-}" =~ ^[0-9]+$ ]] && [[ "${2:-}" =~ ^[0-9]+$ ]] && [ "$1" -ge "$2" ]
-}
-
-verdict()
-{
-	if [ -z "$_bad" ]; then
-		pass "$1"
-	else
-		fail "$1" "${_bad%; } (logs: ${L#"$VNET_ROOT"/})"
-	fi
-	_bad=""
+	ip -n "$NS" tuntap add dev "$1" mode tap multi_queue vnet_hdr || return 1
+	_vm_all_taps+=("$1")
+	[ -n "${2:-}" ] && ip -n "$NS" addr add "$2" dev "$1"
+	ip -n "$NS" link set "$1" up
 }
 
 note()

@@ -71,37 +71,8 @@ trap '[ "$BASHPID" = "$$" ] && { vm_cleanup_all; _cleanup_all; }' EXIT
 
 # --- checks ----------------------------------------------------------------------
 
-_bad=""
-
-# need DESC CMD...: CMD must succeed, else DESC is one of the reasons
-need()
-{
-	local desc=$1
-
-	shift
-	"$@" || _bad+="$desc; "
-}
-
-ge()
-{
-	[[ "${1:-}" =~ ^[0-9]+$ ]] && [[ "${2:-}" =~ ^[0-9]+$ ]] && [ "$1" -ge "$2" ]
-}
-
-le()
-{
-	[[ "${1:-}" =~ ^[0-9]+$ ]] && [[ "${2:-}" =~ ^[0-9]+$ ]] && [ "$1" -le "$2" ]
-}
-
-# verdict NAME: PASS, or FAIL with every reason and where the logs are
-verdict()
-{
-	if [ -z "$_bad" ]; then
-		pass "$1"
-	else
-		fail "$1" "${_bad%; } (logs: ${VM_LOGS#"$VNET_ROOT"/})"
-	fi
-	_bad=""
-}
+# shellcheck source=selftests/e2e/checks.sh
+source "$HERE/checks.sh"
 
 # note TEXT: a line for the reader (and docs/e2e.md's numbers)
 note()
@@ -833,7 +804,7 @@ for n in "${names[@]}"; do
 	"s_${n//-/_}"
 	# whatever the scenario left behind
 	vm_teardown >/dev/null 2>&1
-	verdict "$n"
+	verdict "$n" "$VM_LOGS"
 	echo "# $n: $((SECONDS - t0)) s"
 done
 ksft_exit

@@ -50,22 +50,9 @@ trap '[ "$BASHPID" = "$$" ] && { vm_cleanup_all; _cleanup_all; }' EXIT
 # tnew NAME: a netns, a tap with the host's address, vnetd on it, a guest
 tnew()
 {
-	CASE=$1
-	NS="vnet-n-$1-$$"
-	L=$G_LOGS/$1
-	GL=$L
+	g_case n "$1" || return 1
 	TAP=vn$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')
-	rm -rf "$L"
-	mkdir -p "$L"
-	ip netns add "$NS" || return 1
-	_vm_all_ns+=("$NS")
-	ip -n "$NS" link set lo up
-	ip netns exec "$NS" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 \
-		net.ipv6.conf.default.disable_ipv6=1 >/dev/null 2>&1
-	ip -n "$NS" tuntap add dev "$TAP" mode tap multi_queue vnet_hdr || return 1
-	_vm_all_taps+=("$TAP")
-	ip -n "$NS" addr add "$H/24" dev "$TAP"
-	ip -n "$NS" link set "$TAP" up
+	g_tap "$TAP" "$H/24" || return 1
 	d_start DPID "$L/vnetd.log" --netns "$NS" --tap "$TAP" --socket "$L/vhost.sock" ||
 		{ _bad+="vnetd did not start: $(tail -n 2 "$L/vnetd.log" | tr '\n' ' '); "; return 1; }
 	g_start t "$L/vhost.sock"

@@ -359,49 +359,24 @@ void vufe_destroy(struct vufe *fe)
 
 /* ---- negotiation and setup, in QEMU 7.2's order ---- */
 
-__u64 vufe_features(const struct vufe *fe)
-{
-	return fe->features;
-}
-
-__u64 vufe_backend_features(const struct vufe *fe)
-{
-	return fe->backend_features;
-}
-
-__u64 vufe_protocol_features(const struct vufe *fe)
-{
-	return fe->proto;
-}
-
-__u64 vufe_backend_protocol_features(const struct vufe *fe)
-{
-	return fe->backend_proto;
-}
-
-__u64 vufe_max_queues(const struct vufe *fe)
-{
-	return fe->max_queues;
-}
-
-__u64 vufe_max_mem_slots(const struct vufe *fe)
-{
-	return fe->max_mem_slots;
-}
+/* the negotiated values, as the accessors of vufe.h read them */
+#define VUFE_GET(type, name, field)                                            \
+	type vufe_##name(const struct vufe *fe)                                \
+	{                                                                      \
+		return fe->field;                                              \
+	}
+VUFE_GET(__u64, features, features)
+VUFE_GET(__u64, backend_features, backend_features)
+VUFE_GET(__u64, protocol_features, proto)
+VUFE_GET(__u64, backend_protocol_features, backend_proto)
+VUFE_GET(__u64, max_queues, max_queues)
+VUFE_GET(__u64, max_mem_slots, max_mem_slots)
+VUFE_GET(unsigned int, hdr_len, hdr_len)
+VUFE_GET(enum vufe_rx_mode, rx_mode, rx_mode)
 
 bool vufe_packed(const struct vufe *fe)
 {
 	return has(fe->features, VIRTIO_F_RING_PACKED);
-}
-
-unsigned int vufe_hdr_len(const struct vufe *fe)
-{
-	return fe->hdr_len;
-}
-
-enum vufe_rx_mode vufe_rx_mode(const struct vufe *fe)
-{
-	return fe->rx_mode;
 }
 
 /* RX piece k of a slot: where the device writes, and how much */

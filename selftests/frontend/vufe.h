@@ -334,6 +334,13 @@ int vufe_send_msg(struct vufe *fe, __u32 request, __u32 flags,
 int vufe_recv_reply(struct vufe *fe, __u32 request, void *payload,
 		    size_t cap, __u32 *size);
 int vufe_backend_alive(struct vufe *fe, int timeout_ms);
+/*
+ * One recvmsg(2) of up to LEN bytes into BUF with FLAGS: the fds that came
+ * with them kept in FDS (*NFDS of them, MAX at most) or, without FDS or
+ * past MAX, closed.  recvmsg's return (-1 and errno).
+ */
+ssize_t vufe_recv_fds(int sock, void *buf, size_t len, int flags, int *fds,
+		      unsigned int *nfds, unsigned int max);
 
 /* hostile input, for the backend's hostile-input tests */
 enum vufe_hostile_ring {

@@ -104,23 +104,51 @@ int vufe_send_msg(struct vufe *fe, __u32 request, __u32 flags,
 	return 0;
 }
 
+ssize_t vufe_recv_fds(int sock, void *buf, size_t len, int flags, int *fds,
+		      unsigned int *nfds, unsigned int max)
+{
+	char cbuf[CMSG_SPACE(VUFE_MAX_FDS * sizeof(int))];
+	struct iovec iov = { buf, len };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	n = recvmsg(sock, &mh, flags);
+	if (n < 0)
+		return n;
+	for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		const int *cfd = (const int *)CMSG_DATA(c);
+		size_t i, nr;
+
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		nr = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < nr; i++) {
+			if (fds && *nfds < max)
+				fds[(*nfds)++] = cfd[i];
+			else
+				close(cfd[i]);
+		}
+	}
+	return n;
+}
+
 /* reads exactly len bytes; fds that arrive are closed (replies carry none) */
 static int read_full(struct vufe *fe, void *buf, size_t len, long long deadline)
 {
-	char cbuf[CMSG_SPACE(VUFE_MAX_FDS * sizeof(int))];
 	size_t got = 0;
 	ssize_t n;
 	int err;
 
 	while (got < len) {
-		struct iovec iov = { (char *)buf + got, len - got };
-		struct msghdr mh = {
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-		};
-		struct cmsghdr *c;
-
-		n = recvmsg(fe->sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		n = vufe_recv_fds(fe->sock, (char *)buf + got, len - got,
+				  MSG_DONTWAIT | MSG_CMSG_CLOEXEC, NULL, NULL,
+				  0);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
@@ -131,17 +159,6 @@ static int read_full(struct vufe *fe, void *buf, size_t len, long long deadline)
 		}
 		if (n < 0)
 			return -errno;
-		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-			int *fds = (int *)CMSG_DATA(c);
-			size_t i, nr;
-
-			if (c->cmsg_level != SOL_SOCKET ||
-			    c->cmsg_type != SCM_RIGHTS)
-				continue;
-			nr = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (i = 0; i < nr; i++)
-				close(fds[i]);
-		}
 		if (n == 0)
 			return -ECONNRESET;
 		got += n;

@@ -153,6 +153,16 @@ int vufe_kick(struct vufe *fe, unsigned int idx)
 	return vq_kick(vq);
 }
 
+/* a split ring's signals back on (the avail flag, without EVENT_IDX) */
+static void split_cb_on(struct vufe *fe, struct vufe_vq *vq)
+{
+	if (!(vq->avail_flags & VRING_AVAIL_F_NO_INTERRUPT))
+		return;
+	vq->avail_flags &= ~VRING_AVAIL_F_NO_INTERRUPT;
+	if (!has(fe->features, VIRTIO_RING_F_EVENT_IDX))
+		st16(&vq->avail->flags, vq->avail_flags, __ATOMIC_RELAXED);
+}
+
 /* virtqueue_enable_cb(): true if callbacks are on and nothing is pending */
 bool vufe_enable_cb(struct vufe *fe, unsigned int idx)
 {
@@ -162,12 +172,7 @@ bool vufe_enable_cb(struct vufe *fe, unsigned int idx)
 		return false;
 	if (vq->packed)
 		return pk_enable_cb(fe, vq);
-	if (vq->avail_flags & VRING_AVAIL_F_NO_INTERRUPT) {
-		vq->avail_flags &= ~VRING_AVAIL_F_NO_INTERRUPT;
-		if (!has(fe->features, VIRTIO_RING_F_EVENT_IDX))
-			st16(&vq->avail->flags, vq->avail_flags,
-			     __ATOMIC_RELAXED);
-	}
+	split_cb_on(fe, vq);
 	st16(used_event(vq), vq->last_used, __ATOMIC_RELAXED);
 	mb();
 	return ld16(&vq->used->idx, __ATOMIC_ACQUIRE) == vq->last_used;
@@ -186,12 +191,7 @@ bool vufe_enable_cb_delayed(struct vufe *fe, unsigned int idx)
 		return false;
 	if (vq->packed)
 		return pk_enable_cb_delayed(fe, vq);
-	if (vq->avail_flags & VRING_AVAIL_F_NO_INTERRUPT) {
-		vq->avail_flags &= ~VRING_AVAIL_F_NO_INTERRUPT;
-		if (!has(fe->features, VIRTIO_RING_F_EVENT_IDX))
-			st16(&vq->avail->flags, vq->avail_flags,
-			     __ATOMIC_RELAXED);
-	}
+	split_cb_on(fe, vq);
 	bufs = (__u16)(vq->avail_idx - vq->last_used) * 3 / 4;
 	st16(used_event(vq), vq->last_used + bufs, __ATOMIC_RELAXED);
 	mb();
@@ -350,6 +350,16 @@ ssize_t vufe_recv_wait(struct vufe *fe, unsigned int qp, void *buf,
 	}
 }
 
+/* split descriptor D: ADDR, LEN, FLAGS, NEXT (in the ring's little endian) */
+static void desc_set(struct vring_desc *d, __u64 addr, __u32 len, __u16 flags,
+		     __u16 next)
+{
+	d->addr = htole64(addr);
+	d->len = htole32(len);
+	d->flags = htole16(flags);
+	d->next = htole16(next);
+}
+
 /* ---- hostile input ---- */
 
 /*
@@ -393,38 +403,23 @@ int vufe_hostile_ring(struct vufe *fe, unsigned int idx,
 	case VUFE_BAD_DESC_OOB:
 	case VUFE_BAD_DESC_STRADDLE:
 		/* header descriptor fine, data descriptor not */
-		d = &vq->desc[ids[0]];
-		d->addr = htole64(good);
-		d->len = htole32(fe->hdr_len);
-		d->flags = htole16(wflag | VRING_DESC_F_NEXT);
-		d->next = htole16(ids[1]);
-		d = &vq->desc[ids[1]];
-		if (kind == VUFE_BAD_DESC_OOB)
-			d->addr = htole64(out);
-		else
-			d->addr = htole64(r0->gpa + r0->size - 100);
-		d->len = htole32(1500);
-		d->flags = htole16(wflag);
-		d->next = 0;
+		desc_set(&vq->desc[ids[0]], good, fe->hdr_len,
+			 wflag | VRING_DESC_F_NEXT, ids[1]);
+		desc_set(&vq->desc[ids[1]],
+			 kind == VUFE_BAD_DESC_OOB ? out :
+						     r0->gpa + r0->size - 100,
+			 1500, wflag, 0);
 		break;
 	case VUFE_BAD_DESC_LOOP:
-		d = &vq->desc[ids[0]];
-		d->addr = htole64(good);
-		d->len = htole32(fe->hdr_len);
-		d->flags = htole16(wflag | VRING_DESC_F_NEXT);
-		d->next = htole16(ids[1]);
-		d = &vq->desc[ids[1]];
-		d->addr = htole64(good + 64);
-		d->len = htole32(64);
-		d->flags = htole16(wflag | VRING_DESC_F_NEXT);
-		d->next = htole16(ids[0]);	/* back to the head */
+		desc_set(&vq->desc[ids[0]], good, fe->hdr_len,
+			 wflag | VRING_DESC_F_NEXT, ids[1]);
+		/* back to the head */
+		desc_set(&vq->desc[ids[1]], good + 64, 64,
+			 wflag | VRING_DESC_F_NEXT, ids[0]);
 		break;
 	case VUFE_BAD_DESC_NEXT_OOB:
-		d = &vq->desc[ids[0]];
-		d->addr = htole64(good);
-		d->len = htole32(fe->hdr_len);
-		d->flags = htole16(wflag | VRING_DESC_F_NEXT);
-		d->next = htole16(vq->num + 5);
+		desc_set(&vq->desc[ids[0]], good, fe->hdr_len,
+			 wflag | VRING_DESC_F_NEXT, vq->num + 5);
 		break;
 	case VUFE_BAD_INDIRECT_OOB:
 	case VUFE_BAD_INDIRECT_ENTRY:

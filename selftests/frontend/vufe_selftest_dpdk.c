@@ -208,16 +208,35 @@ static bool reap_all(struct vufe *fe, unsigned int qp)
 	return ASSERT_EQ(vufe_tx_inflight(fe, qp), 0, "all TX completed");
 }
 
-void dpdk_handshake(void)
+/* dpdk_up() with dpdk_opts(), once the server is there */
+static bool dpdk_fe(struct vufe **fe)
 {
 	struct vufe_opts o;
+
+	if (!dpdk_ready())
+		return false;
+	o = dpdk_opts();
+	return dpdk_up(&o, fe);
+}
+
+/* 1514-byte frames FROM..TO-1 echoed on queue pair 0, then all reaped */
+static bool echo_range(struct vufe *fe, unsigned int from, unsigned int to)
+{
+	unsigned int i;
+
+	for (i = from; i < to; i++)
+		if (!echo(fe, 0, 1514, 0, i, NULL))
+			return false;
+	reap_all(fe, 0);
+	return true;
+}
+
+void dpdk_handshake(void)
+{
 	struct vufe *fe;
 	__u64 f;
 
-	if (!dpdk_ready())
-		return;
-	o = dpdk_opts();
-	if (!dpdk_up(&o, &fe))
+	if (!dpdk_fe(&fe))
 		return;
 	f = vufe_features(fe);
 	ASSERT_TRUE(f & (1ULL << VIRTIO_F_VERSION_1), "VERSION_1");
@@ -297,14 +316,10 @@ void dpdk_tx_layouts(void)
 		VUFE_TX_INDIRECT | VUFE_TX_SEGS(16),
 		VUFE_TX_INDIRECT | VUFE_TX_HDR_INLINE | VUFE_TX_SEGS(2),
 	};
-	struct vufe_opts o;
 	struct vufe *fe;
 	unsigned int i;
 
-	if (!dpdk_ready())
-		return;
-	o = dpdk_opts();
-	if (!dpdk_up(&o, &fe))
+	if (!dpdk_fe(&fe))
 		return;
 	vufe_post_rx(fe, 0, 0);
 	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++) {
@@ -321,15 +336,11 @@ void dpdk_burst(void)
 	static __u8 f[1514], got[2000];
 	struct vufe_vq_stats tx;
 	unsigned int i, seq, sent = 0, rcvd = 0;
-	struct vufe_opts o;
 	struct vufe *fe;
 	ssize_t n;
 	int err;
 
-	if (!dpdk_ready())
-		return;
-	o = dpdk_opts();
-	if (!dpdk_up(&o, &fe))
+	if (!dpdk_fe(&fe))
 		return;
 	vufe_post_rx(fe, 0, 0);
 	/* 1000 frames in bursts of 32, each burst kicked once */
@@ -491,20 +502,14 @@ void dpdk_signals(void)
 	static __u8 f[1514], got[2000];
 	struct vufe_vq_stats st, st2;
 	struct used_arg ua = { VUFE_RXQ(0), 0 };
-	struct vufe_opts o;
 	struct vufe *fe;
 	unsigned int i;
 
-	if (!dpdk_ready())
-		return;
-	o = dpdk_opts();
-	if (!dpdk_up(&o, &fe))
+	if (!dpdk_fe(&fe))
 		return;
 	vufe_post_rx(fe, 0, 0);
-	for (i = 0; i < 10; i++)
-		if (!echo(fe, 0, 1514, 0, i, NULL))
-			goto out;
-	reap_all(fe, 0);
+	if (!echo_range(fe, 0, 10))
+		goto out;
 
 	/* RX callbacks off: 20 frames arrive, no signal */
 	vufe_disable_cb(fe, VUFE_RXQ(0));
@@ -538,20 +543,13 @@ out:
 void dpdk_stop_reconnect(void)
 {
 	struct vufe_vq_stats rx, tx;
-	struct vufe_opts o;
 	struct vufe *fe;
-	unsigned int i;
 
-	if (!dpdk_ready())
-		return;
-	o = dpdk_opts();
-	if (!dpdk_up(&o, &fe))
+	if (!dpdk_fe(&fe))
 		return;
 	vufe_post_rx(fe, 0, 0);
-	for (i = 0; i < 5; i++)
-		if (!echo(fe, 0, 1514, 0, i, NULL))
-			goto out;
-	reap_all(fe, 0);
+	if (!echo_range(fe, 0, 5))
+		goto out;
 	if (!ASSERT_OK(vufe_stop(fe), vufe_strerror(fe)))
 		goto out;
 	vufe_vq_stats(fe, VUFE_RXQ(0), &rx);
@@ -574,18 +572,14 @@ void dpdk_stop_reconnect(void)
 	}
 	if (!ASSERT_OK(vufe_reconnect(fe), vufe_strerror(fe)))
 		goto out;
-	for (i = 5; i < 10; i++)
-		if (!echo(fe, 0, 1514, 0, i, NULL))
-			goto out;
-	reap_all(fe, 0);
+	if (!echo_range(fe, 5, 10))
+		goto out;
 	/* and again, without a clean stop: resume from used->idx */
 	vufe_disconnect(fe);
 	if (!ASSERT_OK(vufe_reconnect(fe), vufe_strerror(fe)))
 		goto out;
-	for (i = 10; i < 15; i++)
-		if (!echo(fe, 0, 1514, 0, i, NULL))
-			goto out;
-	reap_all(fe, 0);
+	if (!echo_range(fe, 10, 15))
+		goto out;
 out:
 	vufe_destroy(fe);
 }
@@ -596,7 +590,6 @@ void dpdk_client_mode(void)
 	char why[256] = "";
 	struct vufe_opts o = VUFE_OPTS_DEFAULT;
 	struct vufe *fe = NULL;
-	unsigned int i;
 
 	dpdk_need_server();
 	if (dpdk_skip[0]) {
@@ -621,18 +614,14 @@ void dpdk_client_mode(void)
 	    !ASSERT_EQ(vufe_packed(fe), packed, "ring type negotiated"))
 		goto out;
 	vufe_post_rx(fe, 0, 0);
-	for (i = 0; i < 5; i++)
-		if (!echo(fe, 0, 1514, 0, i, NULL))
-			goto out;
-	reap_all(fe, 0);
+	if (!echo_range(fe, 0, 5))
+		goto out;
 	/* testpmd, a client, dials again after we hang up */
 	if (!ASSERT_OK(vufe_stop(fe), vufe_strerror(fe)) ||
 	    !ASSERT_OK(vufe_reconnect(fe), vufe_strerror(fe)))
 		goto out;
-	for (i = 5; i < 10; i++)
-		if (!echo(fe, 0, 1514, 0, i, NULL))
-			goto out;
-	reap_all(fe, 0);
+	if (!echo_range(fe, 5, 10))
+		goto out;
 out:
 	vufe_destroy(fe);
 	if (dpdk_stop(&cl, why, sizeof(why)))
@@ -645,6 +634,25 @@ out:
  * crash nor stop serving new connections.  What it does with the bad
  * connection (drop it or ignore the message) is reported, not asserted.
  */
+/*
+ * After a hostile WHAT (msg, ring) NAME: whether the DPDK backend still
+ * answers (verbose: ANSWERS, dropped, SILENT), FE gone, and testpmd runs
+ */
+static bool dpdk_survives(struct vufe *fe, const char *what, const char *name,
+			  const char *answers, const char *silent)
+{
+	int alive = vufe_backend_alive(fe, 500);
+
+	if (verbose)
+		fprintf(stderr, "  %s %-*s: DPDK %s\n", what,
+			31 - (int)strlen(what), name,
+			alive == 1 ? answers :
+			alive == 0 ? "dropped the connection" :
+				     silent);
+	vufe_destroy(fe);
+	return ASSERT_TRUE(dpdk_running(&srv), "testpmd survives");
+}
+
 void dpdk_hostile(void)
 {
 	static const struct {
@@ -680,7 +688,6 @@ void dpdk_hostile(void)
 	struct vufe_opts o;
 	struct vufe *fe;
 	unsigned int i;
-	int alive;
 
 	if (!dpdk_ready())
 		return;
@@ -689,14 +696,9 @@ void dpdk_hostile(void)
 		if (!dpdk_up(&o, &fe))
 			return;
 		ASSERT_OK(vufe_hostile_msg(fe, m[i].kind), m[i].name);
-		alive = vufe_backend_alive(fe, 500);
-		if (verbose)
-			fprintf(stderr, "  msg %-28s: DPDK %s\n", m[i].name,
-				alive == 1 ? "ignored it, still answers" :
-				alive == 0 ? "dropped the connection" :
-					     "went silent on it");
-		vufe_destroy(fe);
-		if (!ASSERT_TRUE(dpdk_running(&srv), "testpmd survives"))
+		if (!dpdk_survives(fe, "msg", m[i].name,
+				   "ignored it, still answers",
+				   "went silent on it"))
 			return;
 	}
 	for (i = 0; i < sizeof(r) / sizeof(r[0]); i++) {
@@ -707,14 +709,8 @@ void dpdk_hostile(void)
 			  r[i].name);
 		/* let the forwarding core meet it */
 		poll(NULL, 0, 50);
-		alive = vufe_backend_alive(fe, 500);
-		if (verbose)
-			fprintf(stderr, "  ring %-27s: DPDK %s\n", r[i].name,
-				alive == 1 ? "still answers" :
-				alive == 0 ? "dropped the connection" :
-					     "went silent");
-		vufe_destroy(fe);
-		if (!ASSERT_TRUE(dpdk_running(&srv), "testpmd survives"))
+		if (!dpdk_survives(fe, "ring", r[i].name, "still answers",
+				   "went silent"))
 			return;
 	}
 	/* and a well-behaved guest still gets through */

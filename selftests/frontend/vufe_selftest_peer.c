@@ -13,38 +13,16 @@ bool packed;
 
 int peer_read(int fd, void *buf, size_t len, int *fds, unsigned int *nfds)
 {
-	char cbuf[CMSG_SPACE(8 * sizeof(int))];
 	size_t got = 0;
 	ssize_t n;
 
 	while (got < len) {
-		struct iovec iov = { (char *)buf + got, len - got };
-		struct msghdr mh = {
-			.msg_iov = &iov, .msg_iovlen = 1,
-			.msg_control = cbuf, .msg_controllen = sizeof(cbuf),
-		};
-		struct cmsghdr *c;
-
-		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+		n = vufe_recv_fds(fd, (char *)buf + got, len - got,
+				  MSG_CMSG_CLOEXEC, fds, nfds, 8);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return -1;
-		for (c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-			unsigned int i, k;
-
-			if (c->cmsg_type != SCM_RIGHTS)
-				continue;
-			k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			for (i = 0; i < k; i++) {
-				int f = ((int *)CMSG_DATA(c))[i];
-
-				if (fds && *nfds < 8)
-					fds[(*nfds)++] = f;
-				else
-					close(f);
-			}
-		}
 		got += n;
 	}
 	return 0;

@@ -74,22 +74,37 @@ lt()
 	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a != "-" && a + 0 < b + 0) }'
 }
 
+# claim OUT RE LABEL ROW LABEL ROW LABEL ROW: OUT has a claim line (shown)
+# of the form RE, whose three figures agree with OUT's table rows ROW;
+# false (a failure) when the line is not of that form.  BASH_REMATCH holds
+# the figures (1-3) and the meaning (4).
+claim()
+{
+	local out=$1 re=$2 line
+
+	line=$(claim_line "$out")
+	echo "# ${line:-no claim line}"
+	expect "a claim line" yes "$([ -n "$line" ] && echo yes || echo no)"
+	if ! [[ $line =~ $re ]]; then
+		expect "the claim line's form" "$re" "$line"
+		return 1
+	fi
+	agrees "$3" "${BASH_REMATCH[1]}" "$out" "$4"
+	agrees "$5" "${BASH_REMATCH[2]}" "$out" "$6"
+	agrees "$7" "${BASH_REMATCH[3]}" "$out" "$8"
+}
+
 case_synthetic()
 {
-	local out line tx rx urg re
+	local out tx rx urg re
 
 	run timeout 120 env VNET_DEMO_SECS=2 "$VNET_ROOT/scripts/demo.sh"
 	out=$(strip "$RUN_OUT")
 	expect "demo exit" 0 "$RUN_RC"
-	line=$(claim_line "$out")
-	echo "# ${line:-no claim line}"
-	expect "a claim line" yes "$([ -n "$line" ] && echo yes || echo no)"
 	re="^=> vnet's defaults over coalescing off: ([0-9.]+)x the signals per frame on guest TX and ([0-9.]+)x on guest RX, ([0-9.]+)x on urgent TX completions: (.*)$"
-	if [[ $line =~ $re ]]; then
+	if claim "$out" "$re" "TX ratio" "guest TX, UDP" "RX ratio" "guest RX, UDP" \
+		"urgent ratio" "guest TX, TCP payload"; then
 		tx=${BASH_REMATCH[1]} rx=${BASH_REMATCH[2]} urg=${BASH_REMATCH[3]}
-		agrees "TX ratio" "$tx" "$out" "guest TX, UDP"
-		agrees "RX ratio" "$rx" "$out" "guest RX, UDP"
-		agrees "urgent ratio" "$urg" "$out" "guest TX, TCP payload"
 		# vnet's claim, and the line says it only when it holds: RX
 		# held, urgent TX at once; TX bulk held unless its bursts come
 		# further apart than tx-usecs (the quiet period: a busy machine)
@@ -108,15 +123,13 @@ case_synthetic()
 			else
 				grep -q 'a bug to report' <<<"${BASH_REMATCH[4]}"
 			fi && echo yes || echo no)"
-	else
-		expect "the claim line's form" "$re" "$line"
 	fi
 	report synthetic "$(grep -A8 "against coalescing off" <<<"$out" | tr '\n' '|') $(tail -c 300 <<<"$RUN_ERR")"
 }
 
 case_vm()
 {
-	local out line ipm mbit p50 re reason
+	local out ipm p50 re reason
 
 	if ! reason=$("$VNET_ROOT/selftests/e2e/build-guest.sh" --check); then
 		skip vm "no real guest here: $reason"
@@ -126,15 +139,10 @@ case_vm()
 	out=$(strip "$RUN_OUT")
 	expect "demo exit" 0 "$RUN_RC"
 	expect "a real guest" yes "$(grep -q 'synthetic demo instead' <<<"$out" && echo no || echo yes)"
-	line=$(claim_line "$out")
-	echo "# ${line:-no claim line}"
-	expect "a claim line" yes "$([ -n "$line" ] && echo yes || echo no)"
 	re="^=> vnet's defaults over coalescing off: ([0-9.]+)x the guest interrupts per MB and ([0-9.]+)x the Mbit/s on the stream, ([0-9.]+)x the round trip's p50: (.*)$"
-	if [[ $line =~ $re ]]; then
-		ipm=${BASH_REMATCH[1]} mbit=${BASH_REMATCH[2]} p50=${BASH_REMATCH[3]}
-		agrees "interrupts per MB" "$ipm" "$out" "  guest interrupts per MB"
-		agrees "Mbit/s" "$mbit" "$out" "TCP stream,"
-		agrees "p50" "$p50" "$out" "UDP round trip"
+	if claim "$out" "$re" "interrupts per MB" "  guest interrupts per MB" \
+		"Mbit/s" "TCP stream," "p50" "UDP round trip"; then
+		ipm=${BASH_REMATCH[1]} p50=${BASH_REMATCH[3]}
 		# vnet's claim on the stream (the round trip's p50 moves by
 		# 10-30 % under TCG: only its consistency is checked)
 		expect "fewer interrupts per MB on the defaults" yes "$(lt "$ipm" 1 && echo yes || echo no)"
@@ -146,8 +154,6 @@ case_vm()
 			else
 				grep -q 'round trip was slower' <<<"${BASH_REMATCH[4]}"
 			fi && echo yes || echo no)"
-	else
-		expect "the claim line's form" "$re" "$line"
 	fi
 	report vm "$(grep -A8 "against coalescing off" <<<"$out" | tr '\n' '|') $(tail -n 5 <<<"$out" | tr '\n' '|') $(tail -c 300 <<<"$RUN_ERR")"
 }

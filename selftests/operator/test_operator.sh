@@ -22,13 +22,19 @@ IO=${IO:-$OUT/bench/bench_vnetd_io}
 
 ALL_CASES="hints cli_words netns_exec attach_mode_stats map_keys_documented status_netns tap_kind_warnings tx_hook_switch ifname_limit vnetd_config_lines vnetd_socket_dir vnetd_cpus vnetd_socket_perm vnetd_log vnetd_notify vnetd_reload libvirt_hook make_deps"
 
-new_case()
-{
-	DEV=$(rand_tap)
-	ns_create "$1" && tap_create "$NS" "$DEV"
-}
-
 trap 'end_case; _cleanup_all' EXIT
+
+# op_case CASE [ATTACH-OPTION...]: case CASE's tap, attached (with the
+# OPTIONs); false (CASE_setup or CASE_attach failed) if not
+op_case()
+{
+	local c=$1
+
+	shift
+	tap_case "$c" || { fail "${c}_setup" "cannot create netns/tap"; return 1; }
+	run vnetctl -n "$NS" attach "$DEV" "$@"
+	[ "$RUN_RC" = 0 ] || { fail "${c}_attach" "$(run_said)"; end_case; return 1; }
+}
 
 yesno()
 {
@@ -64,7 +70,7 @@ case_hints()
 {
 	local ns1 dev1 obj=$OUT/bpf/bench_empty.bpf.o
 
-	new_case hints || { fail hints_setup "cannot create netns/tap"; return; }
+	tap_case hints || { fail hints_setup "cannot create netns/tap"; return; }
 
 	# -n given: no "use -n NETNS" for a device that is not there
 	run vnetctl -n "$NS" attach vtnosuchdev0
@@ -140,9 +146,7 @@ case_cli_words()
 {
 	local n
 
-	new_case words || { fail words_setup "cannot create netns/tap"; return; }
-	run vnetctl -n "$NS" attach "$DEV"
-	[ "$RUN_RC" = 0 ] || { fail words_attach "$(run_said)"; end_case; return; }
+	op_case words || return
 
 	run vnetctl -n "$NS" stats "$DEV" --watch
 	n=$(grep -c . <<<"$RUN_ERR")
@@ -219,9 +223,7 @@ case_netns_exec()
 {
 	local cmd
 
-	new_case nsexec || { fail nsexec_setup "cannot create netns/tap"; return; }
-	run vnetctl -n "$NS" attach "$DEV"
-	[ "$RUN_RC" = 0 ] || { fail nsexec_attach "$(run_said)"; end_case; return; }
+	op_case nsexec || return
 	for cmd in "stats $DEV" "status $DEV" "detach $DEV" "gc" "coalesce show $DEV" "attach $DEV"; do
 		# shellcheck disable=SC2086
 		run ip netns exec "$NS" "$VNETCTL" $cmd
@@ -245,9 +247,7 @@ case_netns_exec()
 
 case_attach_mode_stats()
 {
-	new_case amstats || { fail amstats_setup "cannot create netns/tap"; return; }
-	run vnetctl -n "$NS" attach "$DEV"
-	[ "$RUN_RC" = 0 ] || { fail amstats_attach "$(run_said)"; end_case; return; }
+	op_case amstats || return
 	"$TAPWRITE" -n "$NS" -d "$DEV" -q 2 send 0 push 2 >/dev/null
 	run vnetctl -n "$NS" stats "$DEV"
 	expect "exit" 0 "$RUN_RC"
@@ -266,7 +266,7 @@ case_map_keys_documented()
 {
 	local line want got
 
-	new_case mapkeys || { fail mapkeys_setup "cannot create netns/tap"; return; }
+	tap_case mapkeys || { fail mapkeys_setup "cannot create netns/tap"; return; }
 	run vnetctl -n "$NS" attach "$DEV"
 	"$TAPWRITE" -n "$NS" -d "$DEV" -q 2 send 1 push 3 send 0 push 1 >/dev/null
 	# the man page's example, unescaped, on this tap
@@ -287,7 +287,7 @@ case_tap_kind_warnings()
 {
 	local sq
 
-	new_case tapkind || { fail tapkind_setup "cannot create netns/tap"; return; }
+	tap_case tapkind || { fail tapkind_setup "cannot create netns/tap"; return; }
 	sq=$(rand_tap)
 	ip -n "$NS" tuntap add dev "$sq" mode tap && _case_taps+=("$NS $sq") ||
 		{ fail tapkind_setup "cannot create a single-queue tap"; end_case; return; }
@@ -308,9 +308,7 @@ case_status_netns()
 {
 	local ino
 
-	new_case stnetns || { fail stnetns_setup "cannot create netns/tap"; return; }
-	run vnetctl -n "$NS" attach "$DEV"
-	[ "$RUN_RC" = 0 ] || { fail stnetns_attach "$(run_said)"; end_case; return; }
+	op_case stnetns || return
 	ino=$(stat -L -c %i "/var/run/netns/$NS")
 	run vnetctl status "$DEV"
 	expect "text (from the host)" yes "$(has "$RUN_OUT" "^  netns +$NS \(inode $ino\)")"
@@ -325,9 +323,7 @@ case_status_netns()
 
 case_tx_hook_switch()
 {
-	new_case txhook || { fail txhook_setup "cannot create netns/tap"; return; }
-	run vnetctl -n "$NS" attach "$DEV" --tx-hook xdp
-	[ "$RUN_RC" = 0 ] || { fail txhook_attach "$(run_said)"; end_case; return; }
+	op_case txhook --tx-hook xdp || return
 	run vnetctl -n "$NS" attach "$DEV" --tx-hook tc
 	expect "exit" 1 "$RUN_RC"
 	expect "says how to switch" yes "$(has "$RUN_ERR" "hook xdp, not tc.*vnetctl -n $NS detach $DEV.*--tx-hook tc")"
@@ -368,7 +364,7 @@ case_vnetd_config_lines()
 {
 	local conf=$VNET_TMP/ports.conf tap
 
-	new_case cfglines || { fail cfglines_setup "cannot create netns"; return; }
+	tap_case cfglines || { fail cfglines_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
 	echo "socket=$VNET_TMP/cfg.sock,tap=$tap,queues=2" >"$conf"
 	run timeout 10 "$VNETD" --config "$conf" --netns "$NS"
@@ -418,7 +414,7 @@ case_vnetd_socket_dir()
 {
 	local dir=$VNET_TMP/rundir tap
 
-	new_case sockdir || { fail sockdir_setup "cannot create netns"; return; }
+	tap_case sockdir || { fail sockdir_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
 	# two missing levels: an error naming the directory, no tap, no pins
 	run timeout 10 "$VNETD" --socket "$dir/a/vm.sock" --tap "$tap" --netns "$NS"
@@ -459,7 +455,7 @@ case_vnetd_cpus()
 {
 	local cpus tap bad
 
-	new_case cpus || { fail cpus_setup "cannot create netns"; return; }
+	tap_case cpus || { fail cpus_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
 	cpus=$(nproc)
 	bad=$((cpus + 1000 < 1024 ? cpus : 1023))
@@ -496,7 +492,7 @@ case_vnetd_socket_perm()
 {
 	local sock=$VNET_TMP/perm.sock tap grp nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
 
-	new_case perm || { fail perm_setup "cannot create netns"; return; }
+	tap_case perm || { fail perm_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
 	grp=$(getent group 65534 | cut -d: -f1)
 	chmod 0755 "$VNET_TMP"
@@ -538,7 +534,7 @@ case_vnetd_log()
 {
 	local sock=$VNET_TMP/log.sock tap log=$VNET_TMP/journal.log js
 
-	new_case log || { fail log_setup "cannot create netns"; return; }
+	tap_case log || { fail log_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
 	vnetd_start "$VNET_TMP/first.log" --socket "$sock" --tap "$tap" --netns "$NS"
 	busywait 5000 test -S "$sock" || { fail log_setup "vnetd did not listen"; end_case; return; }
@@ -587,18 +583,25 @@ case_vnetd_log()
 	end_case
 }
 
+# notify_listen SOCK OUT: a systemd notify socket SOCK (selftests/unixsock)
+# whose messages go to OUT, listening; its pid in NPID (procs_add)
+notify_listen()
+{
+	"$UNIXSOCK" notify "$1" 120 >"$2" 2>&1 &
+	NPID=$!
+	procs_add "$NPID"
+	busywait 2000 test -S "$1"
+}
+
 # --- vnetd: READY=1 once the socket listens, STOPPING=1, SIGHUP cleans up -------
 
 case_vnetd_notify()
 {
-	local sock=$VNET_TMP/notify.sock nsock=$VNET_TMP/systemd-notify tap npid rc
+	local sock=$VNET_TMP/notify.sock nsock=$VNET_TMP/systemd-notify tap rc
 
-	new_case notify || { fail notify_setup "cannot create netns"; return; }
+	tap_case notify || { fail notify_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
-	"$UNIXSOCK" notify "$nsock" 120 >"$VNET_TMP/notify.out" 2>&1 &
-	npid=$!
-	procs_add "$npid"
-	busywait 2000 test -S "$nsock"
+	notify_listen "$nsock" "$VNET_TMP/notify.out"
 	NOTIFY_SOCKET=$nsock vnetd_start "$VNET_TMP/notify.log" --socket "$sock" --tap "$tap" --netns "$NS"
 	busywait 5000 grep -q READY=1 "$VNET_TMP/notify.out"
 	expect "READY=1" yes "$(has "$(cat "$VNET_TMP/notify.out")" "READY=1")"
@@ -627,7 +630,7 @@ case_vnetd_notify()
 	kill -TERM "$VPID"
 	wait "$VPID"
 	rc=$?
-	wait "$npid"
+	wait "$NPID"
 	expect "exit after SIGTERM" 0 "$rc"
 	expect "STOPPING=1" yes "$(has "$(cat "$VNET_TMP/notify.out")" "STOPPING=1")"
 	expect "socket removed" no "$(yesno test -e "$sock")"
@@ -660,7 +663,7 @@ case_libvirt_hook()
 {
 	local hook=$VNET_ROOT/libvirt/qemu-hook br net vu xml on=$VNET_TMP/vnet-hook.on
 
-	new_case hook || { fail hook_setup "cannot create netns/tap"; return; }
+	tap_case hook || { fail hook_setup "cannot create netns/tap"; return; }
 	br=$DEV
 	net=$(rand_tap)
 	vu=$(rand_tap)
@@ -727,15 +730,12 @@ case_libvirt_hook()
 
 case_vnetd_reload()
 {
-	local sock=$VNET_TMP/reload.sock nsock=$VNET_TMP/reload-notify tap npid rc
+	local sock=$VNET_TMP/reload.sock nsock=$VNET_TMP/reload-notify tap rc
 	local new log=$VNET_TMP/reload-new.log oldpid
 
-	new_case reload || { fail reload_setup "cannot create netns"; return; }
+	tap_case reload || { fail reload_setup "cannot create netns"; return; }
 	tap=$(rand_tap)
-	"$UNIXSOCK" notify "$nsock" 120 >"$VNET_TMP/reload.out" 2>&1 &
-	npid=$!
-	procs_add "$npid"
-	busywait 2000 test -S "$nsock"
+	notify_listen "$nsock" "$VNET_TMP/reload.out"
 	NOTIFY_SOCKET=$nsock vnetd_start "$VNET_TMP/reload.log" --socket "$sock" --tap "$tap" --netns "$NS"
 	oldpid=$VPID
 	busywait 5000 grep -q "MAINPID=$oldpid" "$VNET_TMP/reload.out"

@@ -64,6 +64,13 @@ static void jr_detach(void)
 	slot = NULL;
 }
 
+/* E cleaned up and its journal detached: the end of a journal case */
+static void jr_env_end(struct env *e)
+{
+	env_cleanup(e);
+	jr_detach();
+}
+
 /* The process serving the ring ends; a new one starts it at BASE. */
 static bool crash_restart(struct env *e, uint32_t base, bool journal)
 {
@@ -146,6 +153,18 @@ static void serves_on(struct env *e, uint16_t id)
 	ASSERT_EQ(len, 5, "its length");
 }
 
+/*
+ * E serving (WHAT) from BASE (AT: its name) after a restart, and on with
+ * the chain of id N (serves_on)
+ */
+static void serving_at(struct env *e, const char *what, uint32_t base,
+		       const char *at, uint16_t n)
+{
+	ASSERT_FALSE(vhost_vq_broken(&e->vq), what);
+	ASSERT_EQ(vhost_vq_base(&e->vq, true), base, at);
+	serves_on(e, n);
+}
+
 static void test_resume(void)
 {
 	static const uint16_t back[] = { 1, 3 };
@@ -172,28 +191,32 @@ static void test_resume(void)
 	/* and again: the journal followed the new process */
 	if (!crash_restart(&e, STALE, true))
 		goto out;
-	ASSERT_FALSE(vhost_vq_broken(&e.vq), "second crash: serving");
-	ASSERT_EQ(vhost_vq_base(&e.vq, true), 0x80068006u, "at 6");
-	serves_on(&e, 5);
+	serving_at(&e, "second crash: serving", 0x80068006u, "at 6", 5);
 out:
-	env_cleanup(&e);
-	jr_detach();
+	jr_env_end(&e);
+}
+
+/* E with its journal, chains 0 and 1 added and popped */
+static bool two_popped(struct env *e)
+{
+	struct seg s = { BUF_GPA, 64, true };
+
+	if (!env_setup(e, 8, F_PK, STALE) || !jr_attach(e))
+		return false;
+	drv_add(&e->d, 0, &s, 1, 0);
+	drv_add(&e->d, 1, &s, 1, 0);
+	return ASSERT_EQ(vhost_vq_pop_burst(&e->vq, elems, 8), 2, "two popped");
 }
 
 /* A crash inside a push: before the used entries were written, and after. */
 static void test_torn_push(void)
 {
 	static const uint16_t both[] = { 0, 1 }, one[] = { 1 };
-	struct seg s = { BUF_GPA, 64, true };
 	struct env e;
 	uint16_t id;
 	uint32_t len;
 
-	if (!env_setup(&e, 8, F_PK, STALE) || !jr_attach(&e))
-		goto out;
-	drv_add(&e.d, 0, &s, 1, 0);
-	drv_add(&e.d, 1, &s, 1, 0);
-	if (!ASSERT_EQ(vhost_vq_pop_burst(&e.vq, elems, 8), 2, "two popped"))
+	if (!two_popped(&e))
 		goto out;
 	/* the push's record written, then the process died */
 	push_recorded(0, 0x8001);
@@ -202,14 +225,9 @@ static void test_torn_push(void)
 	ASSERT_FALSE(vhost_vq_broken(&e.vq), "serving");
 	given_back(&e, both, 2);
 	serves_on(&e, 2);
-	env_cleanup(&e);
-	jr_detach();
+	jr_env_end(&e);
 
-	if (!env_setup(&e, 8, F_PK, STALE) || !jr_attach(&e))
-		goto out;
-	drv_add(&e.d, 0, &s, 1, 0);
-	drv_add(&e.d, 1, &s, 1, 0);
-	if (!ASSERT_EQ(vhost_vq_pop_burst(&e.vq, elems, 8), 2, "two popped"))
+	if (!two_popped(&e))
 		goto out;
 	/* the record and the used entry written, then the process died */
 	ASSERT_OK(vhost_vq_push(&e.vq, 0, 10), "the used entry");
@@ -225,8 +243,7 @@ static void test_torn_push(void)
 	given_back(&e, one, 1);
 	serves_on(&e, 2);
 out:
-	env_cleanup(&e);
-	jr_detach();
+	jr_env_end(&e);
 }
 
 /*
@@ -259,8 +276,7 @@ static void test_torn_pop(void)
 	ASSERT_EQ(elems[0].head, 1, "1");
 	ASSERT_EQ(elems[1].head, 2, "2");
 out:
-	env_cleanup(&e);
-	jr_detach();
+	jr_env_end(&e);
 }
 
 /*
@@ -280,8 +296,7 @@ static void test_whose(void)
 		goto out;
 	restart_pid = 0;
 	ASSERT_TRUE(vhost_vq_broken(&e.vq), "another frontend's journal: not used");
-	env_cleanup(&e);
-	jr_detach();
+	jr_env_end(&e);
 
 	/* GET_VRING_BASE: the frontend knows; its base is right again */
 	if (!env_setup(&e, 8, F_PK, STALE) || !jr_attach(&e))
@@ -304,12 +319,10 @@ static void test_whose(void)
 	serves_on(&e, 2);
 	if (!crash_restart(&e, 0x80018001u, true))
 		goto out;
-	ASSERT_FALSE(vhost_vq_broken(&e.vq), "after the hand-over: the frontend's base still counts");
-	ASSERT_EQ(vhost_vq_base(&e.vq, true), 0x80038003u, "at 3");
-	serves_on(&e, 3);
+	serving_at(&e, "after the hand-over: the frontend's base still counts",
+		   0x80038003u, "at 3", 3);
 out:
-	env_cleanup(&e);
-	jr_detach();
+	jr_env_end(&e);
 }
 
 /* A journal that does not add up is not used, and says why. */
@@ -337,12 +350,10 @@ static void test_hostile_journal(void)
 			goto out;
 		/* the frontend's stale base, then: the ring breaks */
 		ASSERT_TRUE(vhost_vq_broken(&e.vq), bad[i].what);
-		env_cleanup(&e);
-		jr_detach();
+		jr_env_end(&e);
 	}
 out:
-	env_cleanup(&e);
-	jr_detach();
+	jr_env_end(&e);
 }
 
 VNET_TEST("packed/journal/resume", test_resume);

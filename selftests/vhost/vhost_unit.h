@@ -67,6 +67,8 @@ void logs_reset(void);
 int count_fds(void);
 
 int memfd_guest(size_t size);
+/* close A and B, each when it is an fd (>= 0) */
+void close_pair(int a, int b);
 
 uint64_t efd_read(int fd);
 
@@ -193,6 +195,13 @@ int64_t fe_mem_table(struct tdev *t, uint64_t size);
 /* Negotiate as QEMU does, map memory and configure ring INDEX up to kick. */
 bool fe_setup_ring(struct tdev *t, uint32_t index, uint64_t features,
 		   struct drv *d, int *call, int *kick);
+/*
+ * tdev_setup() and ring INDEX set up by fe_setup_ring() with F_RING;
+ * tdev_ring_cleanup() closes its CALL and KICK fds and cleans T up
+ */
+bool tdev_ring(struct tdev *t, uint32_t index, struct drv *d, int *call,
+	       int *kick);
+void tdev_ring_cleanup(struct tdev *t, int call, int kick);
 
 /* ---- vhost_unit_proto.c ---- */
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* vhost_unit: log capture, fd counts, a guest driver of one split ring, a device driven over the protocol */
+#include "sendfds.h"
 #include "vhost_unit.h"
 
 /* --- log capture ------------------------------------------------------ */
@@ -50,6 +51,29 @@ int memfd_guest(size_t size)
 		return -errno;
 	}
 	return fd;
+}
+
+void close_pair(int a, int b)
+{
+	if (a >= 0)
+		close(a);
+	if (b >= 0)
+		close(b);
+}
+
+/* GUEST_SIZE bytes of guest memory: its memfd in *MEMFD, mapped at *G */
+static bool guest_map(int *memfd, uint8_t **g)
+{
+	*memfd = memfd_guest(GUEST_SIZE);
+	if (!ASSERT_GE(*memfd, 0, "memfd"))
+		return false;
+	*g = mmap(NULL, GUEST_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, *memfd,
+		  0);
+	if (!ASSERT_TRUE(*g != MAP_FAILED, "mmap guest")) {
+		*g = NULL;
+		return false;
+	}
+	return true;
 }
 
 uint64_t efd_read(int fd)
@@ -138,15 +162,8 @@ bool env_setup(struct vqenv *e, uint16_t num, uint64_t features,
 
 	memset(e, 0, sizeof(*e));
 	e->call_fd = e->err_fd = -1;
-	e->memfd = memfd_guest(GUEST_SIZE);
-	if (!ASSERT_GE(e->memfd, 0, "memfd"))
+	if (!guest_map(&e->memfd, &e->g))
 		return false;
-	e->g = mmap(NULL, GUEST_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    e->memfd, 0);
-	if (!ASSERT_TRUE(e->g != MAP_FAILED, "mmap guest")) {
-		e->g = NULL;
-		return false;
-	}
 	vhost_mem_init(&e->mem);
 	if (split) {
 		r.memory_size = GUEST_SIZE / 2;
@@ -283,16 +300,7 @@ bool tdev_setup(struct tdev *t)
 		close(sv[1]);
 		return false;
 	}
-	t->memfd = memfd_guest(GUEST_SIZE);
-	if (!ASSERT_GE(t->memfd, 0, "memfd"))
-		return false;
-	t->g = mmap(NULL, GUEST_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    t->memfd, 0);
-	if (!ASSERT_TRUE(t->g != MAP_FAILED, "mmap")) {
-		t->g = NULL;
-		return false;
-	}
-	return true;
+	return guest_map(&t->memfd, &t->g);
 }
 
 void tdev_cleanup(struct tdev *t)
@@ -309,25 +317,9 @@ void tdev_cleanup(struct tdev *t)
 int fe_send_raw(int sock, const void *buf, size_t len, const int *fds,
 		unsigned int nfds)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 16)];
-		struct cmsghdr align;
-	} ctl;
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
+	ssize_t r = vnet_send_fds(sock, buf, len, fds, nfds, MSG_NOSIGNAL);
 
-	if (nfds) {
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	return sendmsg(sock, &mh, MSG_NOSIGNAL) == (ssize_t)len ? 0 : -errno;
+	return r == (ssize_t)len ? 0 : -errno;
 }
 
 int fe_call(struct tdev *t, uint32_t req, uint32_t flags,
@@ -482,4 +474,16 @@ bool fe_setup_ring(struct tdev *t, uint32_t index, uint64_t features,
 	       ASSERT_EQ(fe_ack_vring_fd(t, VHOST_USER_SET_VRING_KICK, index,
 					 *kick),
 			 0, "SET_VRING_KICK");
+}
+
+bool tdev_ring(struct tdev *t, uint32_t index, struct drv *d, int *call,
+	       int *kick)
+{
+	return tdev_setup(t) && fe_setup_ring(t, index, F_RING, d, call, kick);
+}
+
+void tdev_ring_cleanup(struct tdev *t, int call, int kick)
+{
+	close_pair(call, kick);
+	tdev_cleanup(t);
 }

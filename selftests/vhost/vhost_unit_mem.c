@@ -6,6 +6,12 @@
 /* guest memory                                                             */
 /* ======================================================================= */
 
+/* VHOST_USER_ADD_MEM_REG of R on T's memfd: the reply's status */
+static int add_mem_reg(struct tdev *t, const struct vhost_user_mem_reg *r)
+{
+	return fe_ack(t, VHOST_USER_ADD_MEM_REG, r, sizeof(*r), &t->memfd, 1);
+}
+
 void test_mem_add_remove(void)
 {
 	struct vhost_user_mem_reg r0 = { 0 }, r1 = { 0 }, bad = { 0 };
@@ -26,29 +32,21 @@ void test_mem_add_remove(void)
 	r1.region = (struct vhost_mem_region_desc){ 0x10000, 0x10000,
 						    UVA_BASE + 0x10000,
 						    0x10000 };
-	ASSERT_EQ(fe_ack(&t, VHOST_USER_ADD_MEM_REG, &r1, sizeof(r1),
-			 &t.memfd, 1),
-		  0, "ADD_MEM_REG 1");
-	ASSERT_EQ(fe_ack(&t, VHOST_USER_ADD_MEM_REG, &r0, sizeof(r0),
-			 &t.memfd, 1),
-		  0, "ADD_MEM_REG 0");
+	ASSERT_EQ(add_mem_reg(&t, &r1), 0, "ADD_MEM_REG 1");
+	ASSERT_EQ(add_mem_reg(&t, &r0), 0, "ADD_MEM_REG 0");
 	ASSERT_EQ(t.dev.mem.nregions, 2, "2 regions");
 	ASSERT_EQ(t.dev.mem.regions[0].gpa, 0, "sorted by gpa");
 	/* overlapping */
 	bad.region = (struct vhost_mem_region_desc){ 0xf000, 0x2000,
 						     UVA_BASE + 0x40000, 0 };
-	ASSERT_EQ(fe_ack(&t, VHOST_USER_ADD_MEM_REG, &bad, sizeof(bad),
-			 &t.memfd, 1),
-		  1, "overlap refused");
+	ASSERT_EQ(add_mem_reg(&t, &bad), 1, "overlap refused");
 
 	/*
 	 * The very same region again (QEMU 7.2 sends one ADD_MEM_REG per
 	 * queue pair): counted, not refused; it stays mapped until removed
 	 * as often as it was added.
 	 */
-	ASSERT_EQ(fe_ack(&t, VHOST_USER_ADD_MEM_REG, &r1, sizeof(r1),
-			 &t.memfd, 1),
-		  0, "duplicate ADD_MEM_REG accepted");
+	ASSERT_EQ(add_mem_reg(&t, &r1), 0, "duplicate ADD_MEM_REG accepted");
 	ASSERT_EQ(t.dev.mem.nregions, 2, "duplicate adds no region");
 	ASSERT_EQ(fe_ack(&t, VHOST_USER_REM_MEM_REG, &r1, sizeof(r1), NULL, 0),
 		  0, "REM_MEM_REG of the duplicate");

@@ -172,11 +172,7 @@ void test_proto_ring_lifecycle(void)
 		  "disable");
 	ASSERT_FALSE(t.running[0], "stopped by disable");
 out:
-	if (call >= 0)
-		close(call);
-	if (kick >= 0)
-		close(kick);
-	tdev_cleanup(&t);
+	tdev_ring_cleanup(&t, call, kick);
 }
 
 /* Without VHOST_USER_F_PROTOCOL_FEATURES the ring is enabled at kick. */
@@ -186,17 +182,11 @@ void test_proto_legacy_enable(void)
 	struct drv d;
 	struct tdev t;
 
-	if (!tdev_setup(&t))
-		goto out;
-	if (!fe_setup_ring(&t, 1, F_RING, &d, &call, &kick))
+	if (!tdev_ring(&t, 1, &d, &call, &kick))
 		goto out;
 	ASSERT_TRUE(t.running[1], "running at kick");
 out:
-	if (call >= 0)
-		close(call);
-	if (kick >= 0)
-		close(kick);
-	tdev_cleanup(&t);
+	tdev_ring_cleanup(&t, call, kick);
 }
 
 /* Invalid-fd flag: polling mode, no kick fd, no call fd. */
@@ -206,9 +196,7 @@ void test_proto_vring_nofd(void)
 	struct drv d;
 	struct tdev t;
 
-	if (!tdev_setup(&t))
-		goto out;
-	if (!fe_setup_ring(&t, 0, F_RING, &d, &call, &kick))
+	if (!tdev_ring(&t, 0, &d, &call, &kick))
 		goto out;
 	ASSERT_EQ(fe_ack_vring_fd(&t, VHOST_USER_SET_VRING_KICK, 0, -1), 0,
 		  "SET_VRING_KICK nofd");
@@ -220,11 +208,7 @@ void test_proto_vring_nofd(void)
 	ASSERT_TRUE(t.running[0], "running");
 	ASSERT_EQ(vhost_vq_notify(&t.dev.vqs[0]), 1, "notify without fd");
 out:
-	if (call >= 0)
-		close(call);
-	if (kick >= 0)
-		close(kick);
-	tdev_cleanup(&t);
+	tdev_ring_cleanup(&t, call, kick);
 }
 
 void test_proto_wrong_fd_count(void)
@@ -520,9 +504,7 @@ void test_proto_disconnect_reset(void)
 	struct drv d;
 	struct tdev t;
 
-	if (!tdev_setup(&t))
-		goto out;
-	if (!fe_setup_ring(&t, 0, F_RING, &d, &call, &kick))
+	if (!tdev_ring(&t, 0, &d, &call, &kick))
 		goto out;
 	ASSERT_TRUE(t.running[0], "running");
 	close(t.sock);
@@ -540,9 +522,5 @@ void test_proto_disconnect_reset(void)
 	ASSERT_OK(vhost_dev_attach(&t.dev, sv[1]), "new frontend");
 	ASSERT_EQ(fe_get_u64(&t, VHOST_USER_GET_QUEUE_NUM), 2, "answers");
 out:
-	if (call >= 0)
-		close(call);
-	if (kick >= 0)
-		close(kick);
-	tdev_cleanup(&t);
+	tdev_ring_cleanup(&t, call, kick);
 }

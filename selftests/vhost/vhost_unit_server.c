@@ -63,6 +63,29 @@ static bool dev_is_disconnected(void *arg)
 	return !vhost_dev_connected(arg);
 }
 
+/* T's device (2 queue pairs) on socket PATH, and SRV to serve it */
+static bool dev_and_server(struct tdev *t, const char *path,
+			   struct vhost_server *srv)
+{
+	return ASSERT_OK(vhost_dev_init(&t->dev, path, 2, &t_ops, t), "init") &&
+	       ASSERT_OK(vhost_server_init(srv), "server init");
+}
+
+/*
+ * T unconnected (no socket, no memory yet) and PATH a socket NAME in a
+ * fresh temporary directory; false if there is none
+ */
+static bool tdev_blank(struct tdev *t, char *path, size_t len, const char *name)
+{
+	memset(t, 0, sizeof(*t));
+	t->sock = t->memfd = -1;
+	t->offer = T_OFFER;
+	if (!tmpdir_make())
+		return false;
+	snprintf(path, len, "%s/%s", tmpdir, name);
+	return true;
+}
+
 void test_server_listen(void)
 {
 	struct vhost_user_hdr h = { VHOST_USER_GET_QUEUE_NUM,
@@ -75,12 +98,8 @@ void test_server_listen(void)
 	struct stat st;
 	struct tdev t;
 
-	memset(&t, 0, sizeof(t));
-	t.sock = t.memfd = -1;
-	t.offer = T_OFFER;
-	if (!tmpdir_make())
+	if (!tdev_blank(&t, path, sizeof(path), "port0.sock"))
 		return;
-	snprintf(path, sizeof(path), "%s/port0.sock", tmpdir);
 	/* a stale socket: bound, then its process gone */
 	stale = socket(AF_UNIX, SOCK_STREAM, 0);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
@@ -89,8 +108,7 @@ void test_server_listen(void)
 		goto out;
 	close(stale);
 
-	if (!ASSERT_OK(vhost_dev_init(&t.dev, path, 2, &t_ops, &t), "init") ||
-	    !ASSERT_OK(vhost_server_init(&srv), "server init"))
+	if (!dev_and_server(&t, path, &srv))
 		goto out;
 	if (!ASSERT_OK(vhost_server_add_port(&srv, &t.dev,
 					     &(struct vhost_port_cfg){
@@ -158,10 +176,7 @@ void test_server_listen(void)
 		ASSERT_TRUE(pump_until_readable(&srv, c1), "answers again");
 	}
 out:
-	if (c1 >= 0)
-		close(c1);
-	if (c2 >= 0)
-		close(c2);
+	close_pair(c1, c2);
 	vhost_server_cleanup(&srv);
 	vhost_dev_cleanup(&t.dev);
 	ASSERT_EQ(access(path, F_OK), -1, "socket removed");
@@ -218,12 +233,8 @@ void test_server_mode_race(void)
 	mode_t old_umask;
 	int fd;
 
-	memset(&t, 0, sizeof(t));
-	t.sock = t.memfd = -1;
-	t.offer = T_OFFER;
-	if (!tmpdir_make())
+	if (!tdev_blank(&t, path, sizeof(path), "port.sock"))
 		return;
-	snprintf(path, sizeof(path), "%s/port.sock", tmpdir);
 	snprintf(victim, sizeof(victim), "%s/victim", tmpdir);
 	fd = open(victim, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
 	if (!ASSERT_GE(fd, 0, "victim file"))
@@ -235,8 +246,7 @@ void test_server_mode_race(void)
 	race.armed = true;
 	/* a permissive umask: only the library's own mode protects it */
 	old_umask = umask(0);
-	if (ASSERT_OK(vhost_dev_init(&t.dev, path, 2, &t_ops, &t), "init") &&
-	    ASSERT_OK(vhost_server_init(&srv), "server init"))
+	if (dev_and_server(&t, path, &srv))
 		vhost_server_add_port(&srv, &t.dev,
 				      &(struct vhost_port_cfg){ .path = path,
 								.mode = 0600 });
@@ -267,14 +277,9 @@ void test_server_client_reconnect(void)
 	char path[sizeof(sa.sun_path)];
 	struct tdev t;
 
-	memset(&t, 0, sizeof(t));
-	t.sock = t.memfd = -1;
-	t.offer = T_OFFER;
-	if (!tmpdir_make())
+	if (!tdev_blank(&t, path, sizeof(path), "qemu.sock"))
 		return;
-	snprintf(path, sizeof(path), "%s/qemu.sock", tmpdir);
-	if (!ASSERT_OK(vhost_dev_init(&t.dev, path, 2, &t_ops, &t), "init") ||
-	    !ASSERT_OK(vhost_server_init(&srv), "server init"))
+	if (!dev_and_server(&t, path, &srv))
 		goto out;
 	/* the frontend is not there yet: retries in the background */
 	if (!ASSERT_OK(vhost_server_add_port(&srv, &t.dev,
@@ -310,10 +315,7 @@ void test_server_client_reconnect(void)
 		c = accept(lfd, NULL, NULL);
 	ASSERT_GE(c, 0, "accept again");
 out:
-	if (c >= 0)
-		close(c);
-	if (lfd >= 0)
-		close(lfd);
+	close_pair(c, lfd);
 	vhost_server_cleanup(&srv);
 	vhost_dev_cleanup(&t.dev);
 	unlink(path);

@@ -488,9 +488,7 @@ void test_vq_broken_via_protocol(void)
 	struct drv d;
 	struct tdev t;
 
-	if (!tdev_setup(&t))
-		goto out;
-	if (!fe_setup_ring(&t, 0, F_RING, &d, &call, &kick))
+	if (!tdev_ring(&t, 0, &d, &call, &kick))
 		goto out;
 	vq = vhost_dev_vq(&t.dev, 0);
 	d.avail->idx = 1000; /* jump */
@@ -508,11 +506,7 @@ void test_vq_broken_via_protocol(void)
 	ASSERT_TRUE(t.running[0], "running again");
 	ASSERT_EQ(vhost_vq_pop_burst(vq, elems, 8), 0, "usable");
 out:
-	if (call >= 0)
-		close(call);
-	if (kick >= 0)
-		close(kick);
-	tdev_cleanup(&t);
+	tdev_ring_cleanup(&t, call, kick);
 }
 
 /* Ring addresses that are not guest memory: not started, not a crash. */
@@ -528,9 +522,7 @@ void test_vq_bad_ring_addr(void)
 	struct drv d;
 	struct tdev t;
 
-	if (!tdev_setup(&t))
-		goto out;
-	if (!fe_setup_ring(&t, 0, F_RING, &d, &call, &kick))
+	if (!tdev_ring(&t, 0, &d, &call, &kick))
 		goto out;
 	ASSERT_EQ(fe_ack(&t, VHOST_USER_SET_VRING_ADDR, &a, sizeof(a), NULL,
 			 0),
@@ -551,11 +543,7 @@ void test_vq_bad_ring_addr(void)
 		  0, "good address");
 	ASSERT_TRUE(t.running[0], "started");
 out:
-	if (call >= 0)
-		close(call);
-	if (kick >= 0)
-		close(kick);
-	tdev_cleanup(&t);
+	tdev_ring_cleanup(&t, call, kick);
 }
 
 /*
@@ -694,9 +682,6 @@ out:
 	ASSERT_FALSE(qthreads[0].started, "thread stopped");
 	if (t.g)
 		ASSERT_EQ(t.g[BUF_GPA], 0xab, "written by the thread");
-	if (call >= 0)
-		close(call);
-	if (kick >= 0)
-		close(kick);
+	close_pair(call, kick);
 	tdev_cleanup(&t);
 }

@@ -34,34 +34,13 @@ ALL_CASES="usage not_attached follow static hysteresis hold storm show gone traf
 VNETD=${VNETD:-$OUT/vnetd}
 MAN=$VNET_ROOT/docs/vnetd.8
 
-# every agent this test started, killed at exit
-_agents=()
-
-agents_kill()
-{
-	local p
-
-	for p in ${_agents[@]+"${_agents[@]}"}; do
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	_agents=()
-}
-
-trap 'agents_kill; _cleanup_all' EXIT
-
-# new_case CASE: fresh netns $NS with a fresh multi-queue tap $DEV, attached
-new_case()
-{
-	DEV=$(rand_tap)
-	ns_create "$1" && tap_create "$NS" "$DEV" || return 1
-	run vnetctl -n "$NS" attach "$DEV"
-	[ "$RUN_RC" -eq 0 ]
-}
+# every vnetd this test started (procs_add) is killed, at the end of its
+# case and at exit
+trap 'procs_kill KILL; _cleanup_all' EXIT
 
 end_case()
 {
-	agents_kill
+	procs_kill KILL
 	case_cleanup
 }
 
@@ -124,8 +103,20 @@ agent_start()
 {
 	"$VNETD" --netns "$NS" "$@" >"$VNET_TMP/agent.log" 2>&1 &
 	AGENT_PID=$!
-	_agents+=("$AGENT_PID")
+	procs_add "$AGENT_PID"
 	busywait 5000 agent_published "$AGENT_PID"
+}
+
+# agent_follows CASE INTERVAL HOLD MAX_RATE: case CASE's tap attached with
+# adaptive-tx on and an agent for it (--agent-interval INTERVAL,
+# --agent-hold HOLD, --agent-max-rate MAX_RATE); false (CASE_setup or
+# CASE_start failed) when a step failed
+agent_follows()
+{
+	attached_case "$1" || { fail "${1}_setup" "$(run_said)"; return 1; }
+	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
+	agent_start --agent "$DEV" --agent-interval "$2" --agent-hold "$3" \
+		--agent-max-rate "$4" || { fail "${1}_start" "$(agent_log)"; end_case; return 1; }
 }
 
 agent_published()
@@ -251,7 +242,7 @@ case_not_attached()
 	"$VNETD" --socket "$VNET_TMP/vnetd.sock" --tap "$DEV" --netns "$NS" \
 		>"$VNET_TMP/vnetd.log" 2>&1 &
 	vpid=$!
-	_agents+=("$vpid")
+	procs_add "$vpid"
 	busywait 5000 test -S "$VNET_TMP/vnetd.sock"
 	run timeout 10 "$VNETD" --agent "$DEV" --netns "$NS"
 	expect "served by vnetd: exit" 1 "$RUN_RC"
@@ -266,10 +257,7 @@ case_follow()
 {
 	local doc
 
-	new_case follow || { fail follow_setup "$(run_said)"; return; }
-	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
-	agent_start --agent "$DEV" --agent-interval 20 --agent-hold 2 \
-		--agent-max-rate 20 || { fail follow_start "$(agent_log)"; end_case; return; }
+	agent_follows follow 20 2 20 || return
 	expect "starts at tun's value" 0 "$(ethtool_rx_frames)"
 	rec 0 32
 	busywait 10000 rx_frames_is 32
@@ -314,7 +302,7 @@ case_static()
 {
 	local doc
 
-	new_case static || { fail static_setup "$(run_said)"; return; }
+	attached_case static || { fail static_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" tap rx-frames 5
 	agent_start --agent "$DEV" --agent-interval 20 --agent-hold 2 \
 		--agent-max-rate 20 || { fail static_start "$(agent_log)"; end_case; return; }
@@ -346,10 +334,7 @@ case_hysteresis()
 {
 	local c
 
-	new_case hysteresis || { fail hysteresis_setup "$(run_said)"; return; }
-	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
-	agent_start --agent "$DEV" --agent-interval 20 --agent-hold 2 \
-		--agent-max-rate 20 || { fail hysteresis_start "$(agent_log)"; end_case; return; }
+	agent_follows hysteresis 20 2 20 || return
 	rec 0 32
 	busywait 10000 rx_frames_is 32
 	c=$(info agent_changes)
@@ -378,10 +363,7 @@ case_hold()
 {
 	local hold=15 s0 v s deadline early="" seen=no
 
-	new_case hold || { fail hold_setup "$(run_said)"; return; }
-	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
-	agent_start --agent "$DEV" --agent-interval 40 --agent-hold "$hold" \
-		--agent-max-rate 100 || { fail hold_start "$(agent_log)"; end_case; return; }
+	agent_follows hold 40 "$hold" 100 || return
 	s0=$(info agent_samples)
 	rec 0 32
 	# the first sample that can see 32 is s0 + 1, so tun can have 32 no
@@ -410,10 +392,7 @@ case_storm()
 {
 	local rate=2 c0 c1 l0 l1 t0 t1 tm0 tm1 mpid flips=0 v n bound mon
 
-	new_case storm || { fail storm_setup "$(run_said)"; return; }
-	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
-	agent_start --agent "$DEV" --agent-interval 20 --agent-hold 2 \
-		--agent-max-rate "$rate" || { fail storm_start "$(agent_log)"; end_case; return; }
+	agent_follows storm 20 2 "$rate" || return
 	rec 0 64
 	busywait 10000 rx_frames_is 64
 
@@ -421,7 +400,7 @@ case_storm()
 	mon=$VNET_TMP/monitor.out
 	ip netns exec "$NS" stdbuf -oL ethtool --monitor -c "$DEV" >"$mon" 2>&1 &
 	mpid=$!
-	_agents+=("$mpid")
+	procs_add "$mpid"
 	busywait 5000 grep -q listening "$mon"
 	tm0=$(now_ms)
 
@@ -434,7 +413,7 @@ case_storm()
 	mkfifo "$fifo"
 	bpftool batch file - <"$fifo" >"$VNET_TMP/storm.batch" 2>&1 &
 	bpid=$!
-	_agents+=("$bpid")
+	procs_add "$bpid"
 	exec 7>"$fifo"
 	# the window holds the reads of the counters (changes between a read
 	# and the clock would fall outside it otherwise)
@@ -480,7 +459,7 @@ case_show()
 {
 	local doc text
 
-	new_case show || { fail show_setup "$(run_said)"; return; }
+	attached_case show || { fail show_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" tap rx-frames 3
 	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
 	doc=$(show_json)
@@ -544,7 +523,7 @@ case_gone()
 {
 	local dev2 alive
 
-	new_case gone || { fail gone_setup "$(run_said)"; return; }
+	attached_case gone || { fail gone_setup "$(run_said)"; return; }
 	dev2=$(rand_tap)
 	tap_create "$NS" "$dev2"
 	run vnetctl -n "$NS" attach "$dev2"
@@ -585,7 +564,7 @@ case_gone()
 # recommendation to 64, and tun's rx-frames follows
 case_traffic()
 {
-	new_case traffic || { fail traffic_setup "$(run_said)"; return; }
+	attached_case traffic || { fail traffic_setup "$(run_said)"; return; }
 	run vnetctl -n "$NS" coalesce set "$DEV" adaptive-tx on
 	agent_start --agent "$DEV" --agent-interval 20 --agent-hold 2 ||
 		{ fail traffic_start "$(agent_log)"; end_case; return; }
@@ -620,7 +599,7 @@ case_detach()
 {
 	local sock vpid
 
-	new_case detach || { fail detach_setup "$(run_said)"; return; }
+	attached_case detach || { fail detach_setup "$(run_said)"; return; }
 	agent_start --agent "$DEV" --agent-interval 50 ||
 		{ fail detach_start "$(agent_log)"; end_case; return; }
 	detach_refused "$AGENT_PID" agent
@@ -629,7 +608,7 @@ case_detach()
 	expect "agent: detach --force exit" 0 "$RUN_RC"
 	expect "agent: pins gone" yes "$(pins_gone "$DEV" && echo yes || echo no)"
 	report detach_agent_force "$(run_said)"
-	agents_kill
+	procs_kill KILL
 
 	# a vnetd datapath: it makes and attaches its own tap
 	DEV=$(rand_tap)
@@ -637,7 +616,7 @@ case_detach()
 	"$VNETD" --socket "$sock" --tap "$DEV" --netns "$NS" \
 		>"$VNET_TMP/agent.log" 2>&1 &
 	vpid=$!
-	_agents+=("$vpid")
+	procs_add "$vpid"
 	busywait 20000 vnetd_listening "$sock" ||
 		{ fail detach_vnetd_start "$(agent_log)"; end_case; return; }
 	detach_refused "$vpid" datapath

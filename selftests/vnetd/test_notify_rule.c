@@ -36,6 +36,7 @@
 
 #include "test.h"
 #include "frames.h"
+#include "skel_test.h"
 
 enum kind { UDP, PSH, URG, ACK };
 
@@ -674,19 +675,9 @@ static int setup(char *why, size_t len)
 	for (k = 0; k < 4; k++)
 		for (d = 0; d < 2; d++)
 			frame_len[k][d] = build(frame[k][d], k, d);
-	skel = vnet__open();
-	if (!ASSERT_OK_PTR(skel, "vnet__open")) {
-		snprintf(why, len, "the vnet skeleton did not open");
+	skel = vnet_test_skel(why, len);
+	if (!skel)
 		return 1;
-	}
-	/* test runs: no tracepoint, tc egress counts at queue_mapping */
-	bpf_program__set_autoload(skel->progs.vnet_xmit_rx, false);
-	if (!ASSERT_OK(vnet__load(skel), "vnet__load")) {
-		snprintf(why, len, "the vnet skeleton did not load");
-		vnet__destroy(skel);
-		skel = NULL;
-		return 1;
-	}
 	queues_fd = bpf_map__fd(skel->maps.queues);
 	xdp_fd = bpf_program__fd(skel->progs.vnet_xdp_tx);
 	tc_fd = bpf_program__fd(skel->progs.vnet_tc_rx);

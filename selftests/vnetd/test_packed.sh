@@ -24,19 +24,6 @@ TESTPMD=${VNET_TESTPMD:-dpdk-testpmd}
 GEN=$OUT/bench/bench_vnetd_io
 PACKED_BIT=34
 
-_daemons=()
-
-end_case()
-{
-	local pid
-
-	for pid in ${_daemons[@]+"${_daemons[@]}"}; do
-		kill -TERM "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null
-	done
-	_daemons=()
-	case_cleanup
-}
 trap 'end_case; _cleanup_all' EXIT
 
 # tap_stat NS DEV COUNTER
@@ -59,7 +46,7 @@ vnetd_up()
 	"$VNETD" -v --socket "$SOCK" --tap "$TAP" --netns "$NS" "$@" \
 		>"$VLOG" 2>&1 &
 	VPID=$!
-	_daemons+=("$VPID")
+	procs_add "$VPID"
 	busywait 10000 test -S "$SOCK"
 }
 
@@ -77,7 +64,7 @@ pmd_run()
 		--total-num-mbufs=32768 --disable-link-check \
 		<"$VNET_TMP/pmd.in" >"$2" 2>&1 7>&- &
 	PMD_PID=$!
-	_daemons+=("$PMD_PID")
+	procs_add "$PMD_PID"
 }
 
 pmd_stop()

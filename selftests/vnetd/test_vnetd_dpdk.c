@@ -33,6 +33,20 @@ static void pmd_stop(struct testpmd *d)
 	testpmd_stop(d, why, sizeof(why));
 }
 
+/*
+ * The counters before a phase (DIR's datapath stats in *D0, the tap's in
+ * *L0), then testpmd started on port 0 in MODE
+ */
+static bool pmd_phase(struct vd *vd, struct testpmd *pmd, __u32 dir,
+		      const char *mode, struct vnet_dp_stats *d0,
+		      struct link_stats *l0)
+{
+	dps_read(&vd->port[0], dir, 0, d0);
+	ns_link_stats(vd->ns, vd->port[0].tap, l0);
+	return ASSERT_OK(pmd_start(pmd, vd->port[0].sock, mode),
+			 "start testpmd");
+}
+
 static void dpdk_smoke(void)
 {
 	static __u8 f[256];
@@ -53,10 +67,7 @@ static void dpdk_smoke(void)
 		goto out;
 
 	/* guest -> tap: txonly */
-	dps_read(&vd.port[0], VNET_DIR_TX, 0, &d0);
-	ns_link_stats(vd.ns, vd.port[0].tap, &l0);
-	if (!ASSERT_OK(pmd_start(&pmd, vd.port[0].sock, "txonly"),
-		       "start testpmd"))
+	if (!pmd_phase(&vd, &pmd, VNET_DIR_TX, "txonly", &d0, &l0))
 		goto out;
 	deadline = now_ms() + 30000;
 	do {
@@ -89,10 +100,7 @@ static void dpdk_smoke(void)
 	pfd = pkt_open(vd.ns, vd.port[0].tap);
 	if (!ASSERT_GE(pfd, 0, "AF_PACKET on the tap"))
 		goto out;
-	dps_read(&vd.port[0], VNET_DIR_RX, 0, &d0);
-	ns_link_stats(vd.ns, vd.port[0].tap, &l0);
-	if (!ASSERT_OK(pmd_start(&pmd, vd.port[0].sock, "rxonly"),
-		       "start testpmd"))
+	if (!pmd_phase(&vd, &pmd, VNET_DIR_RX, "rxonly", &d0, &l0))
 		goto out;
 	deadline = now_ms() + 30000;
 	do {
@@ -133,8 +141,3 @@ out:
 }
 
 VNET_TEST("vnetd/dpdk_smoke", dpdk_smoke);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_dpdk");
-}

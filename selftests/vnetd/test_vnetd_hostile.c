@@ -858,8 +858,3 @@ VNET_TEST("vnetd/netns_gone", netns_gone);
 VNET_TEST("vnetd/mem_truncated", mem_truncated);
 VNET_TEST("vnetd/mem_truncated_buffers", mem_truncated_buffers);
 VNET_TEST("vnetd/mem_truncated_reads", mem_truncated_reads);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_hostile");
-}

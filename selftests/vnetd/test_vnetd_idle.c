@@ -282,15 +282,7 @@ static void idle_trim(void)
 		ping_both(fe, &vd.port[0], 0, pfd, 99, "after the second trim");
 out:
 	unsetenv("VNETD_TEST_IDLE_MS");
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 VNET_TEST("vnetd/idle_trim", idle_trim);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_idle");
-}

@@ -15,6 +15,23 @@
 
 #include "vnetd_test.h"
 
+/* V as key K's value in port P's pinned map MAP ("limits", "guard") */
+static bool map_put(const struct port *p, const char *map, const void *k,
+		    const void *v)
+{
+	int fd = pin_get(p, map);
+	char what[64];
+	bool ok;
+
+	snprintf(what, sizeof(what), "%s map pinned", map);
+	if (!ASSERT_GE(fd, 0, what))
+		return false;
+	snprintf(what, sizeof(what), "%s map written", map);
+	ok = ASSERT_OK(bpf_map_update_elem(fd, k, v, BPF_ANY), what);
+	close(fd);
+	return ok;
+}
+
 /* write L as direction DIR's limit (gen even: no writer inside) */
 static bool limit_write(const struct port *p, __u32 dir, __u64 pps,
 			__u64 pburst, __u32 gen)
@@ -24,15 +41,8 @@ static bool limit_write(const struct port *p, __u32 dir, __u64 pps,
 		.frames_burst = pburst,
 		.gen = gen,
 	};
-	int fd = pin_get(p, "limits");
-	bool ok;
 
-	if (!ASSERT_GE(fd, 0, "limits map pinned"))
-		return false;
-	ok = ASSERT_OK(bpf_map_update_elem(fd, &dir, &l, BPF_ANY),
-		       "limits map written");
-	close(fd);
-	return ok;
+	return map_put(p, "limits", &dir, &l);
 }
 
 /* vnetd with one port NAME, its tap's packet socket *PFD, a frontend */
@@ -124,10 +134,7 @@ static void limit_tx(void)
 			goto out;
 	}
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 static void limit_rx(void)
@@ -174,10 +181,7 @@ static void limit_rx(void)
 	ASSERT_GE(d1.frames - d0.frames, LIM_N, "every frame delivered");
 	ASSERT_GT(d1.limited - d0.limited, 0, "vnetd counted its holds");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /* the guard's entry: the guest's MAC and address, EXTRA another prefix */
@@ -188,21 +192,14 @@ static bool guard_write(const struct port *p, bool extra)
 			 VNET_GUARD_ND | VNET_GUARD_DHCP | VNET_GUARD_RA,
 		.nr_v4 = extra ? 2 : 1,
 	};
-	int fd = pin_get(p, "guard");
 	__u32 k = 0;
-	bool ok;
 
 	memcpy(g.mac, guest_mac, ETH_ALEN);
 	g.v4[0].addr = htonl(GUEST_IP);
 	g.v4[0].prefix = 32;
 	g.v4[1].addr = htonl(0xc6336400); /* 198.51.100.0/24 */
 	g.v4[1].prefix = 24;
-	if (!ASSERT_GE(fd, 0, "guard map pinned"))
-		return false;
-	ok = ASSERT_OK(bpf_map_update_elem(fd, &k, &g, BPF_ANY),
-		       "guard map written");
-	close(fd);
-	return ok;
+	return map_put(p, "guard", &k, &g);
 }
 
 /* the guard's drops under every reason, summed over the CPUs */
@@ -278,17 +275,9 @@ static void limit_guard_live(void)
 		goto out;
 	ASSERT_EQ(guard_drops(&vd.port[0]), 1, "the spoofed frame dropped");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 VNET_TEST("vnetd/limit/tx_frames", limit_tx);
 VNET_TEST("vnetd/limit/guard_live", limit_guard_live);
 VNET_TEST("vnetd/limit/rx_frames", limit_rx);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_limit");
-}

@@ -12,20 +12,12 @@ static void two_queue_pairs_case(bool packed)
 	static __u8 f[2048], got[FRAME_MAX];
 	unsigned int i, qp, flows = 64, rxq_of[64], per_q[2] = { 0, 0 };
 	struct vnet_dp_stats tx0[2], tx1[2], rx0[2], rx1[2];
-	struct vufe_opts o;
 	struct vufe *fe = NULL;
 	struct vd vd;
 	int pfd = -1;
 
 	vd_init(&vd, packed ? "mqpk" : "mq", 1, 2);
-	if (packed)
-		vd.extra = "--packed";
-	if (!vd_up_tap(&vd, &pfd))
-		goto out;
-	o = fe_opts(&vd.port[0]);
-	if (packed)
-		o.want_features |= 1ULL << VIRTIO_F_RING_PACKED;
-	fe = fe_up(&o);
+	fe = vd_up_fe(&vd, &pfd, packed);
 	if (!fe || !ASSERT_EQ(vufe_packed(fe), packed,
 			      packed ? "RING_PACKED negotiated" : "split rings"))
 		goto out;
@@ -125,10 +117,7 @@ static void two_queue_pairs_case(bool packed)
 			  "dp_stats rx frames per queue");
 	}
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /*
@@ -277,17 +266,9 @@ static void rx_many_segs(void)
 			  "the frame's drop is counted");
 	}
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 VNET_TEST("vnetd/two_queue_pairs", two_queue_pairs);
 VNET_TEST("vnetd/packed/two_queue_pairs", two_queue_pairs_packed);
 VNET_TEST("vnetd/rx_many_segs", rx_many_segs);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_mq");
-}

@@ -118,14 +118,9 @@ static void notify_tx_bulk(void)
 			&d))
 		goto out;
 	sig = st.signals - st0.signals;
-	dbg("bulk: %llu signals for %u frames in %llu batches (frames %llu timer %llu urgent %llu deferred %llu suppressed %llu)\n",
-	    (unsigned long long)sig, NOTIFY_FRAMES,
-	    (unsigned long long)(d.batches - d0.batches),
-	    (unsigned long long)(d.notify_frames - d0.notify_frames),
-	    (unsigned long long)(d.notify_timer - d0.notify_timer),
-	    (unsigned long long)(d.notify_urgent - d0.notify_urgent),
-	    (unsigned long long)(d.notify_deferred - d0.notify_deferred),
-	    (unsigned long long)(d.notify_suppressed - d0.notify_suppressed));
+	dbg("bulk: %llu signals for %u frames\n", (unsigned long long)sig,
+	    NOTIFY_FRAMES);
+	dps_dbg("bulk", &d, &d0);
 	ASSERT_LE(sig, NOTIFY_FRAMES / TX_FRAMES + 8,
 		  "bulk TX signals <= frames / tx-frames + a few");
 	ASSERT_GE(sig, NOTIFY_FRAMES / TX_FRAMES / 2,
@@ -140,9 +135,7 @@ static void notify_tx_bulk(void)
 		  "notify_deferred");
 	ASSERT_GE(d.frames - d0.frames, NOTIFY_FRAMES, "dp_stats tx frames");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, NULL);
 }
 
 /*
@@ -191,9 +184,7 @@ static void notify_tx_live_change(void)
 	ASSERT_GT(sig32, 0, "completions still signalled after the change");
 	ASSERT_GE(d.frames - d0.frames, NOTIFY_FRAMES, "dp_stats tx frames");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, NULL);
 }
 
 /* what one run of urgent bursts did: TX deltas */
@@ -245,9 +236,7 @@ static bool urgent_bursts(const char *name, __u32 flags, struct urgent_run *u)
 	     ASSERT_EQ(u->d.notify_sent, u->signals,
 		       "dp_stats notify_sent = call-eventfd signals");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, NULL);
 	return ok;
 }
 
@@ -349,9 +338,7 @@ static void notify_paired(void)
 out:
 	if (pfd >= 0)
 		close(pfd);
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, NULL);
 }
 
 /*
@@ -410,9 +397,7 @@ static bool busy_poll_run(const char *name, const char *extra,
 	    (unsigned long long)r->frames);
 	ok = true;
 out:
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, NULL);
 	return ok;
 }
 
@@ -497,9 +482,7 @@ static void notify_tx_event_idx(void)
 		  "signals <= used-ring updates");
 	ASSERT_LE(sig, 250, "signals <= used buffers");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, NULL);
 }
 
 /* a single frame is signalled eventually, by the timer */
@@ -546,9 +529,7 @@ static void notify_tx_single(void)
 			goto out;
 	}
 out:
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, NULL);
 }
 
 /* guest RX: rx-frames coalescing, PSH bypass, timer (rx-hold always) */
@@ -691,10 +672,7 @@ static void notify_rx(void)
 	ASSERT_GE(d.notify_urgent - d0.notify_urgent, 1,
 		  "rx notify_urgent: PSH bypass");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /*
@@ -782,10 +760,7 @@ static void ring_wrap_case(bool packed)
 		ASSERT_LT(st.used_idx, 65500, "RX used idx wrapped");
 	}
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 static void ring_wrap(void)
@@ -830,8 +805,3 @@ VNET_TEST("vnetd/packed/ring_wrap", ring_wrap_packed);
 VNET_TEST("vnetd/packed/notify_tx_bulk", notify_tx_bulk_packed);
 VNET_TEST("vnetd/packed/notify_paired", notify_paired_packed);
 VNET_TEST("vnetd/packed/notify_rx", notify_rx_packed);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_notify");
-}

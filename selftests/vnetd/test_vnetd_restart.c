@@ -125,10 +125,7 @@ static void restart_as(bool clean, bool packed, bool qemu)
 		ASSERT_TRUE(vd_log_has(&vd, "resumed where the ring journal says"),
 			    "the rings resumed from the journal, not the stale base");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 static void restart(bool clean, bool packed)
@@ -275,10 +272,7 @@ static void existing_tap_no_uring(void)
 	ASSERT_GT(ns_link(vd.ns, vd.port[0].tap, NULL), 0,
 		  "the persistent tap is still there after vnetd exits");
 out:
-	vd_cleanup(&vd);
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /*
@@ -328,10 +322,7 @@ static void single_queue_tap(void)
 	ASSERT_GT(ns_link(vd.ns, vd.port[0].tap, NULL), 0,
 		  "the tap is still there");
 out:
-	vd_cleanup(&vd);
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /* the queues tun counts on VD's tap (ip -d: "numqueues N"), or -1 */
@@ -464,10 +455,7 @@ out:
 	}
 	close_fd(&pp[0]);
 	close_fd(&pp[1]);
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 static void restart_queue_unheld(void)
@@ -491,8 +479,3 @@ VNET_TEST("vnetd/existing_tap_no_uring", existing_tap_no_uring);
 VNET_TEST("vnetd/single_queue_tap", single_queue_tap);
 VNET_TEST("vnetd/restart_queue_unheld", restart_queue_unheld);
 VNET_TEST("vnetd/restart_queue_unheld_stays", restart_queue_unheld_stays);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_restart");
-}

@@ -89,10 +89,7 @@ static void rule_lone_frame(void)
 	ASSERT_EQ(d.holds - d0.holds, 0, "no hold");
 	ASSERT_EQ(d.notify_deferred - d0.notify_deferred, 0, "nothing deferred");
 out:
-	close_fd(&pfd);
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 #define RR_ROUNDS 24
@@ -195,10 +192,7 @@ static void rule_udp_rr(void)
 	ASSERT_EQ(t.holds - t0.holds, 0, "TX: no hold");
 	ASSERT_EQ(t.notify_timer - t0.notify_timer, 0, "TX: no timer");
 out:
-	close_fd(&pfd);
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /*
@@ -229,15 +223,8 @@ static void rule_udp_rr_server(void)
 			 "a signal per answer"))
 		goto out;
 	dps_read(&vd.port[0], VNET_DIR_TX, 0, &t);
-	dbg("udp rr server: rx sent %llu; tx sent %llu latency %llu quiet %llu timer %llu holds %llu carried %llu deferred %llu\n",
-	    (unsigned long long)(r.notify_sent - r0.notify_sent),
-	    (unsigned long long)(t.notify_sent - t0.notify_sent),
-	    (unsigned long long)(t.notify_latency - t0.notify_latency),
-	    (unsigned long long)(t.notify_quiet - t0.notify_quiet),
-	    (unsigned long long)(t.notify_timer - t0.notify_timer),
-	    (unsigned long long)(t.holds - t0.holds),
-	    (unsigned long long)(t.notify_paired - t0.notify_paired),
-	    (unsigned long long)(t.notify_deferred - t0.notify_deferred));
+	dps_dbg("udp rr server: rx", &r, &r0);
+	dps_dbg("udp rr server: tx", &t, &t0);
 	ASSERT_EQ(t.frames - t0.frames, RR_ROUNDS, "every request written");
 	ASSERT_EQ(t.holds - t0.holds, 0, "TX: no hold");
 	ASSERT_EQ(t.notify_deferred - t0.notify_deferred, 0,
@@ -251,10 +238,7 @@ static void rule_udp_rr_server(void)
 		     vd.ns, vd.port[0].tap),
 		  0, "vnetctl coalesce show: TX signals at once");
 out:
-	close_fd(&pfd);
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /*
@@ -310,10 +294,7 @@ static void rule_rx_stream(void)
 	ASSERT_LE(d.notify_sent - d0.notify_sent, frames / 16 + 8,
 		  "signals <= frames / rx-frames + a few");
 out:
-	close_fd(&pfd);
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /*
@@ -403,10 +384,7 @@ static void rule_tx_acks_carried(void)
 		     vd.ns, vd.port[0].tap, RR_ROUNDS - 1),
 		  0, "vnetctl coalesce show: the ACKs' completions carried");
 out:
-	close_fd(&pfd);
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 VNET_TEST("vnetd/rule_lone_frame", rule_lone_frame);
@@ -414,8 +392,3 @@ VNET_TEST("vnetd/rule_udp_rr", rule_udp_rr);
 VNET_TEST("vnetd/rule_udp_rr_server", rule_udp_rr_server);
 VNET_TEST("vnetd/rule_rx_stream", rule_rx_stream);
 VNET_TEST("vnetd/rule_tx_acks_carried", rule_tx_acks_carried);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_rule");
-}

@@ -338,10 +338,7 @@ static void rx_from_tap(bool mrg, bool packed)
 	}
 	ASSERT_GE(l1.tx_packets - l0.tx_packets, n + 1, "tap tx_packets");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 	unsetenv("VNETD_RX_DIRECT_MIN");
 }
 
@@ -368,6 +365,30 @@ static bool gso_post_then_recv(struct vufe *fe, int pfd, __u16 sport,
 }
 
 /*
+ * vnetd with port NAME (VNETD_RX_DIRECT_MIN unset: its default choice)
+ * and a mergeable-buffer frontend that posts RX buffers only when the
+ * case says (no auto refill): the frontend, NULL when a step failed.
+ */
+static struct vufe *rx_manual_up(struct vd *vd, const char *name, int *pfd)
+{
+	struct vufe_opts o;
+	struct vufe *fe;
+
+	unsetenv("VNETD_RX_DIRECT_MIN");
+	vd_init(vd, name, 1, 1);
+	if (!vd_up_tap(vd, pfd))
+		return NULL;
+	o = fe_opts(&vd->port[0]);
+	o.rx_auto_refill = false;
+	fe = fe_up(&o);
+	if (fe && !ASSERT_EQ(vufe_rx_mode(fe), VUFE_RX_MERGEABLE, "MRG_RXBUF")) {
+		vufe_destroy(fe);
+		return NULL;
+	}
+	return fe;
+}
+
+/*
  * Big reads when the guest has posted fewer buffers than a GSO frame
  * needs: the frame that did not fit its buffers waits for more, whole and
  * in order, and the next one that fits is read in place again.
@@ -375,7 +396,6 @@ static bool gso_post_then_recv(struct vufe *fe, int pfd, __u16 sport,
 static void rx_big_starved(void)
 {
 	struct vnet_dp_stats d0, d1;
-	struct vufe_opts o;
 	struct vufe *fe = NULL;
 	static __u8 f[FRAME_MAX];
 	struct virtio_net_hdr vh;
@@ -388,14 +408,8 @@ static void rx_big_starved(void)
 	need = (unsigned int)(gso_frame(f, &vh, guest_mac, host_mac, HOST_IP,
 					GUEST_IP, sport, 1) +
 			      12 + VUFE_PAGE - 1) / VUFE_PAGE;
-	unsetenv("VNETD_RX_DIRECT_MIN");
-	vd_init(&vd, "rxbigst", 1, 1);
-	if (!vd_up_tap(&vd, &pfd))
-		goto out;
-	o = fe_opts(&vd.port[0]);
-	o.rx_auto_refill = false;
-	fe = fe_up(&o);
-	if (!fe || !ASSERT_EQ(vufe_rx_mode(fe), VUFE_RX_MERGEABLE, "MRG_RXBUF"))
+	fe = rx_manual_up(&vd, "rxbigst", &pfd);
+	if (!fe)
 		goto out;
 	/* frame 1 (one-chain read, overflows): bounced, waits for buffers */
 	if (!ASSERT_EQ(vufe_post_rx(fe, 0, 4), 4, "post 4 RX buffers"))
@@ -422,10 +436,7 @@ static void rx_big_starved(void)
 	dps_read(&vd.port[0], VNET_DIR_RX, 0, &d1);
 	ASSERT_EQ(d1.bounced - d0.bounced, 0, "GSO frame 3 read in place");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 static void rx_from_tap_mrg(void)
@@ -677,10 +688,7 @@ out:
 	if (bm)
 		munmap(bm, logsize);
 	close_fd(&logfd);
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /*
@@ -749,21 +757,14 @@ static bool slots_recv(struct vufe *fe, unsigned int n, __u32 id0)
 static void rx_slots_first_use(void)
 {
 	struct vnet_dp_stats d0, d1;
-	struct vufe_opts o;
 	struct vufe *fe = NULL;
 	unsigned int i;
 	struct vd vd;
 	long kb;
 	int pfd = -1;
 
-	unsetenv("VNETD_RX_DIRECT_MIN");
-	vd_init(&vd, "rxslots", 1, 1);
-	if (!vd_up_tap(&vd, &pfd))
-		goto out;
-	o = fe_opts(&vd.port[0]);
-	o.rx_auto_refill = false;
-	fe = fe_up(&o);
-	if (!fe || !ASSERT_EQ(vufe_rx_mode(fe), VUFE_RX_MERGEABLE, "MRG_RXBUF"))
+	fe = rx_manual_up(&vd, "rxslots", &pfd);
+	if (!fe)
 		goto out;
 	nap_ms(200);
 	kb = pinned_kb(vd.pid);
@@ -792,10 +793,7 @@ static void rx_slots_first_use(void)
 	ASSERT_GE(kb, 3 * 66, "frames back to back: KiB pinned, a burst's slots");
 	ASSERT_LT(kb, SLOTS_KB, "frames back to back: KiB pinned, not every slot");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 VNET_TEST("vnetd/rx_from_tap_mrg", rx_from_tap_mrg);
@@ -804,8 +802,3 @@ VNET_TEST("vnetd/rx_from_tap_nomrg", rx_from_tap_nomrg);
 VNET_TEST("vnetd/packed/rx_from_tap_mrg", rx_from_tap_mrg_packed);
 VNET_TEST("vnetd/rx_big_starved", rx_big_starved);
 VNET_TEST("vnetd/dirty_log_stop", dirty_log_stop);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_rx");
-}

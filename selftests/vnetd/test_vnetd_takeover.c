@@ -30,6 +30,7 @@
 
 #include "vnetd_test.h"
 #include "../../user/vnetd/handover/record.h"
+#include "../../user/vhost/sendfds.h"
 #include "../../user/vhost/vhost_user.h"
 
 static void takeover_path(const struct vd *vd, char *path, size_t len)
@@ -116,7 +117,6 @@ static void takeover_case(const char *name, unsigned int queues, bool packed)
 {
 	struct pinger pg = {};
 	struct vnet_dp_stats d0, d1;
-	struct vufe_opts o;
 	struct vufe *fe = NULL;
 	struct vd vd, nv;
 	int pfd = -1, i;
@@ -124,15 +124,8 @@ static void takeover_case(const char *name, unsigned int queues, bool packed)
 
 	snprintf(nvname, sizeof(nvname), "%sN", name);
 	vd_init(&vd, name, 1, queues);
-	if (packed)
-		vd.extra = "--packed";
 	nv.pid = -1;
-	if (!vd_up_tap(&vd, &pfd))
-		goto out;
-	o = fe_opts(&vd.port[0]);
-	if (packed)
-		o.want_features |= 1ULL << VIRTIO_F_RING_PACKED;
-	fe = fe_up(&o);
+	fe = vd_up_fe(&vd, &pfd, packed);
 	if (!fe)
 		goto out;
 	if (packed && !ASSERT_TRUE(vufe_packed(fe), "packed rings"))
@@ -427,39 +420,18 @@ static void hostile_peers(void)
 	}
 	ASSERT_TRUE(vufe_connected(fe), "the frontend kept its connection");
 out:
-	close_fd(&pfd);
-	if (fe)
-		vufe_destroy(fe);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 /* one record to FD, with FDS */
 static bool rec_send(int fd, uint32_t type, const void *body, size_t len,
 		     const int *fds, unsigned int nfds)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * 8)];
-		struct cmsghdr align;
-	} ctl;
 	static uint8_t buf[65536];
-	struct iovec iov;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
 	size_t n = vnetd_rec_build(buf, sizeof(buf), type, nfds, body, len,
 				   NULL, 0);
 
-	iov = (struct iovec){ buf, n };
-	if (nfds) {
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
-	if (sendmsg(fd, &mh, MSG_NOSIGNAL) == (ssize_t)n)
+	if (vnet_send_fds(fd, buf, n, fds, nfds, MSG_NOSIGNAL) == (ssize_t)n)
 		return true;
 	test_fail("send a record of type %u: %s", type, strerror(errno));
 	return false;
@@ -1398,8 +1370,3 @@ VNET_TEST("vnetd/takeover_ports_tap_held", takeover_ports_tap_held);
 VNET_TEST("vnetd/takeover_ports_socket_busy", takeover_ports_socket_busy);
 VNET_TEST("vnetd/takeover_ports_new_gives_up", takeover_ports_new_gives_up);
 VNET_TEST("vnetd/takeover_ports_old_gives_up", takeover_ports_old_gives_up);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_takeover");
-}

@@ -18,21 +18,13 @@ static void tx_to_tap_case(bool packed)
 	struct vnet_dp_stats d0, d1;
 	struct vnet_queue_state q0, q1;
 	struct link_stats l0, l1;
-	struct vufe_opts o;
 	struct vufe *fe = NULL;
 	unsigned int i, n = 200;
 	struct vd vd;
 	int pfd = -1;
 
 	vd_init(&vd, packed ? "txpk" : "tx", 1, 1);
-	if (packed)
-		vd.extra = "--packed";
-	if (!vd_up_tap(&vd, &pfd))
-		goto out;
-	o = fe_opts(&vd.port[0]);
-	if (packed)
-		o.want_features |= 1ULL << VIRTIO_F_RING_PACKED;
-	fe = fe_up(&o);
+	fe = vd_up_fe(&vd, &pfd, packed);
 	if (!fe)
 		goto out;
 	if (!ASSERT_EQ(vufe_packed(fe), packed,
@@ -108,10 +100,7 @@ static void tx_to_tap_case(bool packed)
 	ASSERT_GE(l1.rx_packets - l0.rx_packets, n + 3, "tap rx_packets");
 	ASSERT_GT(q1.first_seen_ns, 0, "the classifier saw guest-TX queue 0");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 static void tx_to_tap(void)
@@ -132,21 +121,13 @@ static void tx_to_tap_packed(void)
 static void tx_lost_kick_case(bool packed)
 {
 	static __u8 f[FRAME_MAX];
-	struct vufe_opts o;
 	struct vufe *fe = NULL;
 	unsigned int i;
 	struct vd vd;
 	int pfd = -1;
 
 	vd_init(&vd, packed ? "txlkp" : "txlk", 1, 1);
-	if (packed)
-		vd.extra = "--packed";
-	if (!vd_up_tap(&vd, &pfd))
-		goto out;
-	o = fe_opts(&vd.port[0]);
-	if (packed)
-		o.want_features |= 1ULL << VIRTIO_F_RING_PACKED;
-	fe = fe_up(&o);
+	fe = vd_up_fe(&vd, &pfd, packed);
 	if (!fe)
 		goto out;
 	for (i = 0; i < 3; i++) {
@@ -180,10 +161,7 @@ static void tx_lost_kick_case(bool packed)
 		    "the watchdog said it served a ring without a kick");
 	ASSERT_OK(tx_wait_idle(fe, 0, WAIT_MS), "all TX buffers used");
 out:
-	if (fe)
-		vufe_destroy(fe);
-	close_fd(&pfd);
-	vd_cleanup(&vd);
+	vd_end(&vd, fe, &pfd);
 }
 
 static void tx_lost_kick(void)
@@ -200,8 +178,3 @@ VNET_TEST("vnetd/tx_to_tap", tx_to_tap);
 VNET_TEST("vnetd/packed/tx_to_tap", tx_to_tap_packed);
 VNET_TEST("vnetd/tx_lost_kick", tx_lost_kick);
 VNET_TEST("vnetd/packed/tx_lost_kick", tx_lost_kick_packed);
-
-int main(int argc, char **argv)
-{
-	return vnetd_test_main(argc, argv, "test_vnetd_tx");
-}

@@ -222,6 +222,36 @@ bool vd_spawn(struct vd *vd)
 	return true;
 }
 
+/*
+ * One more wait for port I's socket (for a --takeover: its "taken over"):
+ * false, the case failed, when vnetd exited or DEADLINE passed.
+ */
+static bool vd_still_starting(struct vd *vd, unsigned int i, long long deadline)
+{
+	const char *sock = vd->port[i].sock;
+
+	if (!vd_running(vd)) {
+		if (vd->takeover)
+			test_fail("vnetd --takeover exited (status 0x%x) before it took %s: %s",
+				  vd->status, sock, vd_log_tail(vd));
+		else
+			test_fail("vnetd exited (status 0x%x) before its socket %s existed: %s",
+				  vd->status, sock, vd_log_tail(vd));
+		return false;
+	}
+	if (now_ms() > deadline) {
+		if (vd->takeover)
+			test_fail("vnetd --takeover did not take %s in %d ms: %s",
+				  sock, START_MS, vd_log_tail(vd));
+		else
+			test_fail("vnetd made no socket %s in %d ms: %s", sock,
+				  START_MS, vd_log_tail(vd));
+		return false;
+	}
+	nap_ms(vd->takeover ? 5 : 10);
+	return true;
+}
+
 bool vd_start(struct vd *vd)
 {
 	struct stat old[2];
@@ -246,19 +276,8 @@ bool vd_start(struct vd *vd)
 
 		snprintf(want, sizeof(want), "%s: taken over", vd->port[i].sock);
 		while (!vd_log_has(vd, want)) {
-			if (!vd_running(vd)) {
-				test_fail("vnetd --takeover exited (status 0x%x) before it took %s: %s",
-					  vd->status, vd->port[i].sock,
-					  vd_log_tail(vd));
+			if (!vd_still_starting(vd, i, deadline))
 				return false;
-			}
-			if (now_ms() > deadline) {
-				test_fail("vnetd --takeover did not take %s in %d ms: %s",
-					  vd->port[i].sock, START_MS,
-					  vd_log_tail(vd));
-				return false;
-			}
-			nap_ms(5);
 		}
 	}
 	for (i = 0; i < vd->nports && !vd->client && !vd->takeover; i++) {
@@ -269,19 +288,8 @@ bool vd_start(struct vd *vd)
 			     sb.st_ctim.tv_sec != old[i].st_ctim.tv_sec ||
 			     sb.st_ctim.tv_nsec != old[i].st_ctim.tv_nsec))
 				break;
-			if (!vd_running(vd)) {
-				test_fail("vnetd exited (status 0x%x) before its socket %s existed: %s",
-					  vd->status, vd->port[i].sock,
-					  vd_log_tail(vd));
+			if (!vd_still_starting(vd, i, deadline))
 				return false;
-			}
-			if (now_ms() > deadline) {
-				test_fail("vnetd made no socket %s in %d ms: %s",
-					  vd->port[i].sock, START_MS,
-					  vd_log_tail(vd));
-				return false;
-			}
-			nap_ms(10);
 		}
 	}
 	/* the taps exist and are up, the pins are there */
@@ -697,7 +705,13 @@ static int vnetd_setup(char *why, size_t len)
 	return 0;
 }
 
-int vnetd_test_main(int argc, char **argv, const char *prog)
+/*
+ * The main() of every test_vnetd_* program (its file of cases registers
+ * them with VNET_TEST()): test.h's test_main() under the program's own
+ * name; every test skips without root and BPF, and fails without
+ * build/vnetd-asan ($VNETD); -v is verbose.  The exit status.
+ */
+int main(int argc, char **argv)
 {
 	static const struct test_main_opts opts = {
 		.setup = vnetd_setup,
@@ -705,5 +719,5 @@ int vnetd_test_main(int argc, char **argv, const char *prog)
 	};
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	return test_main(argc, argv, prog, &opts);
+	return test_main(argc, argv, program_invocation_short_name, &opts);
 }

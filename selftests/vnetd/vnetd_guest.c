@@ -43,6 +43,29 @@ struct vufe *fe_up(const struct vufe_opts *o)
 	return fe;
 }
 
+struct vufe *vd_up_fe(struct vd *vd, int *pfd, bool packed)
+{
+	struct vufe_opts o;
+
+	if (packed)
+		vd->extra = "--packed";
+	if (!vd_up_tap(vd, pfd))
+		return NULL;
+	o = fe_opts(&vd->port[0]);
+	if (packed)
+		o.want_features |= 1ULL << VIRTIO_F_RING_PACKED;
+	return fe_up(&o);
+}
+
+void vd_end(struct vd *vd, struct vufe *fe, int *pfd)
+{
+	if (fe)
+		vufe_destroy(fe);
+	if (pfd)
+		close_fd(pfd);
+	vd_cleanup(vd);
+}
+
 bool tx_idle(struct vufe *fe, void *arg)
 {
 	unsigned int qp = *(unsigned int *)arg;

@@ -24,8 +24,8 @@
  * test_vnetd_restart, test_vnetd_dpdk), built from a file of cases and
  * the helpers declared here (vnetd_util.c: shell, namespaces, AF_PACKET,
  * frames; vnetd_fixture.c: vnetd and its ports; vnetd_guest.c: the
- * frontend on a port); each registers its cases with VNET_TEST() and runs
- * them with vnetd_test_main() (test.h's test_main()):
+ * frontend on a port); each registers its cases with VNET_TEST() and
+ * vnetd_fixture.c's main() runs them (test.h's test_main()):
  *
  *	test_vnetd_<feature> [-l] [-v] [-t GLOB]... [-d GLOB]... [FILTER]
  *
@@ -298,6 +298,12 @@ void vd_stop(struct vd *vd);
 
 void vd_cleanup(struct vd *vd);
 
+/*
+ * A case's end: its frontend destroyed (when up), its tap socket closed
+ * (when PFD), then vd_cleanup().
+ */
+void vd_end(struct vd *vd, struct vufe *fe, int *pfd);
+
 bool vd_up(struct vd *vd);
 
 /* vd_up() and an AF_PACKET socket on port 0's tap in *pfd */
@@ -320,6 +326,10 @@ bool vd_qthread_waits(const struct vd *vd, unsigned int qp, int timeout_ms);
 bool dps_read(const struct port *p, __u32 dir, __u32 q,
 	      struct vnet_dp_stats *st);
 
+/* -v: WHAT and the signal counters of D since D0 (dbg) */
+void dps_dbg(const char *what, const struct vnet_dp_stats *d,
+	     const struct vnet_dp_stats *d0);
+
 bool qs_read(const struct port *p, __u32 dir, __u32 q,
 	     struct vnet_queue_state *qs);
 
@@ -340,6 +350,13 @@ bool cfg_set(const struct port *p, __u32 q, const struct coal *c);
 struct vufe_opts fe_opts(const struct port *p);
 
 struct vufe *fe_up(const struct vufe_opts *o);
+
+/*
+ * The start most cases share: vd_up_tap() (vnetd --packed when PACKED),
+ * then port 0's frontend up with fe_opts() (and packed rings).  The
+ * frontend, or NULL when a step failed (the case has failed).
+ */
+struct vufe *vd_up_fe(struct vd *vd, int *pfd, bool packed);
 
 bool tx_idle(struct vufe *fe, void *arg);
 
@@ -399,12 +416,5 @@ bool tx_bursts(struct vufe *fe, unsigned int frames,
 /* collect every flow's payload from the tap until all are complete */
 bool tap_collect_gso(int pfd, struct gso_flow *g, unsigned int n,
 		     int timeout_ms);
-
-/*
- * test.h's test_main() for a test_vnetd_* program (its tests registered
- * with VNET_TEST()): every test skips without root and BPF, and fails
- * without build/vnetd-asan ($VNETD); -v is verbose.  The exit status.
- */
-int vnetd_test_main(int argc, char **argv, const char *prog);
 
 #endif /* VNET_SELFTESTS_VNETD_TEST_H */

@@ -440,3 +440,17 @@ const unsigned int layouts[7] = {
 	VUFE_TX_HDR_INLINE | VUFE_TX_SEGS(2),
 	VUFE_TX_SEGS(16),
 };
+
+void dps_dbg(const char *what, const struct vnet_dp_stats *d,
+	     const struct vnet_dp_stats *d0)
+{
+#define DPS_DELTA(f) ((unsigned long long)(d->f - d0->f))
+	dbg("%s: frames %llu batches %llu; signals sent %llu suppressed %llu deferred %llu, urgent %llu, on frames %llu, timer %llu, paired %llu, latency %llu, quiet %llu; holds %llu held %llu\n",
+	    what, DPS_DELTA(frames), DPS_DELTA(batches), DPS_DELTA(notify_sent),
+	    DPS_DELTA(notify_suppressed), DPS_DELTA(notify_deferred),
+	    DPS_DELTA(notify_urgent), DPS_DELTA(notify_frames),
+	    DPS_DELTA(notify_timer), DPS_DELTA(notify_paired),
+	    DPS_DELTA(notify_latency), DPS_DELTA(notify_quiet),
+	    DPS_DELTA(holds), DPS_DELTA(held));
+#undef DPS_DELTA
+}

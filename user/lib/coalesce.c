@@ -155,32 +155,31 @@ int vnet_coalesce_tap_check(__u64 rx_frames, struct vnet_err *err)
 	return -ERANGE;
 }
 
-int vnet_coalesce_read(const char *ifname, struct vnet_config *cfg,
-		       struct vnet_err *err)
+/* a copy of the first SIZE bytes of IFNAME's pinned map MAP (mmapped) */
+static int map_copy(const char *ifname, enum vnet_map_id map, void *dst,
+		    size_t size, struct vnet_err *err)
 {
 	struct vnet_map m;
 	int ret;
 
-	ret = vnet_map_get(ifname, VNET_MAP_CONFIG, VNET_MAP_MMAP, &m, err);
+	ret = vnet_map_get(ifname, map, VNET_MAP_MMAP, &m, err);
 	if (ret)
 		return ret;
-	memcpy(cfg, m.mem, CFG_SIZE);
+	memcpy(dst, m.mem, size);
 	vnet_map_put(&m);
 	return 0;
+}
+
+int vnet_coalesce_read(const char *ifname, struct vnet_config *cfg,
+		       struct vnet_err *err)
+{
+	return map_copy(ifname, VNET_MAP_CONFIG, cfg, CFG_SIZE, err);
 }
 
 int vnet_queues_read(const char *ifname, struct vnet_queue_state *qs,
 		     struct vnet_err *err)
 {
-	struct vnet_map m;
-	int ret;
-
-	ret = vnet_map_get(ifname, VNET_MAP_QUEUES, VNET_MAP_MMAP, &m, err);
-	if (ret)
-		return ret;
-	memcpy(qs, m.mem, QS_SIZE);
-	vnet_map_put(&m);
-	return 0;
+	return map_copy(ifname, VNET_MAP_QUEUES, qs, QS_SIZE, err);
 }
 
 /*

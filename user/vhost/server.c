@@ -437,6 +437,17 @@ int vhost_server_adopt_port(struct vhost_server *srv, struct vhost_dev *dev,
 	return 0;
 }
 
+/* the port array (its ports freed by the caller) and the epoll fd gone */
+static void server_drop(struct vhost_server *srv)
+{
+	free(srv->ports);
+	srv->ports = NULL;
+	srv->nports = 0;
+	if (srv->epfd >= 0)
+		close(srv->epfd);
+	srv->epfd = -1;
+}
+
 void vhost_server_release(struct vhost_server *srv)
 {
 	unsigned int i;
@@ -451,12 +462,7 @@ void vhost_server_release(struct vhost_server *srv)
 		vhost_dev_release(port->dev);
 		free(port);
 	}
-	free(srv->ports);
-	srv->ports = NULL;
-	srv->nports = 0;
-	if (srv->epfd >= 0)
-		close(srv->epfd);
-	srv->epfd = -1;
+	server_drop(srv);
 }
 
 int vhost_server_remove_port(struct vhost_server *srv, struct vhost_dev *dev)
@@ -520,10 +526,5 @@ void vhost_server_cleanup(struct vhost_server *srv)
 
 	for (i = 0; i < srv->nports; i++)
 		port_free(srv->ports[i]);
-	free(srv->ports);
-	srv->ports = NULL;
-	srv->nports = 0;
-	if (srv->epfd >= 0)
-		close(srv->epfd);
-	srv->epfd = -1;
+	server_drop(srv);
 }

@@ -44,6 +44,7 @@
 #include "log.h"
 #include "port/port.h"
 #include "record.h"
+#include "sendfds.h"
 #include "server.h"
 
 /* --takeovers queued behind another one: served in turn (handover_take.c) */
@@ -66,14 +67,7 @@ int vnetd_ho_send(int fd, uint32_t type, const void *body, size_t len,
 		  const void *extra, size_t elen, const int *fds,
 		  unsigned int nfds)
 {
-	union {
-		char buf[CMSG_SPACE(sizeof(int) * VNETD_REC_MAX_FDS)];
-		struct cmsghdr align;
-	} ctl;
 	uint8_t *buf = rec_buf();
-	struct iovec iov;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *c;
 	size_t n;
 	ssize_t r;
 
@@ -85,19 +79,8 @@ int vnetd_ho_send(int fd, uint32_t type, const void *body, size_t len,
 			    type, nfds, body, len, extra, elen);
 	if (!n)
 		return -E2BIG;
-	iov = (struct iovec){ buf, n };
-	if (nfds) {
-		memset(&ctl, 0, sizeof(ctl));
-		mh.msg_control = ctl.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-	}
 	do {
-		r = sendmsg(fd, &mh, MSG_NOSIGNAL);
+		r = vnet_send_fds(fd, buf, n, fds, nfds, MSG_NOSIGNAL);
 	} while (r < 0 && errno == EINTR);
 	if (r < 0)
 		return -errno;

@@ -408,7 +408,12 @@ void vnetd_port_close(struct vnetd_port *p)
 	vnetd_port_close_pins(p);
 }
 
-void vnetd_port_close_taps(struct vnetd_port *p)
+/*
+ * The port stopped, its monitor and tap fds closed in the tap's netns,
+ * and its BPF: closed (the pins stay until vnetd_bpf_unpin()), or on a
+ * hand-over (RELEASE) let go of for the vnetd that takes over
+ */
+static void port_close_tap(struct vnetd_port *p, bool release)
 {
 	struct vnet_err err = {};
 	int saved;
@@ -417,9 +422,17 @@ void vnetd_port_close_taps(struct vnetd_port *p)
 	if (vnetd_tap_ns_enter(&p->tap, &saved, &err))
 		pr_warn(p, "%s", err.msg);
 	vnetd_monitor_close(&p->mon);
-	vnetd_bpf_close(&p->maps);
+	if (release)
+		vnetd_bpf_release(&p->maps);
+	else
+		vnetd_bpf_close(&p->maps);
 	vnetd_tap_close(&p->tap);
 	vnetd_netns_restore(saved);
+}
+
+void vnetd_port_close_taps(struct vnetd_port *p)
+{
+	port_close_tap(p, false);
 }
 
 void vnetd_port_close_pins(struct vnetd_port *p)
@@ -485,18 +498,9 @@ err_fds:
 
 void vnetd_port_release(struct vnetd_port *p)
 {
-	struct vnet_err err = {};
-	int saved;
-
 	/* the new vnetd has the rings' journal file open: it stays */
 	p->device.journal[0] = '\0';
-	port_stop(p);
-	if (vnetd_tap_ns_enter(&p->tap, &saved, &err))
-		pr_warn(p, "%s", err.msg);
-	vnetd_monitor_close(&p->mon);
-	vnetd_bpf_release(&p->maps);
-	vnetd_tap_close(&p->tap);
-	vnetd_netns_restore(saved);
+	port_close_tap(p, true);
 	vnetd_tap_ns_close(&p->tap);
 	vnetd_maps_exit(&p->maps);
 }
