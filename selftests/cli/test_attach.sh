@@ -489,7 +489,7 @@ case_shared()
 {
 	local dev_a dev_b dev_c st_a st_b st_c set sent stats_b c q
 
-	new_case shared || { fail shared_setup "cannot create netns/tap"; return; }
+	tap_case shared || { fail shared_setup "cannot create netns/tap"; return; }
 	dev_a=$DEV dev_b=$(rand_tap) dev_c=$(rand_tap)
 	tap_create "$NS" "$dev_b" && tap_create "$NS" "$dev_c" ||
 		{ fail shared_setup "cannot create taps"; return; }

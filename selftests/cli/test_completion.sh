@@ -20,7 +20,7 @@ VNETD=${VNETD:-$OUT/vnetd}
 ALL_CASES="vnetctl_words vnetctl_devices vnetd_words install"
 
 # shellcheck source=selftests/completion_lib.sh
-source "$(dirname "$0")/completion_lib.sh"
+source "$(dirname "$0")/../completion_lib.sh"
 
 # complete FUNC WORD...: what completion offers for the last word, sorted,
 # one line
