@@ -177,6 +177,17 @@ proc_sample()
 		"${t[@]/%//schedstat}" "${t[@]/%//status}" 2>/dev/null
 }
 
+# proc_cpu PID: PID's time on a CPU in ns, its exited threads' included
+# (/proc/PID/stat utime + stime, to the clock tick), or nan
+proc_cpu()
+{
+	local hz
+
+	hz=$(getconf CLK_TCK)
+	awk -v hz="$hz" '{ sub(/^.*\) /, ""); printf "%.0f\n", ($12 + $13) * 1e9 / hz }' \
+		/proc/"$1"/stat 2>/dev/null || echo nan
+}
+
 # machine_facts: one line, what the figures depend on
 machine_facts()
 {
