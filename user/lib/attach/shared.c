@@ -117,15 +117,21 @@ static size_t of_apply(const struct vnet_shared_set *sh, __u32 slot,
 }
 
 /* IFINDEX's slot cleared, the entry in taps first */
-static void slot_clear(const struct vnet_shared_set *sh, __u32 ifindex,
-		       __u32 slot)
+static void slot_unlink(const struct vnet_shared_set *sh, __u32 ifindex)
 {
 	struct vnet_tap_slot none = {};
-	int ret;
 
 	if (ifindex < VNET_SHARED_IFX_MAX)
 		bpf_map_update_elem(sh->tap_index, &ifindex, &none, BPF_ANY);
 	bpf_map_delete_elem(sh->taps, &ifindex);
+}
+
+static void slot_clear(const struct vnet_shared_set *sh, __u32 ifindex,
+		       __u32 slot)
+{
+	int ret;
+
+	slot_unlink(sh, ifindex);
 	of_apply(sh, slot, NULL, &ret);
 }
 
@@ -252,22 +258,33 @@ static __u32 inner_id(int fd, __u32 slot)
 
 /*
  * Take IFINDEX out of the set in DIR if its slot holds the stats map
- * STATS_ID (0: whatever it holds); the set goes with its last tap.
+ * STATS_ID; the set goes with its last tap.  The slot's maps are taken
+ * out first, not under the lock (each change waits for a grace period; a
+ * thousand ports stopping at once would wait one after the other): the
+ * slot stays reserved in taps meanwhile, so no attach takes it, and a
+ * program that finds the tap finds no map.  Then, locked, the slot.
  */
 static void set_drop(const char *dir, __u32 ifindex, __u32 stats_id)
 {
 	struct vnet_shared_set sh;
 	struct vnet_tap_slot ts;
+	int lock, ret;
 
 	if (vnet_set_open(dir, &sh))
 		return;
-	if (!bpf_map_lookup_elem(sh.taps, &ifindex, &ts) &&
-	    (!stats_id || inner_id(sh.of[0], ts.slot) == stats_id))
-		slot_clear(&sh, ifindex, ts.slot);
+	if (bpf_map_lookup_elem(sh.taps, &ifindex, &ts) ||
+	    inner_id(sh.of[0], ts.slot) != stats_id) {
+		vnet_shared_close(&sh);
+		return;
+	}
+	of_apply(&sh, ts.slot, NULL, &ret);
+	lock = vnet_pin_root_lock();
+	slot_unlink(&sh, ifindex);
 	if (vnet_set_empty(&sh)) {
 		vnet_shared_close(&sh);
 		vnet_set_remove(dir);
 	}
+	vnet_pin_root_unlock(lock);
 	vnet_shared_close(&sh);
 }
 
@@ -287,7 +304,7 @@ void vnet_shared_remove(__u32 netns, __u32 ifindex, __u32 stats_id)
 	struct drop_arg a = { .ifindex = ifindex, .stats_id = stats_id };
 
 	if (ifindex && stats_id)
-		vnet_sets_each(netns, drop_one, &a);
+		vnet_sets_each(netns, false, drop_one, &a);
 }
 
 /* the stats maps' ids of every tap's pins, any netns's (n of them) */
@@ -364,7 +381,7 @@ void vnet_shared_gc(void)
 			l.id[l.n++] = info.id;
 		close(fd);
 	}
-	vnet_sets_each(0, gc_one, &l);
+	vnet_sets_each(0, true, gc_one, &l);
 	free(l.id);
 }
 
@@ -393,6 +410,6 @@ bool vnet_shared_prog_is(__u32 prog_id)
 	__u32 netns;
 
 	if (prog_id && !vnet_netns_ino(&netns))
-		vnet_sets_each(netns, prog_one, &a);
+		vnet_sets_each(netns, false, prog_one, &a);
 	return a.found;
 }

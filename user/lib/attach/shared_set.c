@@ -267,8 +267,8 @@ bool vnet_set_empty(const struct vnet_shared_set *sh)
 }
 
 /* FN on each set directory of NETNS (every build's) under the lock */
-void vnet_sets_each(__u32 netns, void (*fn)(const char *dir, void *arg),
-		    void *arg)
+void vnet_sets_each(__u32 netns, bool locked,
+		    void (*fn)(const char *dir, void *arg), void *arg)
 {
 	char prefix[SET_DIR_LEN];
 	struct dirent *de;
@@ -279,8 +279,8 @@ void vnet_sets_each(__u32 netns, void (*fn)(const char *dir, void *arg),
 		snprintf(prefix, sizeof(prefix), SET_PREFIX "%u_", netns);
 	else
 		snprintf(prefix, sizeof(prefix), SET_PREFIX);
-	lock = vnet_pin_root_lock();
-	if (lock < 0)
+	lock = locked ? vnet_pin_root_lock() : -1;
+	if (locked && lock < 0)
 		return;
 	d = opendir(VNET_PIN_ROOT);
 	while (d && (de = readdir(d)))

@@ -43,8 +43,9 @@ int vnet_set_create(const char *dir, __u32 netns, struct vnet_shared_set *sh,
 void vnet_set_remove(const char *dir);
 void vnet_shared_close(struct vnet_shared_set *sh);
 bool vnet_set_empty(const struct vnet_shared_set *sh);
-/* FN on each set directory of NETNS (0: any), every build's, locked */
-void vnet_sets_each(__u32 netns, void (*fn)(const char *dir, void *arg),
-		    void *arg);
+/* FN on each set directory of NETNS (0: any), every build's; LOCKED:
+ * under the pin root's lock */
+void vnet_sets_each(__u32 netns, bool locked,
+		    void (*fn)(const char *dir, void *arg), void *arg);
 
 #endif

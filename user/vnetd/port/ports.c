@@ -110,6 +110,12 @@ int vnetd_ports_open(struct vnetd_port *ports, unsigned int n,
 {
 	unsigned int i, j;
 
+	/*
+	 * one malloc arena for the preparing threads too: an arena each
+	 * kept what libbpf's loads left in it for the life of the process
+	 * (+60 MiB at 256 ports, not given back by malloc_trim())
+	 */
+	mallopt(M_ARENA_MAX, 1);
 	vnetd_ports_each(ports, n, port_prepare);
 	/*
 	 * what the threads freed (libbpf's loads: their malloc arenas) back
