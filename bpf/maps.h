@@ -49,33 +49,27 @@
 #define VNET_KEY_U32 __type(key, __u32)
 #define VNET_VALUE(t) __type(value, t)
 #endif
+/* an array of NR VALUEs keyed by a __u32: MAP_TYPE, then any flags */
+#define VNET_ARRAY_DEF(map_type, nr, value, ...)                               \
+	__uint(type, map_type);                                                \
+	__VA_ARGS__                                                            \
+	__uint(max_entries, nr);                                               \
+	VNET_KEY_U32;                                                          \
+	VNET_VALUE(value)
+#define VNET_MMAP __uint(map_flags, BPF_F_MMAPABLE);
 #define VNET_STATS_DEF                                                         \
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                               \
-	__uint(max_entries, VNET_DIR_MAX *VNET_MAX_QUEUES);                    \
-	VNET_KEY_U32;                                                          \
-	VNET_VALUE(struct vnet_class_stats)
+	VNET_ARRAY_DEF(BPF_MAP_TYPE_PERCPU_ARRAY,                              \
+		       VNET_DIR_MAX *VNET_MAX_QUEUES, struct vnet_class_stats)
 #define VNET_QUEUES_DEF                                                        \
-	__uint(type, BPF_MAP_TYPE_ARRAY);                                      \
-	__uint(map_flags, BPF_F_MMAPABLE);                                     \
-	__uint(max_entries, VNET_DIR_MAX *VNET_MAX_QUEUES);                    \
-	VNET_KEY_U32;                                                          \
-	VNET_VALUE(struct vnet_queue_state)
+	VNET_ARRAY_DEF(BPF_MAP_TYPE_ARRAY, VNET_DIR_MAX *VNET_MAX_QUEUES,      \
+		       struct vnet_queue_state, VNET_MMAP)
 #define VNET_CONFIG_DEF                                                        \
-	__uint(type, BPF_MAP_TYPE_ARRAY);                                      \
-	__uint(map_flags, BPF_F_MMAPABLE);                                     \
-	__uint(max_entries, VNET_MAX_QUEUES);                                  \
-	VNET_KEY_U32;                                                          \
-	VNET_VALUE(struct vnet_config)
-#define VNET_GUARD_DEF                                                         \
-	__uint(type, BPF_MAP_TYPE_ARRAY);                                      \
-	__uint(max_entries, 1);                                                \
-	VNET_KEY_U32;                                                          \
-	VNET_VALUE(struct vnet_guard)
+	VNET_ARRAY_DEF(BPF_MAP_TYPE_ARRAY, VNET_MAX_QUEUES,                    \
+		       struct vnet_config, VNET_MMAP)
+#define VNET_GUARD_DEF VNET_ARRAY_DEF(BPF_MAP_TYPE_ARRAY, 1, struct vnet_guard)
 #define VNET_GUARD_STATS_DEF                                                   \
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);                               \
-	__uint(max_entries, VNET_GUARD_R_MAX);                                 \
-	VNET_KEY_U32;                                                          \
-	VNET_VALUE(struct vnet_counter)
+	VNET_ARRAY_DEF(BPF_MAP_TYPE_PERCPU_ARRAY, VNET_GUARD_R_MAX,            \
+		       struct vnet_counter)
 
 #ifdef VNET_SHARED
 
@@ -170,26 +164,17 @@ VNET_MAP struct {
 } config SEC(".maps");
 
 VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vnet_info);
+	VNET_ARRAY_DEF(BPF_MAP_TYPE_ARRAY, 1, struct vnet_info);
 } info SEC(".maps");
 
 VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, VNET_DIR_MAX * VNET_MAX_QUEUES);
-	__type(key, __u32);
-	__type(value, struct vnet_dp_stats);
+	VNET_ARRAY_DEF(BPF_MAP_TYPE_ARRAY, VNET_DIR_MAX *VNET_MAX_QUEUES,
+		       struct vnet_dp_stats, VNET_MMAP);
 } dp_stats SEC(".maps");
 
 VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, VNET_DIR_MAX);
-	__type(key, __u32);
-	__type(value, struct vnet_limit);
+	VNET_ARRAY_DEF(BPF_MAP_TYPE_ARRAY, VNET_DIR_MAX, struct vnet_limit,
+		       VNET_MMAP);
 } limits SEC(".maps");
 
 VNET_MAP struct {
@@ -202,11 +187,7 @@ VNET_MAP struct {
 
 /* no program reads it: the VM's name, for the exporter's vm label */
 VNET_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct vnet_vm);
+	VNET_ARRAY_DEF(BPF_MAP_TYPE_ARRAY, 1, struct vnet_vm, VNET_MMAP);
 } vm SEC(".maps");
 
 #endif /* VNET_SHARED */

@@ -66,18 +66,23 @@ static void legacy_tc_status(const char *ifname, const char *pin,
 	close(fd);
 }
 
-__u32 vnet_pinned_prog_id(const char *ifname, const char *pin)
+__u32 vnet_pinned_id(const char *ifname, const char *pin)
 {
-	struct bpf_prog_info info = {};
+	/* each kind's info starts with its type and its id */
+	union {
+		struct bpf_prog_info prog;
+		struct bpf_map_info map;
+		struct bpf_link_info link;
+	} info = {};
 	__u32 len = sizeof(info);
 	int fd = vnet_pin_get(ifname, pin);
 
 	if (fd < 0)
 		return 0;
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
-		info.id = 0;
+		info.prog.id = 0;
 	close(fd);
-	return info.id;
+	return info.prog.id;
 }
 
 /*
@@ -95,7 +100,7 @@ static void xmit_status(const char *ifname, struct vnet_status *st)
 		st->xmit_attach = VNET_XMIT_PER_TAP;
 		return;
 	}
-	st->xmit.prog_id = vnet_pinned_prog_id(ifname, VNET_PIN_PROG_XMIT);
+	st->xmit.prog_id = vnet_pinned_id(ifname, VNET_PIN_PROG_XMIT);
 	if (!st->xmit.prog_id ||
 	    vnet_xmit_query(&xs, st->xmit.prog_id, key.ifindex ? &key : NULL) ||
 	    !xs.found)

@@ -8,7 +8,7 @@
 
 /* the info of the BPF link FD: 0 or -errno */
 int vnet_link_info(int fd, struct bpf_link_info *info);
-/* the id of the program pinned at PIN of IFNAME; 0 when none */
-__u32 vnet_pinned_prog_id(const char *ifname, const char *pin);
+/* the id of the program, map or link pinned at PIN of IFNAME; 0: none */
+__u32 vnet_pinned_id(const char *ifname, const char *pin);
 
 #endif

@@ -231,21 +231,6 @@ static int shared_add(struct vnet *skel, const char *ifname,
 	return ret;
 }
 
-/* the stats map's id of the pins of IFNAME, or 0 */
-static __u32 stats_id(const char *ifname)
-{
-	struct bpf_map_info mi = {};
-	__u32 len = sizeof(mi);
-	int fd = vnet_pin_get(ifname, vnet_map_name(VNET_MAP_STATS));
-
-	if (fd < 0)
-		return 0;
-	if (bpf_obj_get_info_by_fd(fd, &mi, &len))
-		mi.id = 0;
-	close(fd);
-	return mi.id;
-}
-
 /*
  * Load (SHARED: the maps, for the namespace's shared classifier; else a
  * classifier of the tap's own), pin, attach, and record it in the info
@@ -283,7 +268,9 @@ static int attach_as(bool shared, const char *ifname,
 					err);
 	if (ret && shared && sh.taps >= 0)
 		vnet_shared_remove((__u32)info->netns_ino, info->ifindex,
-				   stats_id(ifname));
+				   vnet_pinned_id(ifname,
+						  vnet_map_name(
+							  VNET_MAP_STATS)));
 	if (shared)
 		vnet_shared_close(&sh);
 	if (ret) {
@@ -422,7 +409,8 @@ static int detach(const char *ifname, bool links, struct vnet_err *err)
 	}
 	vnet_hooks_detach_xmit(ifname, st.info.ifindex ? &st.info : NULL);
 	vnet_shared_remove((__u32)st.info.netns_ino, st.info.ifindex,
-			   stats_id(ifname));
+			   vnet_pinned_id(ifname,
+					  vnet_map_name(VNET_MAP_STATS)));
 	/* legacy clsact filters: only where the device is in this netns */
 	fd = vnet_pin_get(ifname, VNET_PIN_PROG_TC_INGRESS);
 	if (fd >= 0) {

@@ -96,7 +96,7 @@ void vnet_hooks_detach_legacy_tc(int ifindex, bool ingress)
  */
 void vnet_hooks_detach_xmit(const char *ifname, const struct vnet_info *info)
 {
-	__u32 id = vnet_pinned_prog_id(ifname, VNET_PIN_PROG_XMIT);
+	__u32 id = vnet_pinned_id(ifname, VNET_PIN_PROG_XMIT);
 	struct vnet_xmit_key key = {};
 
 	if (info) {

@@ -36,6 +36,7 @@
 #include "pins_int.h"
 #include "shared_int.h"
 #include "shared_set.h"
+#include "status_int.h"
 
 /* the maps the programs read, in struct vnet_shared_set's of[] order */
 static const enum vnet_map_id set_maps[VNET_SHARED_MAPS] = VNET_SHARED_MAP_IDS;
@@ -360,10 +361,9 @@ static void gc_one(const char *dir, void *arg)
 void vnet_shared_gc(void)
 {
 	static char names[VNET_SHARED_MAX_TAPS][IF_NAMESIZE];
-	struct bpf_map_info info;
 	struct live_ids l = {};
-	__u32 len;
-	int n, fd;
+	__u32 id;
+	int n;
 
 	n = vnet_list(names, VNET_SHARED_MAX_TAPS);
 	l.id = calloc(n > 0 ? n : 1, sizeof(*l.id));
@@ -372,14 +372,9 @@ void vnet_shared_gc(void)
 		return;
 	}
 	for (int i = 0; i < n; i++) {
-		fd = vnet_pin_get(names[i], vnet_map_name(VNET_MAP_STATS));
-		if (fd < 0)
-			continue;
-		memset(&info, 0, sizeof(info));
-		len = sizeof(info);
-		if (!bpf_obj_get_info_by_fd(fd, &info, &len))
-			l.id[l.n++] = info.id;
-		close(fd);
+		id = vnet_pinned_id(names[i], vnet_map_name(VNET_MAP_STATS));
+		if (id)
+			l.id[l.n++] = id;
 	}
 	vnet_sets_each(0, true, gc_one, &l);
 	free(l.id);
@@ -392,16 +387,10 @@ struct prog_arg {
 
 static void prog_one(const char *dir, void *arg)
 {
-	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
 	struct prog_arg *a = arg;
-	int fd = vnet_set_get(dir, "prog_xmit_rx");
 
-	if (fd < 0)
-		return;
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.id == a->id)
+	if (vnet_pinned_id(dir, "prog_xmit_rx") == a->id)
 		a->found = true;
-	close(fd);
 }
 
 bool vnet_shared_prog_is(__u32 prog_id)

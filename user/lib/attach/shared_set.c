@@ -47,26 +47,6 @@ void vnet_set_dir(char dir[SET_DIR_LEN], __u32 netns)
 	snprintf(dir, SET_DIR_LEN, SET_PREFIX "%u_%08x", netns, set_tag());
 }
 
-/* the set directory DIR's path (NAME NULL), or a pin's in it */
-static int set_path(char *buf, size_t len, const char *dir, const char *name)
-{
-	int n = snprintf(buf, len, "%s/%s%s%s", VNET_PIN_ROOT, dir,
-			 name ? "/" : "", name ? name : "");
-
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
-int vnet_set_get(const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-	int fd;
-
-	if (set_path(path, sizeof(path), dir, name))
-		return -ENAMETOOLONG;
-	fd = bpf_obj_get(path);
-	return fd < 0 ? -errno : fd;
-}
-
 static int *set_prog(struct vnet_shared_set *sh, size_t i)
 {
 	int *fds[] = { &sh->progs.tc_tx, &sh->progs.xdp_tx, &sh->progs.xmit,
@@ -115,19 +95,19 @@ int vnet_set_open(const char *dir, struct vnet_shared_set *sh)
 
 	vnet_set_init(sh);
 	for (i = 0; i < 4; i++) {
-		*set_prog(sh, i) = vnet_set_get(dir, set_progs[i]);
+		*set_prog(sh, i) = vnet_pin_get(dir, set_progs[i]);
 		/* prog_xmit_rx may be absent, the others may not */
 		if (*set_prog(sh, i) < 0 && i != 2)
 			goto fail;
 	}
-	sh->taps = vnet_set_get(dir, "taps");
-	sh->tap_index = vnet_set_get(dir, "tap_index");
+	sh->taps = vnet_pin_get(dir, "taps");
+	sh->tap_index = vnet_pin_get(dir, "tap_index");
 	if (sh->taps < 0 || sh->tap_index < 0)
 		goto fail;
 	for (i = 0; i < VNET_SHARED_MAPS; i++) {
 		snprintf(name, sizeof(name), "%s_of",
 			 vnet_map_name(set_maps[i]));
-		sh->of[i] = vnet_set_get(dir, name);
+		sh->of[i] = vnet_pin_get(dir, name);
 		if (sh->of[i] < 0)
 			goto fail;
 	}
@@ -145,19 +125,19 @@ void vnet_set_remove(const char *dir)
 
 	/* the marker first: the set is half-made from here on */
 	for (i = 4; i-- > 0;)
-		if (!set_path(path, sizeof(path), dir, set_progs[i]))
+		if (!vnet_pin_path(path, sizeof(path), dir, set_progs[i]))
 			unlink(path);
-	if (!set_path(path, sizeof(path), dir, "taps"))
+	if (!vnet_pin_path(path, sizeof(path), dir, "taps"))
 		unlink(path);
-	if (!set_path(path, sizeof(path), dir, "tap_index"))
+	if (!vnet_pin_path(path, sizeof(path), dir, "tap_index"))
 		unlink(path);
 	for (i = 0; i < VNET_SHARED_MAPS; i++) {
 		snprintf(name, sizeof(name), "%s_of",
 			 vnet_map_name(set_maps[i]));
-		if (!set_path(path, sizeof(path), dir, name))
+		if (!vnet_pin_path(path, sizeof(path), dir, name))
 			unlink(path);
 	}
-	if (!set_path(path, sizeof(path), dir, NULL))
+	if (!vnet_pin_path(path, sizeof(path), dir, NULL))
 		rmdir(path);
 }
 
@@ -197,7 +177,7 @@ static int set_pin(const char *dir, const char *name, int fd)
 {
 	char path[PATH_MAX];
 
-	if (set_path(path, sizeof(path), dir, name))
+	if (vnet_pin_path(path, sizeof(path), dir, name))
 		return -ENAMETOOLONG;
 	return bpf_obj_pin(fd, path) ? -errno : 0;
 }
@@ -213,7 +193,7 @@ int vnet_set_create(const char *dir, __u32 netns, struct vnet_shared_set *sh,
 	size_t i;
 
 	vnet_set_remove(dir); /* whatever a half-done earlier attempt left */
-	if (set_path(path, sizeof(path), dir, NULL))
+	if (vnet_pin_path(path, sizeof(path), dir, NULL))
 		return -ENAMETOOLONG;
 	if (mkdir(path, 0700) && errno != EEXIST) {
 		ret = -errno;

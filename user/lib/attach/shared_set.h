@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
  * A network namespace's set of the shared classifier (shared_set.c): its
- * pin directory VNET_PIN_ROOT/classifier_ns<NETNS>_<TAG>, its programs and
- * maps, open.
+ * pin directory VNET_PIN_ROOT/classifier_ns<NETNS>_<TAG> (pins.c's
+ * functions take it for a device's), its programs and maps, open.
  */
 #ifndef LIBVNET_SHARED_SET_H
 #define LIBVNET_SHARED_SET_H
@@ -31,8 +31,6 @@ struct vnet_shared_set {
 
 /* this build's set directory name for NETNS */
 void vnet_set_dir(char dir[SET_DIR_LEN], __u32 netns);
-/* an fd of the pin NAME of the set in DIR, or -errno */
-int vnet_set_get(const char *dir, const char *name);
 /* *SH with nothing open; then the set in DIR opened (-ENOENT: none) */
 void vnet_set_init(struct vnet_shared_set *sh);
 int vnet_set_open(const char *dir, struct vnet_shared_set *sh);
