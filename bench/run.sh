@@ -5,8 +5,9 @@
 # `make bench` after `make all`; builds nothing.  Extra arguments go to
 # bench_tap (e.g. --json, -r 11, -s 64).  The default run takes about
 # 1.5 minutes on a 2-CPU VM, then bench_vnetd.sh about 4 more,
-# bench_xmit.sh about 2.5 more, bench_vnetd_rate.sh about 8 and
-# bench_vnetd_scale.sh about 11 (both measured with the load average at 13).
+# bench_xmit.sh about 2.5 more, bench_vnetd_rate.sh about 8,
+# bench_vnetd_scale.sh about 11 (both measured with the load average at 13)
+# and bench_attach.sh about 4.
 
 set -u
 
@@ -80,6 +81,16 @@ fi
 rc=$?
 if [ "$rc" -ne 0 ]; then
 	echo "bench/run.sh: bench_vnetd_scale.sh failed (exit $rc)" >&2
+	exit "$rc"
+fi
+# vnetctl attach of 256 taps, the shared classifier against a classifier
+# per tap (docs/shared-classifier.md; one repetition, about 4 minutes);
+# BENCH_ATTACH_ARGS go to it
+# shellcheck disable=SC2086
+"$here/bench_attach.sh" ${BENCH_ATTACH_ARGS:--r 1}
+rc=$?
+if [ "$rc" -ne 0 ]; then
+	echo "bench/run.sh: bench_attach.sh failed (exit $rc)" >&2
 	exit "$rc"
 fi
 exit 0
