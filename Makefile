@@ -235,9 +235,9 @@ $(BENCH_VNETD_IO): $(wildcard bench/bench_vnetd_io*.c) bench/bench_vnetd_io.h be
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(filter %.c,$^) $(BENCH_VUFE) -o $@ -lbpf -luring -lm
 
-$(SOAK): selftests/vnetd/soak.c $(BENCH_VUFE) $(VUFE_HDRS)
+$(SOAK): $(wildcard selftests/vnetd/soak*.c) selftests/vnetd/soak.h $(BENCH_VUFE) $(VUFE_HDRS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Iselftests $< $(BENCH_VUFE) -o $@
+	$(CC) $(CFLAGS) -Iselftests $(filter %.c,$^) $(BENCH_VUFE) -o $@
 
 $(OUT)/steer_flow.bpf.o: $(OUT)/bpf/steer_flow.bpf.o
 	cp $< $@

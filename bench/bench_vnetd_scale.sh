@@ -28,6 +28,16 @@
 #             CPU per frame over SECONDS (2) (frames: the taps'
 #             rx_packets; each crossed vnetd twice), then VmRSS, RssAnon,
 #             RssShmem again
+#   hand-over with -H, the frontends still sending: HO_BASE seconds (2)
+#             of soak's ring gaps without a hand-over (the frontends'
+#             own), then `vnetd --takeover --detach --release-missing`
+#             with the same ports (the units' ExecReload=), and the gaps
+#             from just before it to 1 s after: per port the longest gap
+#             between two frames it received (SIGURG to soak, its "gaps"
+#             line), their maximum and median over the ports, the ports
+#             over 50 ms, the frames lost; the hand-over's wall time (exec
+#             to the old vnetd's exit) and the new vnetd's READY=1.  The
+#             phases after it measure the new vnetd (the stop too)
 #   quiet     the frontends stop sending (soak's SIGUSR2) and stay
 #             connected: after QUIET seconds (11: a queue pair gives its
 #             buffers back after 10 s without an event), VmRSS, RssAnon,
@@ -51,8 +61,11 @@
 #
 #   bench/bench_vnetd_scale.sh [-r REPS] [-d SECONDS] [-i IDLE] [-c "COUNTS"]
 #                              [-q QP] [-R RATE] [-Q QUIET] [-s SPARSE]
-#                              [-P PORTS] [-X]
+#                              [-P PORTS] [-X] [-H]
 #
+# -H: the hand-over phase, and the target "hand-over of the largest
+# count's ports, rings paused <= 50 ms" (the largest gap over the ports;
+# at -R 200 a frame every 5 ms per port: -R raises the resolution).
 # -X: up to one vnetd's limit, COUNTS "1 64 256 1024" and 1 repetition
 # (-r, -c after -X change them; about 15 minutes on 2 CPUs, most of it
 # the verifier at start-up).  -R: frames/s per port in the traffic window
@@ -76,6 +89,8 @@ set -u
 source "$(dirname "$0")/../selftests/lib.sh"
 # shellcheck source=bench/bench_lib.sh
 source "$(dirname "$0")/bench_lib.sh"
+# shellcheck source=bench/bench_scale_handover.sh
+source "$(dirname "$0")/bench_scale_handover.sh"
 BENCH_NAME=bench_vnetd_scale
 
 VNETD=${VNETD:-$out/vnetd}
@@ -91,7 +106,8 @@ RATE=200
 QUIET=11
 SPARSE=5
 PROFILE=
-while getopts "r:d:i:c:q:R:Q:s:P:Xh" opt; do
+HANDOVER=
+while getopts "r:d:i:c:q:R:Q:s:P:XHh" opt; do
 	case $opt in
 	r) REPS=$OPTARG ;;
 	d) SECS=$OPTARG ;;
@@ -103,6 +119,7 @@ while getopts "r:d:i:c:q:R:Q:s:P:Xh" opt; do
 	s) SPARSE=$OPTARG ;;
 	P) PROFILE=$OPTARG ;;
 	X) COUNTS="1 64 256 1024" REPS=1 ;;
+	H) HANDOVER=1 ;;
 	h) bench_usage 0 ;;
 	*) bench_usage 2 ;;
 	esac
@@ -144,6 +161,7 @@ failed=0
 cleanup()
 {
 	# the processes of the measurement under way (procs_add), by pid
+	[ -z "$HANDOVER" ] || ho_stop
 	end_case
 	ip netns del "$NS" 2>/dev/null
 	rm -rf "$VNET_TMP"
@@ -352,6 +370,10 @@ measure()
 	kill -USR1 "$SOAK_PID"
 	rec "$n" "$rep" traffic "$(per_frame "$n" "$SECS")" "$(mem "$VNETD_PID")"
 	smaps "$VNETD_PID" | sed "s/^/$n $rep smaps-traffic /" >>"$R"
+	if [ -n "$HANDOVER" ] && ! handover "$n" "$rep"; then
+		failed=1
+		return 1
+	fi
 
 	# quiet: connected, nothing sent; then 1 frame/s per port
 	kill -USR2 "$SOAK_PID"
@@ -567,6 +589,7 @@ verdict "start-up <= 20 ms per port" "$s_st" 20
 verdict "start-up on a CPU <= 10 ms per port" "$s_sc" 10
 verdict "no per-port wake-ups while idle (slope <= 0.05/s per port, both kinds)" \
 	"$(awk -v a="$s_wm" -v b="$s_wq" 'BEGIN { print (a > b ? a : b) }')" 0.05
+[ -z "$HANDOVER" ] || ho_report
 echo "limit: $LIMIT_PROBE ports: exit status $limit_rc: $limit_msg"
 echo
 # smaps_med N WHICH KIND FIELD: the median over the repetitions

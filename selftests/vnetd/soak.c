@@ -45,12 +45,19 @@
  * there): the caller measures vnetd with its frontends connected and idle
  * first.  The clock of --warmup and --secs starts at SIGUSR1.  Each
  * SIGUSR2 then stops sending (the frontends stay and receive) or goes on
- * at --rate2 (--rate), in turn.  At most 1024 ports, at the hard
- * RLIMIT_NOFILE.
+ * at --rate2 (--rate), in turn.  Each SIGURG prints, from the first
+ * frame sent on, a line about the time since the SIGURG before (soak.h):
+ *
+ *   gaps ports=N secs=S max_ms=X median_ms=X over50=N worst_port=P
+ *        sent=N recv=N lost=N
+ *
+ * the longest gap between two frames a port received (over the ports:
+ * the largest, the median, how many over 50 ms), the frames sent since,
+ * received and lost: what a hand-over paused (bench_vnetd_scale.sh -H).
+ * At most 1024 ports, at the hard RLIMIT_NOFILE.
  *
  * Exit status 0 unless a frontend failed (the reason on stderr).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <signal.h>
@@ -68,6 +75,7 @@
 #include <linux/udp.h>
 
 #include "frontend/vufe.h"
+#include "soak.h"
 
 #define MAX_PORTS 1024
 #define MAX_QP		8
@@ -91,7 +99,7 @@ struct payload {
 static struct port ports[MAX_PORTS];
 static unsigned int nr_ports, nr_qp = 2;
 static bool self_peer;
-static volatile sig_atomic_t stop, go, phase_req;
+static volatile sig_atomic_t stop, go, phase_req, gap_req;
 
 static double now_s(void)
 {
@@ -107,6 +115,8 @@ static void on_signal(int sig)
 		go = 1;
 	else if (sig == SIGUSR2)
 		phase_req++;
+	else if (sig == SIGURG)
+		gap_req++;
 	else
 		stop = 1;
 }
@@ -172,8 +182,8 @@ static size_t build(unsigned int p, __u64 seq, __u8 *f)
 	return len;
 }
 
-/* a frame port P received: its peer's, whole? */
-static bool frame_ok(unsigned int p, const __u8 *f, size_t n)
+/* a frame port P received: its peer's, whole?  Its seq in *SEQ */
+static bool frame_ok(unsigned int p, const __u8 *f, size_t n, __u64 *seqp)
 {
 	size_t off = sizeof(struct ethhdr) + sizeof(struct iphdr) +
 		     sizeof(struct udphdr);
@@ -188,7 +198,7 @@ static bool frame_ok(unsigned int p, const __u8 *f, size_t n)
 	mac_of(p, mac);
 	if (memcmp(f, mac, ETH_ALEN))
 		return false;
-	seq = be64toh(pl->seq);
+	*seqp = seq = be64toh(pl->seq);
 	if (n != 60 + (seq * 37) % (FRAME_MAX - 60 + 1))
 		return false;
 	for (i = off + sizeof(*pl); i < n; i++)
@@ -227,60 +237,6 @@ static void show_foreign(unsigned int p, unsigned int q, const __u8 *f,
 	fprintf(stderr, "\n");
 }
 
-struct usage {
-	long fds, rss_kb, anon_kb, shmem_kb, maps;
-};
-
-static void sample(int pid, struct usage *u)
-{
-	char path[64], line[512];
-	struct dirent *d;
-	DIR *dir;
-	FILE *f;
-
-	u->fds = u->rss_kb = u->anon_kb = u->shmem_kb = u->maps = -1;
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	dir = opendir(path);
-	if (dir) {
-		u->fds = 0;
-		while ((d = readdir(dir)))
-			if (d->d_name[0] != '.')
-				u->fds++;
-		closedir(dir);
-	}
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (f) {
-		while (fgets(line, sizeof(line), f)) {
-			sscanf(line, "VmRSS: %ld", &u->rss_kb);
-			sscanf(line, "RssAnon: %ld", &u->anon_kb);
-			sscanf(line, "RssShmem: %ld", &u->shmem_kb);
-		}
-		fclose(f);
-	}
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "r");
-	if (f) {
-		u->maps = 0;
-		while (fgets(line, sizeof(line), f))
-			if (strchr(line, '\n'))
-				u->maps++;
-		fclose(f);
-	}
-}
-
-static void print_sample(const char *what, double t, const struct usage *u)
-{
-	printf("sample t=%.0f fds=%ld rss_kb=%ld anon_kb=%ld shmem_kb=%ld "
-	       "maps=%ld\n", t, u->fds, u->rss_kb, u->anon_kb, u->shmem_kb,
-	       u->maps);
-	if (what)
-		printf("%s fds=%ld rss_kb=%ld anon_kb=%ld shmem_kb=%ld "
-		       "maps=%ld\n", what, u->fds, u->rss_kb, u->anon_kb,
-		       u->shmem_kb, u->maps);
-	fflush(stdout);
-}
-
 static int fail(unsigned int p, const char *what, int err)
 {
 	fprintf(stderr, "soak: port %u: %s: %s (%s)\n", p, what,
@@ -312,6 +268,7 @@ static long drain(unsigned int p, int *err)
 	unsigned int q;
 	long got = 0;
 	ssize_t n;
+	__u64 seq;
 	int r;
 
 	for (q = 0; q < nr_qp; q++) {
@@ -328,9 +285,10 @@ static long drain(unsigned int p, int *err)
 				*err = n;
 				return -1;
 			}
-			if (frame_ok(p, buf, n))
+			if (frame_ok(p, buf, n, &seq)) {
 				pt->recv[q]++;
-			else if (from_host(buf, n))
+				gap_rx(p, seq, now_s());
+			} else if (from_host(buf, n))
 				pt->host++;
 			else if (pt->foreign++ < 3)
 				show_foreign(p, q, buf, n);
@@ -338,6 +296,19 @@ static long drain(unsigned int p, int *err)
 		}
 	}
 	return got;
+}
+
+/* SIGURG: the gaps since the last reset (soak.h), then a reset */
+static void gaps_report(double now)
+{
+	static __u64 next[MAX_PORTS];
+	unsigned int p;
+
+	for (p = 0; p < nr_ports; p++)
+		next[p] = ports[p].seq;
+	gap_report(now, next);
+	for (p = 0; p < nr_ports; p++)
+		gap_reset_port(p, ports[p].seq, now);
 }
 
 static void usage(void)
@@ -369,7 +340,7 @@ int main(int argc, char **argv)
 	double t0, t_warm, t_end, next_sample, last_rx, now, credit;
 	double rate2 = -1, cur_rate, base, t_base;
 	struct rlimit nofile;
-	sig_atomic_t phase = 0;
+	sig_atomic_t phase = 0, gap_done = 0;
 	double last_flood_rx = 0;
 	bool flood, rx_now;
 	__u64 total_sent = 0, total_recv = 0, total_foreign = 0;
@@ -413,6 +384,7 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	signal(SIGUSR1, on_signal);
 	signal(SIGUSR2, on_signal);
+	signal(SIGURG, on_signal);
 	/* held until sigsuspend() below: none is lost before it */
 	sigemptyset(&block);
 	sigaddset(&block, SIGUSR1);
@@ -457,6 +429,10 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 
 	t0 = now_s();
+	if (gap_init(nr_ports, t0)) {
+		fprintf(stderr, "soak: out of memory\n");
+		return 1;
+	}
 	/* due per port: base + (now - t_base) * cur_rate (SIGUSR2: 0, rate2) */
 	cur_rate = rate, t_base = t0, base = warmup / 2 * rate * 9;
 	rate2 = rate2 < 0 ? rate : rate2;
@@ -469,6 +445,10 @@ int main(int argc, char **argv)
 		now = now_s();
 		if (now >= t_end)
 			break;
+		if (gap_done != gap_req) {
+			gap_done = gap_req;
+			gaps_report(now);
+		}
 		if (!warm && now >= t_warm) {
 			sample(pid, &u);
 			print_sample("start", 0, &u);

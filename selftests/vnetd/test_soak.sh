@@ -17,6 +17,14 @@
 #                    every counted drop (vnetd's, the taps'); no foreign or
 #                    damaged frame
 #   soak/queues      every port's both queue pairs carried frames both ways
+#   soak/gaps        then 4 of the ports, a new soak on them: its SIGURG
+#                    "gaps" lines (the longest gap between two frames a
+#                    port received, since the SIGURG before) say every port
+#                    paused >= 500 ms over a window in which vnetd was
+#                    stopped (SIGSTOP) for 600 ms (100 ms for soak's own
+#                    delays), and less in the window after (the reset);
+#                    frames sent, received and lost add up (recv + lost <=
+#                    sent)
 #   soak/vnetd       vnetd ran throughout and stopped cleanly on SIGTERM
 #
 # `make soak` runs it for SOAK_SECS=600 (docs/robustness.md has the
@@ -41,7 +49,7 @@ VNETD=${VNETD:-$OUT/vnetd}
 SOAK=${SOAK:-$OUT/selftests/soak}
 VNETD_PID=""
 
-names="flat accounting queues vnetd"
+names="flat accounting queues gaps vnetd"
 
 skip_all()
 {
@@ -225,6 +233,65 @@ if [ "$SOAK_RC" = 0 ] && [ -z "$qbad" ]; then
 else
 	fail queues "${qbad:-the frontends failed}"
 fi
+
+# --- gaps ---------------------------------------------------------------------
+GO=$VNET_TMP/gaps.out
+gaps_n()	# gaps_n: soak's gaps lines so far
+{
+	grep -c '^gaps ' "$GO" 2>/dev/null
+}
+gaps_more()	# gaps_more N: more than N gaps lines
+{
+	[ "$(gaps_n)" -gt "$1" ]
+}
+# gaps: SIGURG, then soak's next gaps line (bounded)
+gaps()
+{
+	local n
+
+	n=$(gaps_n)
+	kill -URG "$GPID" 2>/dev/null && busywait 10000 gaps_more "$n" &&
+		grep '^gaps ' "$GO" | tail -n 1
+}
+gv()	# gv LINE KEY
+{
+	awk -v k="$2" '{ for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) print substr($i, length(k) + 2) }' <<<"$1"
+}
+: >"$GO"
+"$SOAK" --sock "$VNET_TMP/p%u.sock" --ports 4 --qp "$QP" --secs 60 \
+	--warmup 0 --rate "$RATE" --sample 1000 --pid "$VNETD_PID" \
+	>"$GO" 2>"$VNET_TMP/gaps.err" &
+GPID=$!
+bad=""
+# the first line: the loop runs (the frontends connected); then windows
+if gaps >/dev/null && sleep 1 && base=$(gaps); then
+	kill -STOP "$VNETD_PID"
+	sleep 0.6
+	kill -CONT "$VNETD_PID"
+	sleep 1
+	paused=$(gaps)
+	sleep 1
+	after=$(gaps)
+	echo "# soak: 1 s: $base"
+	echo "# soak: vnetd stopped 600 ms: $paused"
+	echo "# soak: 1 s after: $after"
+	positive "$(gv "$base" recv)" || bad+="no frame received: $base; "
+	awk -v m="$(gv "$paused" median_ms)" 'BEGIN { exit !(m >= 500) }' ||
+		bad+="vnetd stopped for 600 ms, yet the median port's longest gap was $(gv "$paused" median_ms) ms; "
+	[ "$(gv "$paused" over50)" = 4 ] ||
+		bad+="vnetd stopped for 600 ms, yet $(gv "$paused" over50) of 4 ports paused over 50 ms; "
+	awk -v m="$(gv "$after" median_ms)" 'BEGIN { exit !(m < 500) }' ||
+		bad+="the window after the stop still says $(gv "$after" median_ms) ms (no reset?); "
+	for l in "$base" "$paused" "$after"; do
+		[ $(($(gv "$l" recv) + $(gv "$l" lost))) -le "$(gv "$l" sent)" ] ||
+			bad+="received + lost > sent: $l; "
+	done
+else
+	bad+="soak printed no gaps line: $(head -c 300 "$VNET_TMP/gaps.err"); "
+fi
+kill -INT "$GPID" 2>/dev/null
+wait "$GPID" || bad+="the soak failed: $(head -c 300 "$VNET_TMP/gaps.err"); "
+if [ -z "$bad" ]; then pass gaps; else fail gaps "$bad"; fi
 
 # --- vnetd --------------------------------------------------------------------
 bad=""
