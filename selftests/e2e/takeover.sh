@@ -23,7 +23,7 @@ takeover_case()
 	fnew "$name" || { _bad+="cannot create a netns; "; return; }
 	t=$(newtap)
 	sock=$L/vhost.sock
-	ftap "$t" "$H/24" || { _bad+="cannot create the tap; "; return; }
+	g_tap "$t" "$H/24" || { _bad+="cannot create the tap; "; return; }
 	dargs=(--netns "$NS" --tap "$t" --socket "$sock" --queues 2)
 	gopts=(chr=,reconnect=1 queues=2)
 	[ "$layout" = packed ] && dargs+=(--packed) gopts+=(packed)
@@ -142,7 +142,7 @@ s_takeover_ports()
 	fnew takeover-ports || { _bad+="cannot create a netns; "; return; }
 	tp=$(newtap) tr=$(newtap) ta=$(newtap)
 	sp=$L/p.sock sr=$L/r.sock sa=$L/a.sock conf=$L/vnetd.conf
-	ftap "$tp" "$H/24" || { _bad+="cannot create the tap; "; return; }
+	g_tap "$tp" "$H/24" || { _bad+="cannot create the tap; "; return; }
 	_vm_all_taps+=("$tr" "$ta")
 	tp_conf "$conf" "$sp" "$tp" "$sr" "$tr"
 	d_start dp "$L/vnetd.1.log" --config "$conf" || { _bad+="vnetd did not start; "; return; }
