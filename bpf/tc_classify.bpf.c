@@ -59,16 +59,16 @@ static __always_inline int vnet_tc_classify(struct __sk_buff *skb)
 SEC("tc")
 int vnet_tc_rx(struct __sk_buff *skb)
 {
-	int class;
+	int class = vnet_tc_classify(skb);
 
-	VNET_TAP_FIND(skb->ifindex, return TC_ACT_UNSPEC);
-	class = vnet_tc_classify(skb);
-
-	if (rx_count_at_xmit)
+	/* the mark needs no map: the tap's maps only where it counts */
+	if (rx_count_at_xmit) {
 		skb->tc_classid = VNET_CLASSID_MARK | (__u32)class;
-	else
-		vnet_account(VNET_DIR_RX, skb->queue_mapping, class,
-			     skb->len VNET_TAP_PASS);
+		return TC_ACT_UNSPEC;
+	}
+	VNET_TAP_FIND(skb->ifindex, return TC_ACT_UNSPEC);
+	vnet_account(VNET_DIR_RX, skb->queue_mapping, class,
+		     skb->len VNET_TAP_PASS);
 	return TC_ACT_UNSPEC;
 }
 

@@ -253,6 +253,12 @@ struct vnet_config {
 struct vnet_tap_slot {
 	__u32 ifindex; /* the entry's tap; 0: no tap (tap_index) */
 	__u32 slot;
+	/*
+	 * the id of the tap's own stats map (taps only; no program reads
+	 * it): whose slot it is, for gc, even when an attach or a detach
+	 * killed between its steps left the slot without its maps
+	 */
+	__u32 stats_id;
 };
 
 /* struct vnet_info.tx_hook */

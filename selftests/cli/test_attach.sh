@@ -487,7 +487,7 @@ shared_taps()
 # goes with its last tap, and gc frees the slot of a tap deleted under it.
 case_shared()
 {
-	local dev_a dev_b dev_c st_a st_b st_c set sent stats_b c q
+	local dev_a dev_b dev_c st_a st_b st_c set sent stats_b c q slot
 
 	tap_case shared || { fail shared_setup "cannot create netns/tap"; return; }
 	dev_a=$DEV dev_b=$(rand_tap) dev_c=$(rand_tap)
@@ -545,9 +545,14 @@ case_shared()
 	run vnetctl -n "$NS" gc
 	expect "gc" 0 "$RUN_RC"
 	expect "set removed with its last tap (gc)" "" "$(shared_sets)"
-	# pins removed by hand: gc, from any netns, frees the slot they held
+	# pins removed by hand, the slot's maps gone too (a detach killed
+	# between its steps): gc, from any netns, frees the slot
 	run vnetctl -n "$NS" attach "$dev_a"
 	expect "attach $dev_a again" 0 "$RUN_RC"
+	set=$(shared_sets)
+	slot=$(bpftool -j map dump pinned "$PIN_ROOT/$set/taps" 2>/dev/null |
+		jq -r '.[0] | (.formatted.value // .value).slot')
+	bpftool map delete pinned "$PIN_ROOT/$set/stats_of" key $slot 0 0 0 2>/dev/null
 	rm -rf "${PIN_ROOT:?}/$dev_a"
 	run vnetctl gc
 	expect "gc (host netns)" 0 "$RUN_RC"

@@ -136,15 +136,25 @@ static void slot_clear(const struct vnet_shared_set *sh, __u32 ifindex,
 	of_apply(sh, slot, NULL, &ret);
 }
 
+/* the id of the map FD, or 0 */
+static __u32 map_id(int fd)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
 /*
  * IFINDEX's slot (the one it had, or a free one), reserved in taps: a
  * program that finds it there before its maps are in finds no map and
  * counts nothing.  Under the lock.
  */
 static int slot_reserve(const struct vnet_shared_set *sh, __u32 ifindex,
-			__u32 *slot, const char *ifname, struct vnet_err *err)
+			__u32 stats_id, __u32 *slot, const char *ifname,
+			struct vnet_err *err)
 {
-	struct vnet_tap_slot ts;
+	struct vnet_tap_slot ts = {};
 	int ret = 0;
 
 	if (bpf_map_lookup_elem(sh->taps, &ifindex, &ts))
@@ -156,6 +166,7 @@ static int slot_reserve(const struct vnet_shared_set *sh, __u32 ifindex,
 		return ret;
 	}
 	ts.ifindex = ifindex;
+	ts.stats_id = stats_id;
 	if (bpf_map_update_elem(sh->taps, &ifindex, &ts, BPF_ANY)) {
 		ret = -errno;
 		vnet_err_set(err,
@@ -232,7 +243,8 @@ int vnet_shared_add(const char *ifname, __u32 ifindex, __u32 netns,
 		created = !ret;
 	}
 	if (!ret)
-		ret = slot_reserve(sh, ifindex, &slot, ifname, err);
+		ret = slot_reserve(sh, ifindex, map_id(maps[0]), &slot, ifname,
+				   err);
 	/* a refused first tap leaves no set behind */
 	if (ret && created && vnet_set_empty(sh)) {
 		vnet_shared_close(sh);
@@ -323,10 +335,11 @@ static bool live(const struct live_ids *l, __u32 id)
 }
 
 /*
- * A set's slots whose stats map no tap's pins hold (their pins were
- * removed, by a detach cut short or by hand; their device went with its
- * netns) freed, and the set removed if that was all.  A slot without a
- * stats map yet is an attach between its two steps: kept.
+ * A set's slots whose stats map (recorded in taps: the slot may have lost
+ * its maps to a detach killed between its steps) no tap's pins hold
+ * (their pins were removed, by a detach cut short or by hand; their
+ * device went with its netns) freed, and the set removed if that was all.
+ * An attach between its two steps has its pins already: kept.
  */
 static void gc_one(const char *dir, void *arg)
 {
@@ -341,8 +354,10 @@ static void gc_one(const char *dir, void *arg)
 	}
 	while (!bpf_map_get_next_key(sh.taps, prev, &next)) {
 		k = next;
+		memset(&ts, 0, sizeof(ts));
 		if (!bpf_map_lookup_elem(sh.taps, &k, &ts)) {
-			id = inner_id(sh.of[0], ts.slot);
+			id = ts.stats_id ? ts.stats_id :
+					   inner_id(sh.of[0], ts.slot);
 			if (id && !live(l, id)) {
 				slot_clear(&sh, k, ts.slot);
 				prev = NULL; /* the order changes on delete */
