@@ -71,10 +71,13 @@ const struct cli_opt attach_opts[] = {
 	  "link the batching policy in FILE.bpf.o into the\nprograms instead of the built-in (docs/policy.md)" },
 	{ "vm", 0, "NAME",
 	  "the VM (libvirt domain) DEV belongs to: the vm\nlabel of its Prometheus series; DEV attached\nalready: renamed ('': no name)" },
+	{ "tc-attach", 0, "HOW",
+	  "tcx (default) or clsact: the tc programs on tcx\nlinks, or as clsact filters (attached in 0.1 ms\nagainst an RCU grace period; 'tc qdisc del dev\nDEV clsact' takes them off)" },
 	{ NULL, 0, NULL, NULL },
 };
-/* --vm: no short name, the 4th option above (cli_getopt()) */
+/* no short names: the 4th and 5th options above (cli_getopt()) */
 #define ATTACH_OPT_VM (256 + 3)
+#define ATTACH_OPT_TC_ATTACH (256 + 4)
 
 const struct cli_opt detach_opts[] = {
 	{ "force", 'f', NULL,
@@ -130,6 +133,12 @@ int do_attach(int argc, char **argv)
 			break;
 		case 'P':
 			ao.policy = optarg;
+			break;
+		case ATTACH_OPT_TC_ATTACH:
+			if (vnet_tc_attach_parse(optarg, &ao.tc_attach))
+				return cli_usage("attach",
+						 "invalid --tc-attach '%s': expected tcx or clsact",
+						 optarg);
 			break;
 		case ATTACH_OPT_VM:
 			if (vnet_vm_check(optarg, &err))

@@ -31,7 +31,7 @@ static int do_help(int argc, char **argv);
 
 static const struct cmd cmds[] = {
 	{ "attach", do_attach,
-	  "DEV [--tx-hook tc|xdp] [--force] [--policy FILE.bpf.o] [--vm NAME]",
+	  "DEV [--tx-hook tc|xdp] [--force] [--policy FILE.bpf.o] [--vm NAME] [--tc-attach tcx|clsact]",
 	  "load vnet's classifier onto tap DEV and pin it",
 	  "Load vnet's classifier and attach it to tap DEV: tc ingress (or XDP\n"
 	  "with --tx-hook xdp) for frames the guest transmits, tc egress for\n"

@@ -23,7 +23,7 @@ static void print_hook(const char *key, const char *label,
 	if (h->link_id)
 		out_u64("link_id", " link %llu", h->link_id);
 	else
-		out_null("link_id", " (legacy clsact filter, no link)");
+		out_null("link_id", " (clsact filter, no link)");
 	if (mode)
 		out_str("mode", " mode %s", mode);
 	out_obj_close();
@@ -140,6 +140,23 @@ static void print_vm(const char *ifname)
 	out_text("  vm          %s\n", text);
 }
 
+/*
+ * Both programs on the present tap: a clsact filter can be taken off
+ * behind vnet's back (`tc qdisc del dev TAP clsact`)
+ */
+static void print_complete(const struct vnet_status *st)
+{
+	const struct vnet_hook_status *tx =
+		st->info.tx_hook == VNET_HOOK_XDP ? &st->xdp : &st->tc_ingress;
+	bool whole = !st->present || (tx->prog_id && st->tc_egress.prog_id);
+
+	out_bool("hooks_complete", NULL, whole);
+	if (!whole)
+		out_text("  HOOKS       INCOMPLETE: the %s program is off the tap; 'vnetctl detach %s' and 'vnetctl attach %s' put it back\n",
+			 tx->prog_id ? "tc egress" : "guest-TX", st->ifname,
+			 st->ifname);
+}
+
 static void print_status(const struct vnet_status *st)
 {
 	char dir[PATH_MAX];
@@ -166,6 +183,7 @@ static void print_status(const struct vnet_status *st)
 		   st->xdp.prog_id ? vnet_xdp_mode_name(st->xdp_mode) : NULL);
 	print_hook("tc_ingress", "tc ingress", &st->tc_ingress, NULL);
 	print_hook("tc_egress", "tc egress", &st->tc_egress, NULL);
+	print_complete(st);
 	print_xmit(st);
 	out_str("rx_queue_source", "  rx queues   %s\n",
 		st->info.rx_queue_src == VNET_RXQ_XMIT ?

@@ -26,7 +26,11 @@
 #  - tap_in_netns: --tap X without --netns, where X exists only in a named
 #    network namespace: refused before anything is made (exit 1, the
 #    message names the namespace and the fix, --netns NS), no tap X in
-#    vnetd's own namespace, no socket; with --netns NS it serves that tap.
+#    vnetd's own namespace, no socket; with --netns NS it serves that tap;
+#  - tc_attach: on a tap of the case's, vnetd's programs are clsact
+#    filters by default (no tcx link pinned), gone with vnetd's stop (the
+#    tap stays); with --tc-attach tcx they are links; a bad value is
+#    refused (exit 2, the two words named).
 # Needs root, iproute2.
 #
 #   selftests/vnetd/test_vnetd_ports.sh [CASE...]    (default: every case)
@@ -36,7 +40,7 @@ source "$(dirname "$0")/../lib.sh"
 
 KSFT_PREFIX=vnetd_ports
 
-ALL_CASES="beyond_64 limit stop_killed tap_in_netns"
+ALL_CASES="beyond_64 limit stop_killed tap_in_netns tc_attach"
 VNETD=${VNETD:-$OUT/vnetd}
 VNETD_TESTING=${VNETD_TESTING:-$OUT/vnetd-testing}
 UNIXSOCK=${UNIXSOCK:-$OUT/selftests/unixsock}
@@ -254,11 +258,67 @@ case_tap_in_netns()
 	report tap_in_netns_served "$(tail -n 2 "$d/vnetd.log")"
 }
 
+# vnet's filter on $1's DIR $2 (ingress, egress) in $NS: its program id
+vnet_filter()
+{
+	tc -n "$NS" filter show dev "$1" "$2" 2>/dev/null |
+		sed -n 's/.* handle 0x766e .* id \([0-9]*\) .*/\1/p' | head -n1
+}
+
+# serve_tap TAP OPTION...: vnetd on TAP in $NS, until its socket listens
+serve_tap()
+{
+	local tap=$1 d=$VNET_TMP/tcatt
+
+	shift
+	rm -f "$d/s.sock"
+	"$VNETD" --socket "$d/s.sock" --tap "$tap" --netns "$NS" "$@" >"$d/vnetd.log" 2>&1 &
+	VPID=$!
+	busywait 20000 test -S "$d/s.sock"
+}
+
+stop_vnetd()
+{
+	kill -TERM "$VPID"
+	wait "$VPID"
+	expect "exit status after SIGTERM" 0 "$?"
+	VPID=
+}
+
+case_tc_attach()
+{
+	local d=$VNET_TMP/tcatt tap
+
+	mkdir -p "$d"
+	ns_create tcatt || { fail tc_attach "ip netns add"; return; }
+	tap=$(rand_tap)
+	tap_create "$NS" "$tap" || { fail tc_attach "ip tuntap add"; return; }
+	serve_tap "$tap" || { fail tc_attach_clsact "no socket: $(tail -n 2 "$d/vnetd.log")"; return; }
+	expect "ingress filter" yes "$(positive "$(vnet_filter "$tap" ingress)" && echo yes || echo no)"
+	expect "egress filter" yes "$(positive "$(vnet_filter "$tap" egress)" && echo yes || echo no)"
+	expect "tcx link pins" "" "$(ls "$PIN_ROOT/$tap" | grep '^link_tc' || true)"
+	stop_vnetd
+	expect "ingress filter after the stop" "" "$(vnet_filter "$tap" ingress)"
+	expect "egress filter after the stop" "" "$(vnet_filter "$tap" egress)"
+	expect "pins after the stop" yes "$(pins_gone "$tap" && echo yes || echo no)"
+	report tc_attach_clsact "$(tail -n 2 "$d/vnetd.log")"
+
+	serve_tap "$tap" --tc-attach tcx || { fail tc_attach_tcx "no socket: $(tail -n 2 "$d/vnetd.log")"; return; }
+	expect "link_tc_ingress pinned" yes "$([ -e "$PIN_ROOT/$tap/link_tc_ingress" ] && echo yes || echo no)"
+	expect "link_tc_egress pinned" yes "$([ -e "$PIN_ROOT/$tap/link_tc_egress" ] && echo yes || echo no)"
+	expect "no filter" "" "$(vnet_filter "$tap" ingress)"
+	stop_vnetd
+	run timeout 20 "$VNETD" --socket "$d/s.sock" --tap "$tap" --netns "$NS" --tc-attach tc
+	expect "bad --tc-attach: exit" 2 "$RUN_RC"
+	expect "bad --tc-attach: message" yes "$(grep -q "invalid --tc-attach 'tc': expected clsact or tcx" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+	report tc_attach_tcx "$(tail -n 2 "$d/vnetd.log")"
+}
+
 # --- main ---------------------------------------------------------------------------
 
 ksft_args "$@"
 require_root test_vnetd_ports || exit 0
-require_cmd test_vnetd_ports ip prlimit "$VNETD" "$UNIXSOCK" || exit 0
+require_cmd test_vnetd_ports ip tc prlimit "$VNETD" "$UNIXSOCK" || exit 0
 
 ksft_run end_case
 ksft_exit

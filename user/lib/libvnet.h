@@ -130,6 +130,8 @@ struct vnet_tap_flags {
 };
 /* The flags of tap IFINDEX (this netns): 0, or -errno (-EOPNOTSUPP: old kernel). */
 int vnet_tap_flags(int ifindex, struct vnet_tap_flags *f);
+/* The kind of IFINDEX's ingress qdisc (clsact, ingress; "": none) into KIND. */
+int vnet_tap_ingress_qdisc(int ifindex, char *kind, size_t len);
 
 /* DEV exists in this netns and is a tap (tun driver, Ethernet framing). */
 int vnet_tap_check(const char *ifname, int *ifindex, struct vnet_err *err);
@@ -145,7 +147,18 @@ struct vnet_attach_opts {
 	int tx_hook;
 	const char *policy; /* replacement batching policy object, or NULL */
 	const char *vm;     /* the VM's name (vnet_vm_check()), or NULL */
+	/*
+	 * VNET_TC_TCX (0): tc programs on tcx links; VNET_TC_CLSACT: as
+	 * clsact direct-action filters (an attach without the RCU grace
+	 * period a tcx link waits for under the RTNL lock).  Either falls
+	 * back to the other where the kernel refuses it.
+	 */
+	int tc_attach;
 };
+#define VNET_TC_TCX 0
+#define VNET_TC_CLSACT 1
+/* "tcx" or "clsact" into *HOW; -EINVAL for anything else */
+int vnet_tc_attach_parse(const char *s, int *how);
 
 /*
  * Returns 0 when attached, -EALREADY when vnet was already attached (nothing

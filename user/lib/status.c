@@ -50,18 +50,39 @@ static void hook_status(const char *ifname, const char *pin,
 }
 
 /* Legacy (pre-tcx) tc attachment: a pinned program, present iff pinned. */
+__u32 vnet_legacy_tc_prog(int ifindex, bool ingress)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+			    .attach_point =
+				    ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, topts, .handle = VNET_TC_LEGACY_HANDLE,
+			    .priority = VNET_TC_LEGACY_PRIO);
+
+	return bpf_tc_query(&hook, &topts) ? 0 : topts.prog_id;
+}
+
+/*
+ * A clsact filter's program: pinned, and (where the tap is in this
+ * thread's network namespace) still on the tap: `tc qdisc del dev TAP
+ * clsact` takes it off without a word to vnet
+ */
 static void legacy_tc_status(const char *ifname, const char *pin,
-			     __u32 ifindex, struct vnet_hook_status *hs)
+			     const struct vnet_info *vi,
+			     struct vnet_hook_status *hs)
 {
 	struct bpf_prog_info info = {};
-	__u32 len = sizeof(info);
+	__u32 len = sizeof(info), netns;
 	int fd = vnet_pin_get(ifname, pin);
 
 	if (fd < 0)
 		return;
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+	    (vnet_netns_ino(&netns) || netns != (__u32)vi->netns_ino ||
+	     vnet_legacy_tc_prog((int)vi->ifindex,
+				 !strcmp(pin, VNET_PIN_PROG_TC_INGRESS)) ==
+		     info.id)) {
 		hs->prog_id = info.id;
-		hs->ifindex = ifindex;
+		hs->ifindex = vi->ifindex;
 	}
 	close(fd);
 }
@@ -139,17 +160,18 @@ int vnet_status(const char *ifname, struct vnet_status *st,
 	hook_status(ifname, VNET_PIN_LINK_TC_EGRESS, &st->tc_egress);
 	xmit_status(ifname, st);
 	if (!st->tc_egress.prog_id)
-		legacy_tc_status(ifname, VNET_PIN_PROG_TC_EGRESS,
-				 st->info.ifindex, &st->tc_egress);
+		legacy_tc_status(ifname, VNET_PIN_PROG_TC_EGRESS, &st->info,
+				 &st->tc_egress);
 	if (!st->tc_ingress.prog_id)
-		legacy_tc_status(ifname, VNET_PIN_PROG_TC_INGRESS,
-				 st->info.ifindex, &st->tc_ingress);
+		legacy_tc_status(ifname, VNET_PIN_PROG_TC_INGRESS, &st->info,
+				 &st->tc_ingress);
 	st->xdp_mode = st->info.xdp_mode;
 	/* a link loses its device when the device goes away */
 	st->present = st->xdp.ifindex || st->tc_ingress.ifindex ||
 		      st->tc_egress.ifindex;
-	if (st->present && !st->tc_egress.link_id) {
-		/* legacy tc only: ask the kernel whether the ifindex lives */
+	if (!st->xdp.link_id && !st->tc_ingress.link_id &&
+	    !st->tc_egress.link_id && st->info.ifindex) {
+		/* clsact filters only: ask the kernel whether the ifindex lives */
 		char name[IF_NAMESIZE];
 
 		st->present = if_indextoname(st->info.ifindex, name) &&

@@ -3,6 +3,7 @@
 #ifndef LIBVNET_STATUS_INT_H
 #define LIBVNET_STATUS_INT_H
 
+#include <stdbool.h>
 #include <bpf/bpf.h>
 #include <linux/types.h>
 
@@ -10,5 +11,14 @@
 int vnet_link_info(int fd, struct bpf_link_info *info);
 /* the id of the program, map or link pinned at PIN of IFNAME; 0: none */
 __u32 vnet_pinned_id(const char *ifname, const char *pin);
+
+/* vnet's clsact filters: the handle and priority, on ingress and egress */
+#define VNET_TC_LEGACY_HANDLE 0x766e /* "vn" */
+#define VNET_TC_LEGACY_PRIO 0x766e
+/*
+ * The program of vnet's clsact filter on IFINDEX's ingress or egress (in
+ * this thread's network namespace), 0 when there is none
+ */
+__u32 vnet_legacy_tc_prog(int ifindex, bool ingress);
 
 #endif

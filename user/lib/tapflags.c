@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
  * A tap's tun flags, from rtnetlink (RTM_GETLINK: IFLA_LINKINFO's tun
- * data, Linux 4.15 and later): multi-queue, vnet_hdr, queues attached.
+ * data, Linux 4.15 and later): multi-queue, vnet_hdr, queues attached;
+ * and the kind of its ingress qdisc (RTM_GETQDISC).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <libmnl/libmnl.h>
 #include <linux/if_link.h>
+#include <linux/pkt_sched.h>
 #include <linux/rtnetlink.h>
 
 #include "libvnet.h"
@@ -55,17 +58,15 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-int vnet_tap_flags(int ifindex, struct vnet_tap_flags *f)
+/* Send NLH on a new rtnetlink socket, run CB on the answer (a dump's all) */
+static int rtnl_ask(struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
 	char buf[MNL_SOCKET_BUFFER_SIZE];
+	unsigned int portid;
 	struct mnl_socket *nl;
-	struct nlmsghdr *nlh;
-	struct ifinfomsg *ifm;
-	unsigned int seq = 1, portid;
 	ssize_t n;
 	int ret;
 
-	memset(f, 0, sizeof(*f));
 	nl = mnl_socket_open(NETLINK_ROUTE);
 	if (!nl)
 		return -errno;
@@ -74,26 +75,79 @@ int vnet_tap_flags(int ifindex, struct vnet_tap_flags *f)
 		goto out;
 	}
 	portid = mnl_socket_get_portid(nl);
-	nlh = mnl_nlmsg_put_header(buf);
-	nlh->nlmsg_type = RTM_GETLINK;
-	nlh->nlmsg_flags = NLM_F_REQUEST;
-	nlh->nlmsg_seq = seq;
-	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
-	ifm->ifi_family = AF_UNSPEC;
-	ifm->ifi_index = ifindex;
+	nlh->nlmsg_seq = 1;
 	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0) {
 		ret = -errno;
 		goto out;
 	}
-	n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
-	if (n < 0) {
-		ret = -errno;
-		goto out;
-	}
-	ret = mnl_cb_run(buf, (size_t)n, seq, portid, link_cb, f) < 0 ? -errno : 0;
-	if (!ret && !f->known)
-		ret = -EOPNOTSUPP; /* a kernel without tun's link data */
+	do {
+		n = mnl_socket_recvfrom(nl, buf, sizeof(buf));
+		if (n < 0) {
+			ret = -errno;
+			goto out;
+		}
+		ret = mnl_cb_run(buf, (size_t)n, 1, portid, cb, data);
+	} while (ret > MNL_CB_STOP && (nlh->nlmsg_flags & NLM_F_DUMP));
+	ret = ret < 0 ? -errno : 0;
 out:
 	mnl_socket_close(nl);
 	return ret;
+}
+
+int vnet_tap_flags(int ifindex, struct vnet_tap_flags *f)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct ifinfomsg *ifm;
+	int ret;
+
+	memset(f, 0, sizeof(*f));
+	nlh->nlmsg_type = RTM_GETLINK;
+	nlh->nlmsg_flags = NLM_F_REQUEST;
+	ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+	ifm->ifi_family = AF_UNSPEC;
+	ifm->ifi_index = ifindex;
+	ret = rtnl_ask(nlh, link_cb, f);
+	if (!ret && !f->known)
+		ret = -EOPNOTSUPP; /* a kernel without tun's link data */
+	return ret;
+}
+
+struct qdisc_find {
+	int ifindex;
+	char *kind;
+	size_t len;
+};
+
+static int qdisc_cb(const struct nlmsghdr *nlh, void *data)
+{
+	const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
+	struct qdisc_find *q = data;
+	const struct nlattr *a;
+
+	if (nlh->nlmsg_type != RTM_NEWQDISC || tcm->tcm_ifindex != q->ifindex ||
+	    tcm->tcm_parent != TC_H_INGRESS)
+		return MNL_CB_OK;
+	mnl_attr_for_each(a, nlh,
+			  sizeof(*tcm)) if (mnl_attr_get_type(a) == TCA_KIND &&
+					    !mnl_attr_validate(a,
+							       MNL_TYPE_STRING))
+		snprintf(q->kind, q->len, "%s", mnl_attr_get_str(a));
+	return MNL_CB_OK;
+}
+
+int vnet_tap_ingress_qdisc(int ifindex, char *kind, size_t len)
+{
+	char buf[MNL_SOCKET_BUFFER_SIZE];
+	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
+	struct qdisc_find q = { ifindex, kind, len };
+	struct tcmsg *tcm;
+
+	kind[0] = 0;
+	nlh->nlmsg_type = RTM_GETQDISC;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
+	tcm->tcm_family = AF_UNSPEC;
+	tcm->tcm_ifindex = ifindex;
+	return rtnl_ask(nlh, qdisc_cb, &q);
 }

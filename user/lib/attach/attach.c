@@ -263,6 +263,7 @@ static int attach_as(bool shared, const char *ifname,
 		p.xdp_tx = bpf_program__fd(skel->progs.vnet_xdp_tx);
 		p.xmit = bpf_program__fd(skel->progs.vnet_xmit_rx);
 	}
+	p.clsact = opts && opts->tc_attach == VNET_TC_CLSACT;
 	if (!ret)
 		ret = vnet_hooks_attach(&p, ifname, ifindex, tx_hook, info,
 					err);

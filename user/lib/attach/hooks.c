@@ -23,12 +23,26 @@
 /* libbpf 1.1's uapi copy predates tcx (kernel 6.6) */
 #define VNET_BPF_TCX_INGRESS 46
 #define VNET_BPF_TCX_EGRESS 47
-#define VNET_TC_LEGACY_HANDLE 0x766e /* "vn" */
-#define VNET_TC_LEGACY_PRIO 0x766e
 
-/* tc: a tcx link if the kernel has tcx, else a legacy clsact filter. */
-static int attach_tc(int prog, int ifindex, bool ingress, const char *ifname,
-		     struct vnet_err *err)
+int vnet_tc_attach_parse(const char *s, int *how)
+{
+	if (!strcmp(s, "tcx"))
+		*how = VNET_TC_TCX;
+	else if (!strcmp(s, "clsact"))
+		*how = VNET_TC_CLSACT;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static const char *tc_dir(bool ingress)
+{
+	return ingress ? "ingress" : "egress";
+}
+
+/* PROG on a tcx link of IFINDEX, pinned; -errno, ERR says why */
+static int attach_tcx(int prog, int ifindex, bool ingress, const char *ifname,
+		      struct vnet_err *err)
 {
 	int fd, ret;
 
@@ -36,47 +50,91 @@ static int attach_tc(int prog, int ifindex, bool ingress, const char *ifname,
 			     ingress ? VNET_BPF_TCX_INGRESS :
 				       VNET_BPF_TCX_EGRESS,
 			     NULL);
-	if (fd >= 0) {
-		ret = vnet_pin_fd(fd, ifname,
-				  ingress ? VNET_PIN_LINK_TC_INGRESS :
-					    VNET_PIN_LINK_TC_EGRESS,
-				  err);
-		close(fd);
-		return ret;
-	}
-	if (errno != EINVAL && errno != EOPNOTSUPP) {
+	if (fd < 0) {
 		ret = -errno;
 		vnet_err_set(err, "%s: cannot attach the tc %s program: %s",
-			     ifname, ingress ? "ingress" : "egress",
-			     strerror(errno));
+			     ifname, tc_dir(ingress), strerror(errno));
 		return ret;
 	}
+	ret = vnet_pin_fd(fd, ifname,
+			  ingress ? VNET_PIN_LINK_TC_INGRESS :
+				    VNET_PIN_LINK_TC_EGRESS,
+			  err);
+	close(fd);
+	return ret;
+}
 
-	/* kernel without tcx: clsact + direct-action filter */
+/*
+ * PROG as a clsact direct-action filter of IFINDEX (handle and priority
+ * 0x766e, replacing one vnet left there), the program pinned: no RCU
+ * grace period under the RTNL lock, as a tcx link's attach waits for
+ */
+static int attach_clsact(int prog, int ifindex, bool ingress,
+			 const char *ifname, struct vnet_err *err)
+{
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
 			    .attach_point =
 				    ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS);
 	DECLARE_LIBBPF_OPTS(bpf_tc_opts, topts, .handle = VNET_TC_LEGACY_HANDLE,
 			    .priority = VNET_TC_LEGACY_PRIO, .prog_fd = prog,
 			    .flags = BPF_TC_F_REPLACE);
+	char kind[16];
+	int ret;
+
+	/* an ingress qdisc takes both directions' filters into one block */
+	ret = vnet_tap_ingress_qdisc(ifindex, kind, sizeof(kind));
+	if (!ret && *kind && strcmp(kind, "clsact")) {
+		vnet_err_set(err,
+			     "%s: its %s qdisc is in the way of a clsact qdisc",
+			     ifname, kind);
+		return -EBUSY;
+	}
 	ret = bpf_tc_hook_create(&hook);
 	if (ret && ret != -EEXIST) {
 		vnet_err_set(err,
-			     "%s: the kernel has neither tcx nor a usable clsact qdisc (CONFIG_NET_SCH_INGRESS): %s",
+			     "%s: cannot add a clsact qdisc (CONFIG_NET_SCH_INGRESS): %s",
 			     ifname, strerror(-ret));
 		return ret;
 	}
 	ret = bpf_tc_attach(&hook, &topts);
 	if (ret) {
 		vnet_err_set(err, "%s: cannot attach the tc %s filter: %s",
-			     ifname, ingress ? "ingress" : "egress",
-			     strerror(-ret));
+			     ifname, tc_dir(ingress), strerror(-ret));
 		return ret;
 	}
-	return vnet_pin_fd(prog, ifname,
-			   ingress ? VNET_PIN_PROG_TC_INGRESS :
-				     VNET_PIN_PROG_TC_EGRESS,
-			   err);
+	ret = vnet_pin_fd(prog, ifname,
+			  ingress ? VNET_PIN_PROG_TC_INGRESS :
+				    VNET_PIN_PROG_TC_EGRESS,
+			  err);
+	if (ret)
+		vnet_hooks_detach_legacy_tc(ifindex, ingress);
+	return ret;
+}
+
+/*
+ * tc: a tcx link, or with CLSACT a clsact filter; each falls back to the
+ * other where the kernel refuses it (no tcx before 6.6; a qdisc in the
+ * way of clsact, such as an ingress qdisc without an egress hook)
+ */
+static int attach_tc(int prog, int ifindex, bool ingress, bool clsact,
+		     const char *ifname, struct vnet_err *err)
+{
+	struct vnet_err first = {}, second = {};
+	int ret;
+
+	ret = clsact ? attach_clsact(prog, ifindex, ingress, ifname, &first) :
+		       attach_tcx(prog, ifindex, ingress, ifname, &first);
+	if (!ret)
+		return 0;
+	if (!clsact && ret != -EINVAL && ret != -EOPNOTSUPP) {
+		*err = first;
+		return ret;
+	}
+	ret = clsact ? attach_tcx(prog, ifindex, ingress, ifname, &second) :
+		       attach_clsact(prog, ifindex, ingress, ifname, &second);
+	if (ret)
+		vnet_err_set(err, "%s; and %s", first.msg, second.msg);
+	return ret;
 }
 
 void vnet_hooks_detach_legacy_tc(int ifindex, bool ingress)
@@ -215,7 +273,8 @@ int vnet_hooks_attach(const struct vnet_progs *p, const char *ifname,
 	if (tx_hook == VNET_HOOK_XDP)
 		ret = attach_xdp(p->xdp_tx, ifname, ifindex, info, err);
 	else
-		ret = attach_tc(p->tc_tx, ifindex, true, ifname, err);
+		ret = attach_tc(p->tc_tx, ifindex, true, p->clsact, ifname,
+				err);
 	if (ret)
 		return ret;
 	if (info->rx_queue_src == VNET_RXQ_XMIT) {
@@ -223,7 +282,7 @@ int vnet_hooks_attach(const struct vnet_progs *p, const char *ifname,
 		if (ret)
 			return ret;
 	}
-	return attach_tc(p->tc_rx, ifindex, false, ifname, err);
+	return attach_tc(p->tc_rx, ifindex, false, p->clsact, ifname, err);
 }
 
 /* Take down a half-done attach: links close with their last reference. */

@@ -10,6 +10,7 @@
 struct vnet_progs {
 	int tc_tx, tc_rx, xdp_tx, xmit;
 	bool shared; /* the namespace's shared classifier (shared.c) */
+	bool clsact; /* tc as clsact filters, not tcx links */
 };
 
 /*

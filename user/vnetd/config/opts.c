@@ -243,6 +243,14 @@ static int opt_socket_mode(struct vnetd_opts *o, const char *arg)
 	return parse_mode(arg, &o->port.socket_mode);
 }
 
+static int opt_tc_attach(struct vnetd_opts *o, const char *arg)
+{
+	if (vnet_tc_attach_parse(arg, &o->port.tc_attach))
+		return vnetd_usage_error("invalid --tc-attach '%s': expected clsact or tcx",
+					 arg);
+	return 0;
+}
+
 static int opt_busy_poll(struct vnetd_opts *o, const char *arg)
 {
 	unsigned long v;
@@ -431,6 +439,8 @@ static const struct opt_def {
 	  "with --takeover: the running vnetd's ports\nthat this one is not given are stopped at\nthe switch (their VMs lose the network);\nwithout it such a hand-over is refused" },
 	{ "takeover-socket", 0, "PATH", opt_takeover_socket, SEC_GENERAL,
 	  "where a running vnetd waits for a hand-over\n(default /run/vnet/TAP.takeover, TAP the\nfirst port's)" },
+	{ "tc-attach", 0, "HOW", opt_tc_attach, SEC_GENERAL,
+	  "how vnet's tc programs go on a tap vnetd\nattaches: clsact (default: filters, attached in\n0.1 ms) or tcx (links, an RCU grace period\neach under the RTNL lock, 10-20 ms)" },
 	{ "busy-poll", 0, "USECS", opt_busy_poll, SEC_GENERAL,
 	  "when a guest's TX ring runs dry, watch it for\nUSECS (0-1000, default 0: off) before asking\nfor a kick and sleeping; costs CPU, saves the\nguest's kicks and vnetd's wakeups" },
 	{ "verbose", 'v', NULL, opt_verbose, SEC_GENERAL,
@@ -545,6 +555,7 @@ int vnetd_opts_parse(int argc, char **argv, struct vnetd_opts *o)
 	o->port.socket_gid = (gid_t)-1;
 	o->port.socket_mode = 0600;
 	o->port.packed = true;
+	o->port.tc_attach = VNET_TC_CLSACT;
 	ret = opts_read(argc, argv, o);
 	if (ret)
 		return ret;

@@ -237,6 +237,7 @@ void vnetd_port_init(struct vnetd_port *p, const struct vnetd_port_cfg *c,
 	vnetd_tap_init(&p->tap, p->name, p->cfg.tap, p->cfg.netns, p->nr_qp);
 	vnetd_maps_init(&p->maps, p->name, p->cfg.tap, p->nr_qp);
 	p->maps.vm = p->cfg.vm_set ? p->cfg.vm : NULL;
+	p->maps.tc_attach = p->opts.tc_attach;
 	p->mon.fd = -1;
 	vnetd_device_init(&p->device, p->name, o->packed, &p->tap, p->qp,
 			  p->nr_qp);

@@ -53,6 +53,7 @@ struct vnetd_port_opts {
 	unsigned int busy_poll_us; /* --busy-poll */
 	gid_t socket_gid;	/* --socket-group; (gid_t)-1: vnetd's own */
 	mode_t socket_mode;	/* --socket-mode (server sockets) */
+	int tc_attach;          /* --tc-attach: VNET_TC_CLSACT or _TCX */
 };
 
 struct vnetd_port {

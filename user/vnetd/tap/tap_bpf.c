@@ -107,7 +107,7 @@ static bool attach_whole(const struct vnet_status *st)
  */
 static int attach(struct vnetd_maps *m, bool adopt)
 {
-	struct vnet_attach_opts ao = { .vm = m->vm };
+	struct vnet_attach_opts ao = { .vm = m->vm, .tc_attach = m->tc_attach };
 	struct vnet_err err = {};
 	struct vnet_status st;
 	int ret;

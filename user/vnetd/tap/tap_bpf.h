@@ -24,6 +24,7 @@ struct vnetd_maps {
 	unsigned int nr_qp;
 	bool attached;			/* we attached vnet's programs */
 	const char *vm;                 /* the vm= key's name, or NULL */
+	int tc_attach;                  /* VNET_TC_CLSACT or VNET_TC_TCX */
 	struct vnet_map qs;		/* struct vnet_queue_state[], read */
 	struct vnet_map config;		/* struct vnet_config[]; tap_rx_frames */
 	struct vnet_map dps;		/* struct vnet_dp_stats[], written */
