@@ -4,9 +4,10 @@
 # What `vnetctl attach` costs a host with many taps
 # (docs/shared-classifier.md): N taps (256) in a private netns, each
 # attached by its own vnetctl, one after the other and then JOBS (8) at
-# once, and detached again; the shared classifier (build/vnetctl) and a
-# classifier per tap (build/vnetctl-testing, VNET_CLASSIFIER=per-tap) side
-# by side, their order swapped every other repetition.  Per arm and way:
+# once, and detached again; three arms side by side, their order reversed
+# every other repetition: the shared classifier on clsact filters
+# (`attach --tc-attach clsact`), the same on tcx links (the default), and
+# a classifier per tap (build/vnetctl-testing, VNET_CLASSIFIER=per-tap; tcx).  Per arm and way:
 # the wall time for all N and vnetctl's CPU (user + system, the children's
 # rusage) per tap, median [min..max] over REPS (3).
 #
@@ -43,12 +44,13 @@ for i in $(seq 0 $((TAPS - 1))); do
 	echo "link set ba$i up"
 done | ip -n "$NS" -batch - || exit 1
 
-# arm ARM: the vnetctl of ARM, as a command line
+# arm ARM CMD: the vnetctl of ARM and its command CMD, as a command line
 arm()
 {
-	case $1 in
-	shared) echo "$OUT/vnetctl -n $NS" ;;
-	per-tap) echo "env VNET_CLASSIFIER=per-tap $OUT/vnetctl-testing -n $NS" ;;
+	case $1-$2 in
+	clsact-attach) echo "$OUT/vnetctl -n $NS attach --tc-attach clsact" ;;
+	clsact-* | tcx-*) echo "$OUT/vnetctl -n $NS $2" ;;
+	per-tap-*) echo "env VNET_CLASSIFIER=per-tap $OUT/vnetctl-testing -n $NS $2" ;;
 	esac
 }
 
@@ -63,8 +65,8 @@ cpu_total()
 
 echo "bench_attach: $(nproc) CPUs, kernel $(uname -r), $TAPS taps, $REPS repetitions, $JOBS at once in the parallel way; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for rep in $(seq 1 "$REPS"); do
-	arms="shared per-tap"
-	[ $((rep % 2)) -eq 0 ] && arms="per-tap shared"
+	arms="clsact tcx per-tap"
+	[ $((rep % 2)) -eq 0 ] && arms="per-tap tcx clsact"
 	for a in $arms; do
 		for way in serial parallel; do
 			par=1
@@ -74,7 +76,7 @@ for rep in $(seq 1 "$REPS"); do
 				c0=$CPU
 				t0=$EPOCHREALTIME
 				# shellcheck disable=SC2046 # the arm's words
-				seq 0 $((TAPS - 1)) | xargs -P "$par" -I{} $(arm "$a") "$cmd" ba{} >/dev/null 2>&1
+				seq 0 $((TAPS - 1)) | xargs -P "$par" -I{} $(arm "$a" "$cmd") ba{} >/dev/null 2>&1
 				t1=$EPOCHREALTIME
 				cpu_total
 				c1=$CPU
@@ -97,7 +99,7 @@ stat()
 echo
 echo "| arm | way | attach $TAPS taps, s | attach, CPU ms a tap | detach $TAPS taps, s | detach, CPU ms a tap |"
 echo "|---|---|---:|---:|---:|---:|"
-for a in shared per-tap; do
+for a in clsact tcx per-tap; do
 	for way in serial parallel; do
 		echo "| $a | $way$([ "$way" = parallel ] && echo " ($JOBS)") | $(stat "$RES/$a.$way.attach" 1) | $(stat "$RES/$a.$way.attach" 2) | $(stat "$RES/$a.$way.detach" 1) | $(stat "$RES/$a.$way.detach" 2) |"
 	done

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <libmnl/libmnl.h>
 #include <linux/if_link.h>
 #include <linux/pkt_sched.h>
@@ -61,6 +62,7 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 /* Send NLH on a new rtnetlink socket, run CB on the answer (a dump's all) */
 static int rtnl_ask(struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
+	const struct timeval tmo = { .tv_sec = 5 };
 	char buf[MNL_SOCKET_BUFFER_SIZE];
 	unsigned int portid;
 	struct mnl_socket *nl;
@@ -71,6 +73,12 @@ static int rtnl_ask(struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 	if (!nl)
 		return -errno;
 	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		ret = -errno;
+		goto out;
+	}
+	/* the kernel answers at once: a bound, never a hang */
+	if (setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO, &tmo,
+		       sizeof(tmo))) {
 		ret = -errno;
 		goto out;
 	}
@@ -87,7 +95,8 @@ static int rtnl_ask(struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 			goto out;
 		}
 		ret = mnl_cb_run(buf, (size_t)n, 1, portid, cb, data);
-	} while (ret > MNL_CB_STOP && (nlh->nlmsg_flags & NLM_F_DUMP));
+	} while (ret > MNL_CB_STOP &&
+		 (nlh->nlmsg_flags & (NLM_F_DUMP | NLM_F_ACK)));
 	ret = ret < 0 ? -errno : 0;
 out:
 	mnl_socket_close(nl);
@@ -142,12 +151,25 @@ int vnet_tap_ingress_qdisc(int ifindex, char *kind, size_t len)
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(buf);
 	struct qdisc_find q = { ifindex, kind, len };
 	struct tcmsg *tcm;
+	int ret;
 
+	/* the one qdisc at TC_H_INGRESS, not a dump of the namespace's */
 	kind[0] = 0;
 	nlh->nlmsg_type = RTM_GETQDISC;
-	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	/*
+	 * tc_get_qdisc() answers the asker only when asked to echo, and
+	 * says nothing of a built-in qdisc (noop, once a clsact is gone):
+	 * the ack ends the answer
+	 */
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_ECHO | NLM_F_ACK;
 	tcm = mnl_nlmsg_put_extra_header(nlh, sizeof(*tcm));
 	tcm->tcm_family = AF_UNSPEC;
 	tcm->tcm_ifindex = ifindex;
-	return rtnl_ask(nlh, qdisc_cb, &q);
+	tcm->tcm_parent = TC_H_INGRESS;
+	ret = rtnl_ask(nlh, qdisc_cb, &q);
+	if (ret == -ENOENT || !strcmp(kind, "noop")) {
+		kind[0] = 0;
+		ret = 0;
+	}
+	return ret;
 }
