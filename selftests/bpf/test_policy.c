@@ -782,7 +782,7 @@ static void test_core_btf(void)
 	if (!ASSERT_OK_PTR(sa, "vnet__open") ||
 	    !xmit_load(sa, &a, &ia, "load against the kernel's BTF"))
 		goto out;
-	sb = vnet_skel_open_core(NULL, true, &err);
+	sb = vnet_skel_open_core(NULL, vnet_skel_core_btf(), &err);
 	if (!ASSERT_OK_PTR(sb, "vnet_skel_open_core") ||
 	    !ASSERT_OK_PTR(vnet_core_btf(NULL), "the cut made") ||
 	    !xmit_load(sb, &b, &ib, "load against the cut"))

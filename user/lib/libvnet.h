@@ -518,6 +518,11 @@ struct btf;
  * or before.
  */
 const char *vnet_core_btf(const struct btf *local);
+/*
+ * The path of a BTF with no types (once per process), for an object
+ * loaded without its programs; NULL when it could not be made
+ */
+const char *vnet_empty_btf(void);
 
 /* --- replaceable batching policy (policy.c) ---------------------------- */
 
@@ -537,10 +542,11 @@ struct vnet; /* the classifier skeleton, vnet.skel.h */
  */
 struct vnet *vnet_skel_open(const char *policy, struct vnet_err *err);
 /*
- * The same, CORE_BTF: CO-RE against vnet_core_btf() (libbpf does not read
- * the kernel's BTF for the object); false: as vnet_skel_open().
+ * The same, CO-RE against the BTF at BTF_PATH (vnet_skel_core_btf(),
+ * vnet_empty_btf(): libbpf does not read the kernel's BTF for the object);
+ * NULL: as vnet_skel_open().
  */
-struct vnet *vnet_skel_open_core(const char *policy, bool core_btf,
+struct vnet *vnet_skel_open_core(const char *policy, const char *btf_path,
 				 struct vnet_err *err);
 /* vnet__destroy() and the linked object's buffer */
 void vnet_skel_destroy(struct vnet *skel);

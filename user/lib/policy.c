@@ -261,10 +261,10 @@ const char *vnet_skel_core_btf(void)
 
 struct vnet *vnet_skel_open(const char *policy, struct vnet_err *err)
 {
-	return vnet_skel_open_core(policy, false, err);
+	return vnet_skel_open_core(policy, NULL, err);
 }
 
-struct vnet *vnet_skel_open_core(const char *policy, bool core_btf,
+struct vnet *vnet_skel_open_core(const char *policy, const char *btf_path,
 				 struct vnet_err *err)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, oo);
@@ -273,8 +273,7 @@ struct vnet *vnet_skel_open_core(const char *policy, bool core_btf,
 	size_t size = 0;
 	int ret;
 
-	if (core_btf)
-		oo.btf_custom_path = vnet_skel_core_btf();
+	oo.btf_custom_path = btf_path;
 
 	if (policy && strcmp(policy, VNET_POLICY_BUILTIN)) {
 		ret = policy_check(policy, err);

@@ -122,7 +122,8 @@ static int load_programs(struct vnet **skelp,
 		bool xmit = try < 2, core = try == 0;
 
 		/* with opts->policy linked in (policy.c, docs/policy.md) */
-		skel = vnet_skel_open_core(opts ? opts->policy : NULL, core,
+		skel = vnet_skel_open_core(opts ? opts->policy : NULL,
+					   core ? vnet_skel_core_btf() : NULL,
 					   err);
 		if (!skel)
 			return -errno;
@@ -191,7 +192,7 @@ static int pin_maps(struct vnet *skel, const char *ifname,
  */
 static int load_maps(struct vnet **skelp, struct vnet_err *err)
 {
-	struct vnet *skel = vnet_skel_open_core(NULL, false, err);
+	struct vnet *skel = vnet_skel_open_core(NULL, vnet_empty_btf(), err);
 	struct bpf_program *p;
 	int ret;
 
