@@ -27,10 +27,10 @@
 #    network namespace: refused before anything is made (exit 1, the
 #    message names the namespace and the fix, --netns NS), no tap X in
 #    vnetd's own namespace, no socket; with --netns NS it serves that tap;
-#  - tc_attach: on a tap of the case's, vnetd's programs are clsact
-#    filters by default (no tcx link pinned), gone with vnetd's stop (the
-#    tap stays); with --tc-attach tcx they are links; a bad value is
-#    refused (exit 2, the two words named).
+#  - tc_attach: on a tap of the case's, vnetd's programs are on tcx
+#    links by default; with --tc-attach clsact they are clsact filters
+#    (no tcx link pinned), gone with vnetd's stop (the tap stays); a bad
+#    value is refused (exit 2, the two words named).
 # Needs root, iproute2.
 #
 #   selftests/vnetd/test_vnetd_ports.sh [CASE...]    (default: every case)
@@ -293,7 +293,14 @@ case_tc_attach()
 	ns_create tcatt || { fail tc_attach "ip netns add"; return; }
 	tap=$(rand_tap)
 	tap_create "$NS" "$tap" || { fail tc_attach "ip tuntap add"; return; }
-	serve_tap "$tap" || { fail tc_attach_clsact "no socket: $(tail -n 2 "$d/vnetd.log")"; return; }
+	serve_tap "$tap" || { fail tc_attach_tcx "no socket: $(tail -n 2 "$d/vnetd.log")"; return; }
+	expect "link_tc_ingress pinned" yes "$([ -e "$PIN_ROOT/$tap/link_tc_ingress" ] && echo yes || echo no)"
+	expect "link_tc_egress pinned" yes "$([ -e "$PIN_ROOT/$tap/link_tc_egress" ] && echo yes || echo no)"
+	expect "no filter" "" "$(vnet_filter "$tap" ingress)"
+	stop_vnetd
+	report tc_attach_tcx "$(tail -n 2 "$d/vnetd.log")"
+
+	serve_tap "$tap" --tc-attach clsact || { fail tc_attach_clsact "no socket: $(tail -n 2 "$d/vnetd.log")"; return; }
 	expect "ingress filter" yes "$(positive "$(vnet_filter "$tap" ingress)" && echo yes || echo no)"
 	expect "egress filter" yes "$(positive "$(vnet_filter "$tap" egress)" && echo yes || echo no)"
 	expect "tcx link pins" "" "$(ls "$PIN_ROOT/$tap" | grep '^link_tc' || true)"
@@ -301,17 +308,10 @@ case_tc_attach()
 	expect "ingress filter after the stop" "" "$(vnet_filter "$tap" ingress)"
 	expect "egress filter after the stop" "" "$(vnet_filter "$tap" egress)"
 	expect "pins after the stop" yes "$(pins_gone "$tap" && echo yes || echo no)"
-	report tc_attach_clsact "$(tail -n 2 "$d/vnetd.log")"
-
-	serve_tap "$tap" --tc-attach tcx || { fail tc_attach_tcx "no socket: $(tail -n 2 "$d/vnetd.log")"; return; }
-	expect "link_tc_ingress pinned" yes "$([ -e "$PIN_ROOT/$tap/link_tc_ingress" ] && echo yes || echo no)"
-	expect "link_tc_egress pinned" yes "$([ -e "$PIN_ROOT/$tap/link_tc_egress" ] && echo yes || echo no)"
-	expect "no filter" "" "$(vnet_filter "$tap" ingress)"
-	stop_vnetd
 	run timeout 20 "$VNETD" --socket "$d/s.sock" --tap "$tap" --netns "$NS" --tc-attach tc
 	expect "bad --tc-attach: exit" 2 "$RUN_RC"
-	expect "bad --tc-attach: message" yes "$(grep -q "invalid --tc-attach 'tc': expected clsact or tcx" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
-	report tc_attach_tcx "$(tail -n 2 "$d/vnetd.log")"
+	expect "bad --tc-attach: message" yes "$(grep -q "invalid --tc-attach 'tc': expected tcx or clsact" <<<"$RUN_ERR" && echo yes || echo "no: $RUN_ERR")"
+	report tc_attach_clsact "$(tail -n 2 "$d/vnetd.log")"
 }
 
 # --- main ---------------------------------------------------------------------------

@@ -202,10 +202,15 @@ static ssize_t rx_recv(struct vhost_dev *dev, void *dst, size_t want)
 			}
 		}
 	}
-	/* MSG_CTRUNC: the kernel dropped fds that did not fit */
-	if (too_many || (mh.msg_flags & MSG_CTRUNC)) {
+	if (too_many) {
 		vhost_err("%s: more than %d fds in one message", vu_dev_name(dev),
 			  VHOST_USER_MAX_FDS);
+		return -EPROTO;
+	}
+	/* MSG_CTRUNC: the kernel dropped fds: too many, or no fd free here */
+	if (mh.msg_flags & MSG_CTRUNC) {
+		vhost_err("%s: the kernel dropped fds of a message: more than %d in it, or this process has no fd free (raise RLIMIT_NOFILE, e.g. LimitNOFILE= of its unit)",
+			  vu_dev_name(dev), VHOST_USER_MAX_FDS);
 		return -EPROTO;
 	}
 	return n;
