@@ -20,6 +20,8 @@
  * runs on the tap as deployed: leaving a clsact arm deletes the qdisc, so
  * that no tcx arm pays for a clsact qdisc it would not have (tc ingress
  * would check the qdisc's filter list after the tcx programs).
+ * --keep-clsact, the control: the qdisc stays for every arm, a clsact arm
+ * adds and removes only its filter (both gave clsact over tcx alike).
  *
  * Three figures:
  *  1. wall-clock frames/s per configuration, min/median/max over the
@@ -63,6 +65,8 @@ void usage(FILE *fp)
 		"                        vnet-tc-shared-clsact (clsact filter)\n"
 		"  -n, --test-repeat N   bpf_prog_test_run repeat (default 1000000)\n"
 		"      --no-fixed        plain buffers instead of registered ones\n"
+		"      --keep-clsact     a clsact qdisc on the tap for every arm (default: only\n"
+		"                        for the -clsact arms, as deployed)\n"
 		"  -j, --json            JSON on stdout instead of text\n"
 		"  -h, --help\n");
 }
@@ -127,6 +131,7 @@ int parse_opts(struct opts *o, int argc, char **argv)
 		{ "configs", required_argument, NULL, 'C' },
 		{ "test-repeat", required_argument, NULL, 'n' },
 		{ "no-fixed", no_argument, NULL, 'F' },
+		{ "keep-clsact", no_argument, NULL, 'K' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -200,6 +205,9 @@ int parse_opts(struct opts *o, int argc, char **argv)
 			break;
 		case 'F':
 			o->fixed = false;
+			break;
+		case 'K':
+			o->keep_clsact = true;
 			break;
 		case 'j':
 			o->json = true;
@@ -456,6 +464,8 @@ int main(int argc, char **argv)
 	}
 
 	err = setup_ring(b);
+	if (!err && b->o.keep_clsact)
+		err = clsact_create(b);
 	if (err)
 		goto out_ring;
 

@@ -137,6 +137,7 @@ struct opts {
 	bool json;
 	bool size_on[SZ_MAX];
 	bool cfg_on[CFG_MAX]; /* -C: the configurations measured */
+	bool keep_clsact;     /* the clsact qdisc there for every arm */
 	unsigned int test_repeat;
 };
 
@@ -158,7 +159,8 @@ struct bench {
 	enum cfg cur; /* what is attached now */
 	int tcx_fd;   /* the tcx link, when one is attached */
 	bool tc_legacy; /* the kernel has no tcx: every tc arm on clsact */
-	bool clsact_on; /* the clsact qdisc is there (a clsact arm's) */
+	bool clsact_on; /* the clsact qdisc is there */
+	bool filter_on; /* a clsact arm's filter is on it */
 	struct bpf_tc_hook tc_hook;
 	/* io_uring inline/punt evidence */
 	int iowq_max;
@@ -231,7 +233,13 @@ bool tc_clsact(const struct bench *b, enum cfg c);
  */
 int attach_tc(struct bench *b, enum cfg c, int prog_fd, bool replace);
 
-/* Take whatever is on tc ingress off: the tcx link, the clsact qdisc. */
+/* The clsact qdisc on the tap's ingress. */
+int clsact_create(struct bench *b);
+
+/*
+ * Take whatever is on tc ingress off: the tcx link, the clsact qdisc (or,
+ * --keep-clsact, only the filter).
+ */
 int detach_tc(struct bench *b);
 
 bool cfg_is_xdp(enum cfg c);

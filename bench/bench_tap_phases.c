@@ -64,30 +64,42 @@ static int tcx_attach(struct bench *b, int prog_fd, bool replace)
 	return 1;
 }
 
-static int clsact_attach(struct bench *b, int prog_fd, bool replace)
+int clsact_create(struct bench *b)
+{
+	int err;
+
+	b->tc_hook.sz = sizeof(b->tc_hook);
+	b->tc_hook.ifindex = b->ifindex;
+	b->tc_hook.attach_point = BPF_TC_INGRESS;
+	err = bpf_tc_hook_create(&b->tc_hook);
+	if (err && err != -EEXIST) {
+		info("bench_tap: clsact on %s: %s\n", b->ifname,
+		     strerror(-err));
+		return err;
+	}
+	b->clsact_on = true;
+	return 0;
+}
+
+static int clsact_attach(struct bench *b, int prog_fd)
 {
 	LIBBPF_OPTS(bpf_tc_opts, o, .handle = BENCH_TC_HANDLE,
 		    .priority = BENCH_TC_PRIO, .prog_fd = prog_fd);
 	int err;
 
 	if (!b->clsact_on) {
-		b->tc_hook.sz = sizeof(b->tc_hook);
-		b->tc_hook.ifindex = b->ifindex;
-		b->tc_hook.attach_point = BPF_TC_INGRESS;
-		err = bpf_tc_hook_create(&b->tc_hook);
-		if (err && err != -EEXIST) {
-			info("bench_tap: clsact on %s: %s\n", b->ifname,
-			     strerror(-err));
+		err = clsact_create(b);
+		if (err)
 			return err;
-		}
-		b->clsact_on = true;
 	}
-	if (replace)
+	if (b->filter_on)
 		o.flags = BPF_TC_F_REPLACE;
 	err = bpf_tc_attach(&b->tc_hook, &o);
 	if (err)
 		info("bench_tap: tc ingress filter on %s: %s\n", b->ifname,
 		     strerror(-err));
+	else
+		b->filter_on = true;
 	return err;
 }
 
@@ -100,30 +112,39 @@ int attach_tc(struct bench *b, enum cfg c, int prog_fd, bool replace)
 		if (err <= 0)
 			return err;
 	}
-	return clsact_attach(b, prog_fd, replace);
+	return clsact_attach(b, prog_fd);
 }
 
 /*
- * The clsact qdisc goes with its filter: every arm runs on the tap as it
- * is deployed, a tcx arm with no clsact qdisc (whose tcx entry would make
- * tc ingress check its filter list after the tcx programs).
+ * The clsact qdisc goes with its filter unless --keep-clsact: by default
+ * every arm runs on the tap as it is deployed, a tcx arm with no clsact
+ * qdisc (whose tcx entry would make tc ingress check its filter list after
+ * the tcx programs).
  */
 int detach_tc(struct bench *b)
 {
 	LIBBPF_OPTS(bpf_tc_hook, h, .ifindex = b->ifindex,
 		    .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, o, .handle = BENCH_TC_HANDLE,
+		    .priority = BENCH_TC_PRIO);
 	int err = 0;
 
 	if (b->tcx_fd >= 0)
 		close(b->tcx_fd);
 	b->tcx_fd = -1;
-	if (b->clsact_on) {
+	if (b->filter_on && b->o.keep_clsact) {
+		err = bpf_tc_detach(&b->tc_hook, &o);
+		if (err)
+			info("bench_tap: tc ingress detach on %s: %s\n",
+			     b->ifname, strerror(-err));
+	} else if (b->clsact_on && !b->o.keep_clsact) {
 		err = bpf_tc_hook_destroy(&h);
 		if (err)
 			info("bench_tap: deleting the clsact qdisc of %s: %s\n",
 			     b->ifname, strerror(-err));
 		b->clsact_on = false;
 	}
+	b->filter_on = false;
 	return err;
 }
 
