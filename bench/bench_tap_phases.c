@@ -148,6 +148,41 @@ int detach_tc(struct bench *b)
 	return err;
 }
 
+static __u32 prog_id_of(int prog_fd)
+{
+	struct bpf_prog_info pi;
+	__u32 len = sizeof(pi);
+
+	memset(&pi, 0, sizeof(pi));
+	return bpf_obj_get_info_by_fd(prog_fd, &pi, &len) ? 0 : pi.id;
+}
+
+/*
+ * After an attach, tc ingress holds configuration c's program on its
+ * hook and only there: the tcx link's program, or the clsact filter's, and
+ * no filter of ours on a tcx arm nor a tcx program on a clsact arm.
+ */
+static int check_tc(struct bench *b, enum cfg c, int prog_fd)
+{
+	LIBBPF_OPTS(bpf_tc_opts, o, .handle = BENCH_TC_HANDLE,
+		    .priority = BENCH_TC_PRIO);
+	__u32 want = prog_id_of(prog_fd), ids[4], cnt = 4, tcx_id = 0;
+	bool clsact = tc_clsact(b, c), filter;
+
+	if (!b->tc_legacy &&
+	    !bpf_prog_query(b->ifindex, BENCH_TCX_INGRESS, 0, NULL, ids, &cnt) &&
+	    cnt)
+		tcx_id = cnt == 1 ? ids[0] : ~0u;
+	filter = b->clsact_on && !bpf_tc_query(&b->tc_hook, &o);
+	if (clsact ? filter && o.prog_id == want && !tcx_id :
+		     tcx_id == want && !filter)
+		return 0;
+	info("bench_tap: %s on %s: expected program %u on %s, found tcx %u, clsact filter %u\n",
+	     cfg_name[c], b->ifname, want, clsact ? "clsact" : "tcx", tcx_id,
+	     filter ? o.prog_id : 0);
+	return -EPROTO;
+}
+
 bool cfg_is_xdp(enum cfg c)
 {
 	return c == CFG_EMPTY_XDP || c == CFG_VNET_XDP;
@@ -212,6 +247,8 @@ int switch_to(struct bench *b, enum cfg c)
 			     cfg_name[c], b->ifname, strerror(-err));
 	} else if (cfg_is_tc(c)) {
 		err = attach_tc(b, c, fd, same_tc);
+		if (!err)
+			err = check_tc(b, c, fd);
 	}
 	if (!err && (c == CFG_GUARD_TC || b->cur == CFG_GUARD_TC)) {
 		err = guard_apply(b, c == CFG_GUARD_TC);
