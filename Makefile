@@ -261,8 +261,8 @@ $(VNETD_TESTING): $(TESTING_OBJS) $(filter-out $(TESTING_LIB:%.c=$(OUT)/%.o),$(V
 $(VNETCTL_TESTING): $(CLI_OBJS) $(TESTING_LIB_OBJS) $(filter-out $(TESTING_LIB_OBJS:$(OUT)/testing/%=$(OUT)/%),$(LIB_OBJS))
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS) $(EXPORTER_LIBS)
 
-$(OUT)/bench/bench_tap: $(OUT)/bench/bench_tap.o $(OUT)/bench/bench_tap_lib.o $(OUT)/bench/bench_tap_phases.o $(OUT)/bench/bench_tap_report.o $(LIBVNET)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -luring
+$(OUT)/bench/bench_tap: $(OUT)/bench/bench_tap.o $(OUT)/bench/bench_tap_lib.o $(OUT)/bench/bench_tap_phases.o $(OUT)/bench/bench_tap_report.o $(OUT)/bench/stats.o $(LIBVNET)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -luring -lm
 
 # bench/bench_xmit.sh's sender: AF_PACKET on a device vnet is not on
 $(OUT)/bench/bench_xmit_send: bench/bench_xmit_send.c

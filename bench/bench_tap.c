@@ -14,6 +14,15 @@
  * same small cost in every configuration.  Nothing outlives the process: the
  * tap and its namespace go away with it.
  *
+ * tc ingress programs hang on a tcx link, but the -clsact arms' on a clsact
+ * qdisc as a direct-action filter (handle and priority 0x766e, as libvnet's
+ * legacy attach), the way vnetd may attach its taps' classifier.  Each arm
+ * runs on the tap as deployed: leaving a clsact arm deletes the qdisc, so
+ * that no tcx arm pays for a clsact qdisc it would not have (tc ingress
+ * would check the qdisc's filter list after the tcx programs).
+ * --keep-clsact, the control: the qdisc stays for every arm, a clsact arm
+ * adds and removes only its filter (both gave clsact over tcx alike).
+ *
  * Three figures:
  *  1. wall-clock frames/s per configuration, min/median/max over the
  *     repetitions, and per-repetition ratios (median/min/max).  A
@@ -50,8 +59,14 @@ void usage(FILE *fp)
 		"  -b, --batch N         writes per io_uring submit (default 128)\n"
 		"  -c, --cpu N           CPU to pin to (default: the highest allowed)\n"
 		"  -s, --sizes LIST      comma list of 64,1500,gso (default all)\n"
+		"  -C, --configs LIST    comma list of configurations (default all): none,\n"
+		"                        empty-xdp, vnet-xdp, empty-tc, vnet-tc, vnet-tc-guard,\n"
+		"                        vnet-tc-shared (tcx), empty-tc-clsact,\n"
+		"                        vnet-tc-shared-clsact (clsact filter)\n"
 		"  -n, --test-repeat N   bpf_prog_test_run repeat (default 1000000)\n"
 		"      --no-fixed        plain buffers instead of registered ones\n"
+		"      --keep-clsact     a clsact qdisc on the tap for every arm (default: only\n"
+		"                        for the -clsact arms, as deployed)\n"
 		"  -j, --json            JSON on stdout instead of text\n"
 		"  -h, --help\n");
 }
@@ -79,6 +94,29 @@ int parse_sizes(struct opts *o, const char *arg)
 	return err;
 }
 
+int parse_configs(struct opts *o, const char *arg)
+{
+	char *dup = strdup(arg), *tok, *save = NULL;
+	int err = 0;
+	enum cfg c;
+
+	if (!dup)
+		return -ENOMEM;
+	memset(o->cfg_on, 0, sizeof(o->cfg_on));
+	for (tok = strtok_r(dup, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		c = cfg_by_name(tok);
+		if (c == CFG_MAX) {
+			info("bench_tap: -C: no configuration '%s'\n", tok);
+			err = -EINVAL;
+			continue;
+		}
+		o->cfg_on[c] = true;
+	}
+	free(dup);
+	return err;
+}
+
 int parse_opts(struct opts *o, int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -90,8 +128,10 @@ int parse_opts(struct opts *o, int argc, char **argv)
 		{ "batch", required_argument, NULL, 'b' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "sizes", required_argument, NULL, 's' },
+		{ "configs", required_argument, NULL, 'C' },
 		{ "test-repeat", required_argument, NULL, 'n' },
 		{ "no-fixed", no_argument, NULL, 'F' },
+		{ "keep-clsact", no_argument, NULL, 'K' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -109,8 +149,10 @@ int parse_opts(struct opts *o, int argc, char **argv)
 	o->test_repeat = 1000000;
 	for (s = 0; s < SZ_MAX; s++)
 		o->size_on[s] = true;
+	for (s = 0; s < CFG_MAX; s++)
+		o->cfg_on[s] = true;
 
-	while ((ch = getopt_long(argc, argv, "r:d:S:w:t:b:c:s:n:jh", lo,
+	while ((ch = getopt_long(argc, argv, "r:d:S:w:t:b:c:s:C:n:jh", lo,
 				 NULL)) != -1) {
 		switch (ch) {
 		case 'r':
@@ -152,11 +194,20 @@ int parse_opts(struct opts *o, int argc, char **argv)
 				return -EINVAL;
 			}
 			break;
+		case 'C':
+			if (parse_configs(o, optarg)) {
+				info("bench_tap: -C takes a comma list of the configurations -h names\n");
+				return -EINVAL;
+			}
+			break;
 		case 'n':
 			o->test_repeat = strtoul(optarg, NULL, 0);
 			break;
 		case 'F':
 			o->fixed = false;
+			break;
+		case 'K':
+			o->keep_clsact = true;
 			break;
 		case 'j':
 			o->json = true;
@@ -177,6 +228,12 @@ int parse_opts(struct opts *o, int argc, char **argv)
 	    o->stats_s <= 0 ||
 	    !o->test_repeat) {
 		info("bench_tap: durations must be > 0 and -n >= 1\n");
+		return -EINVAL;
+	}
+	for (s = 0; s < CFG_MAX && !o->cfg_on[s]; s++)
+		;
+	if (s == CFG_MAX) {
+		info("bench_tap: no configuration selected\n");
 		return -EINVAL;
 	}
 	for (s = 0; s < SZ_MAX; s++)
@@ -254,6 +311,8 @@ int run(struct bench *b)
 			if (!b->o.size_on[sz])
 				continue;
 			for (c = CFG_EMPTY_XDP; c < CFG_MAX; c++) {
+				if (!b->o.cfg_on[c])
+					continue;
 				err = run_time_sample(b, sz, c);
 				if (err) {
 					switch_to(b, CFG_NONE);
@@ -274,7 +333,8 @@ int run(struct bench *b)
 		for (sz = 0; sz < SZ_GSO; sz++)
 			if (b->o.size_on[sz])
 				for (c = CFG_EMPTY_XDP; c < CFG_MAX; c++)
-					if (!b->trun[sz][c].err)
+					if (b->o.cfg_on[c] &&
+					    !b->trun[sz][c].err)
 						test_run_one(b, sz, c);
 	return 0;
 }
@@ -404,6 +464,8 @@ int main(int argc, char **argv)
 	}
 
 	err = setup_ring(b);
+	if (!err && b->o.keep_clsact)
+		err = clsact_create(b);
 	if (err)
 		goto out_ring;
 

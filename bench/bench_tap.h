@@ -62,6 +62,9 @@ enum cfg {
 	CFG_VNET_TC,
 	CFG_GUARD_TC,  /* vnet-tc with every spoofing check on (frames pass) */
 	CFG_SHARED_TC, /* vnet-tc as the namespace's shared classifier runs it */
+	/* tc ingress as a clsact direct-action filter (the rest: tcx) */
+	CFG_EMPTY_CLSACT,  /* empty-tc */
+	CFG_SHARED_CLSACT, /* vnet-tc-shared */
 	CFG_MAX,
 };
 
@@ -70,6 +73,9 @@ extern const char *const cfg_name[CFG_MAX];
 extern const char *const cfg_json[CFG_MAX];
 
 bool cfg_is_vnet(enum cfg c);
+
+/* The configuration whose name (cfg_name) is NAME, or CFG_MAX. */
+enum cfg cfg_by_name(const char *name);
 
 enum size {
 	SZ_64,
@@ -130,6 +136,8 @@ struct opts {
 	bool fixed;
 	bool json;
 	bool size_on[SZ_MAX];
+	bool cfg_on[CFG_MAX]; /* -C: the configurations measured */
+	bool keep_clsact;     /* the clsact qdisc there for every arm */
 	unsigned int test_repeat;
 };
 
@@ -149,9 +157,10 @@ struct bench {
 	int ncpus;
 	/* tc ingress */
 	enum cfg cur; /* what is attached now */
-	int tcx_fd;
-	bool tc_legacy;
-	bool tc_hook_created;
+	int tcx_fd;   /* the tcx link, when one is attached */
+	bool tc_legacy; /* the kernel has no tcx: every tc arm on clsact */
+	bool clsact_on; /* the clsact qdisc is there */
+	bool filter_on; /* a clsact arm's filter is on it */
 	struct bpf_tc_hook tc_hook;
 	/* io_uring inline/punt evidence */
 	int iowq_max;
@@ -211,9 +220,26 @@ int count_iowq_workers(void);
 
 int prog_fd_of(struct bench *b, enum cfg c);
 
-/* tc ingress: a tcx link, or a clsact filter on kernels without tcx. */
-int attach_tc(struct bench *b, int prog_fd, bool replace);
+/*
+ * tc ingress of configuration c is a clsact direct-action filter: the
+ * clsact arms, and every tc arm on a kernel without tcx; else a tcx link.
+ */
+bool tc_clsact(const struct bench *b, enum cfg c);
 
+/*
+ * Attach configuration c's program to tc ingress (a tcx link or a clsact
+ * filter, tc_clsact); REPLACE: a program of the same kind is attached,
+ * swap it in place.
+ */
+int attach_tc(struct bench *b, enum cfg c, int prog_fd, bool replace);
+
+/* The clsact qdisc on the tap's ingress. */
+int clsact_create(struct bench *b);
+
+/*
+ * Take whatever is on tc ingress off: the tcx link, the clsact qdisc (or,
+ * --keep-clsact, only the filter).
+ */
 int detach_tc(struct bench *b);
 
 bool cfg_is_xdp(enum cfg c);
@@ -223,7 +249,7 @@ bool cfg_is_tc(enum cfg c);
 /*
  * Move the tap from configuration b->cur to c.  Between two programs on the
  * same hook the program is replaced in place (XDP attach over XDP, tcx link
- * update): every attach and detach waits for an RCU grace period (about
+ * update, clsact filter replace): every tcx or XDP attach and detach waits for an RCU grace period (about
  * 10 ms here), and halving their number halves the benchmark's idle time.
  */
 int switch_to(struct bench *b, enum cfg c);
@@ -266,6 +292,9 @@ int run_time_sample(struct bench *b, enum size sz, enum cfg c);
 int test_run_one(struct bench *b, enum size sz, enum cfg c);
 
 /* ---- bench_tap_report.c ---- */
+
+/* Both configurations of comparison k (cmps) were measured. */
+bool cmp_on(const struct bench *b, int k);
 
 /* Per-repetition ratio of two configurations' rates, a / b. */
 int rate_ratios(struct bench *b, enum size sz, enum cfg a, enum cfg c,
@@ -331,6 +360,8 @@ void print_json(struct bench *b);
 void usage(FILE *fp);
 
 int parse_sizes(struct opts *o, const char *arg);
+
+int parse_configs(struct opts *o, const char *arg);
 
 int parse_opts(struct opts *o, int argc, char **argv);
 

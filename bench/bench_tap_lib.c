@@ -14,6 +14,8 @@ const char *const cfg_name[CFG_MAX] = {
 	[CFG_VNET_TC] = "vnet-tc",
 	[CFG_GUARD_TC] = "vnet-tc-guard",
 	[CFG_SHARED_TC] = "vnet-tc-shared",
+	[CFG_EMPTY_CLSACT] = "empty-tc-clsact",
+	[CFG_SHARED_CLSACT] = "vnet-tc-shared-clsact",
 };
 
 const char *const cfg_json[CFG_MAX] = {
@@ -24,12 +26,24 @@ const char *const cfg_json[CFG_MAX] = {
 	[CFG_VNET_TC] = "vnet_tc",
 	[CFG_GUARD_TC] = "vnet_tc_guard",
 	[CFG_SHARED_TC] = "vnet_tc_shared",
+	[CFG_EMPTY_CLSACT] = "empty_tc_clsact",
+	[CFG_SHARED_CLSACT] = "vnet_tc_shared_clsact",
 };
 
 bool cfg_is_vnet(enum cfg c)
 {
 	return c == CFG_VNET_XDP || c == CFG_VNET_TC || c == CFG_GUARD_TC ||
-	       c == CFG_SHARED_TC;
+	       c == CFG_SHARED_TC || c == CFG_SHARED_CLSACT;
+}
+
+enum cfg cfg_by_name(const char *name)
+{
+	enum cfg c;
+
+	for (c = 0; c < CFG_MAX; c++)
+		if (!strcmp(name, cfg_name[c]))
+			break;
+	return c;
 }
 
 const char *const sz_name[SZ_MAX] = {

@@ -12,82 +12,175 @@ int prog_fd_of(struct bench *b, enum cfg c)
 	case CFG_VNET_XDP:
 		return bpf_program__fd(b->vnet->progs.vnet_xdp_tx);
 	case CFG_EMPTY_TC:
+	case CFG_EMPTY_CLSACT:
 		return bpf_program__fd(b->empty->progs.empty_tc);
 	case CFG_VNET_TC:
 	case CFG_GUARD_TC:
 		return bpf_program__fd(b->vnet->progs.vnet_tc_tx);
 	case CFG_SHARED_TC:
+	case CFG_SHARED_CLSACT:
 		return bpf_program__fd(b->shared->progs.vnet_tc_tx);
 	default:
 		return -1;
 	}
 }
 
-int attach_tc(struct bench *b, int prog_fd, bool replace)
+/*
+ * The clsact arms' filter: handle and priority as vnet's own (libvnet's
+ * legacy tc attach), direct action.
+ */
+#define BENCH_TC_HANDLE 0x766e
+#define BENCH_TC_PRIO 0x766e
+
+bool tc_clsact(const struct bench *b, enum cfg c)
 {
-	LIBBPF_OPTS(bpf_tc_opts, o, .handle = 1, .priority = 1);
+	return b->tc_legacy || c == CFG_EMPTY_CLSACT || c == CFG_SHARED_CLSACT;
+}
+
+/* 1: the kernel has no tcx (EINVAL), b->tc_legacy is now set */
+static int tcx_attach(struct bench *b, int prog_fd, bool replace)
+{
 	int fd, err;
 
-	if (!b->tc_legacy && replace) {
+	if (replace) {
 		err = bpf_link_update(b->tcx_fd, prog_fd, NULL);
 		if (err)
 			info("bench_tap: tcx link update on %s: %s\n",
 			     b->ifname, strerror(-err));
 		return err;
 	}
-	if (!b->tc_legacy) {
-		fd = bpf_link_create(prog_fd, b->ifindex, BENCH_TCX_INGRESS,
-				     NULL);
-		if (fd >= 0) {
-			b->tcx_fd = fd;
-			return 0;
-		}
-		if (fd != -EINVAL) {
-			info("bench_tap: tcx ingress link on %s: %s\n",
-			     b->ifname, strerror(-fd));
-			return fd;
-		}
-		info("bench_tap: tcx not supported (EINVAL), using clsact\n");
-		b->tc_legacy = true;
+	fd = bpf_link_create(prog_fd, b->ifindex, BENCH_TCX_INGRESS, NULL);
+	if (fd >= 0) {
+		b->tcx_fd = fd;
+		return 0;
 	}
-	if (!b->tc_hook_created) {
-		b->tc_hook.sz = sizeof(b->tc_hook);
-		b->tc_hook.ifindex = b->ifindex;
-		b->tc_hook.attach_point = BPF_TC_INGRESS;
-		err = bpf_tc_hook_create(&b->tc_hook);
-		if (err && err != -EEXIST) {
-			info("bench_tap: clsact on %s: %s\n", b->ifname,
-			     strerror(-err));
+	if (fd != -EINVAL) {
+		info("bench_tap: tcx ingress link on %s: %s\n", b->ifname,
+		     strerror(-fd));
+		return fd;
+	}
+	info("bench_tap: tcx not supported (EINVAL), every tc arm on clsact\n");
+	b->tc_legacy = true;
+	return 1;
+}
+
+int clsact_create(struct bench *b)
+{
+	int err;
+
+	b->tc_hook.sz = sizeof(b->tc_hook);
+	b->tc_hook.ifindex = b->ifindex;
+	b->tc_hook.attach_point = BPF_TC_INGRESS;
+	err = bpf_tc_hook_create(&b->tc_hook);
+	if (err && err != -EEXIST) {
+		info("bench_tap: clsact on %s: %s\n", b->ifname,
+		     strerror(-err));
+		return err;
+	}
+	b->clsact_on = true;
+	return 0;
+}
+
+static int clsact_attach(struct bench *b, int prog_fd)
+{
+	LIBBPF_OPTS(bpf_tc_opts, o, .handle = BENCH_TC_HANDLE,
+		    .priority = BENCH_TC_PRIO, .prog_fd = prog_fd);
+	int err;
+
+	if (!b->clsact_on) {
+		err = clsact_create(b);
+		if (err)
 			return err;
-		}
-		b->tc_hook_created = true;
 	}
-	o.prog_fd = prog_fd;
-	if (replace)
+	if (b->filter_on)
 		o.flags = BPF_TC_F_REPLACE;
 	err = bpf_tc_attach(&b->tc_hook, &o);
 	if (err)
 		info("bench_tap: tc ingress filter on %s: %s\n", b->ifname,
 		     strerror(-err));
+	else
+		b->filter_on = true;
 	return err;
 }
 
-int detach_tc(struct bench *b)
+int attach_tc(struct bench *b, enum cfg c, int prog_fd, bool replace)
 {
-	LIBBPF_OPTS(bpf_tc_opts, o, .handle = 1, .priority = 1);
 	int err;
 
-	if (!b->tc_legacy) {
-		if (b->tcx_fd >= 0)
-			close(b->tcx_fd);
-		b->tcx_fd = -1;
-		return 0;
+	if (!tc_clsact(b, c)) {
+		err = tcx_attach(b, prog_fd, replace);
+		if (err <= 0)
+			return err;
 	}
-	err = bpf_tc_detach(&b->tc_hook, &o);
-	if (err)
-		info("bench_tap: tc ingress detach on %s: %s\n", b->ifname,
-		     strerror(-err));
+	return clsact_attach(b, prog_fd);
+}
+
+/*
+ * The clsact qdisc goes with its filter unless --keep-clsact: by default
+ * every arm runs on the tap as it is deployed, a tcx arm with no clsact
+ * qdisc (whose tcx entry would make tc ingress check its filter list after
+ * the tcx programs).
+ */
+int detach_tc(struct bench *b)
+{
+	LIBBPF_OPTS(bpf_tc_hook, h, .ifindex = b->ifindex,
+		    .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+	LIBBPF_OPTS(bpf_tc_opts, o, .handle = BENCH_TC_HANDLE,
+		    .priority = BENCH_TC_PRIO);
+	int err = 0;
+
+	if (b->tcx_fd >= 0)
+		close(b->tcx_fd);
+	b->tcx_fd = -1;
+	if (b->filter_on && b->o.keep_clsact) {
+		err = bpf_tc_detach(&b->tc_hook, &o);
+		if (err)
+			info("bench_tap: tc ingress detach on %s: %s\n",
+			     b->ifname, strerror(-err));
+	} else if (b->clsact_on && !b->o.keep_clsact) {
+		err = bpf_tc_hook_destroy(&h);
+		if (err)
+			info("bench_tap: deleting the clsact qdisc of %s: %s\n",
+			     b->ifname, strerror(-err));
+		b->clsact_on = false;
+	}
+	b->filter_on = false;
 	return err;
+}
+
+static __u32 prog_id_of(int prog_fd)
+{
+	struct bpf_prog_info pi;
+	__u32 len = sizeof(pi);
+
+	memset(&pi, 0, sizeof(pi));
+	return bpf_obj_get_info_by_fd(prog_fd, &pi, &len) ? 0 : pi.id;
+}
+
+/*
+ * After an attach, tc ingress holds configuration c's program on its
+ * hook and only there: the tcx link's program, or the clsact filter's, and
+ * no filter of ours on a tcx arm nor a tcx program on a clsact arm.
+ */
+static int check_tc(struct bench *b, enum cfg c, int prog_fd)
+{
+	LIBBPF_OPTS(bpf_tc_opts, o, .handle = BENCH_TC_HANDLE,
+		    .priority = BENCH_TC_PRIO);
+	__u32 want = prog_id_of(prog_fd), ids[4], cnt = 4, tcx_id = 0;
+	bool clsact = tc_clsact(b, c), filter;
+
+	if (!b->tc_legacy &&
+	    !bpf_prog_query(b->ifindex, BENCH_TCX_INGRESS, 0, NULL, ids, &cnt) &&
+	    cnt)
+		tcx_id = cnt == 1 ? ids[0] : ~0u;
+	filter = b->clsact_on && !bpf_tc_query(&b->tc_hook, &o);
+	if (clsact ? filter && o.prog_id == want && !tcx_id :
+		     tcx_id == want && !filter)
+		return 0;
+	info("bench_tap: %s on %s: expected program %u on %s, found tcx %u, clsact filter %u\n",
+	     cfg_name[c], b->ifname, want, clsact ? "clsact" : "tcx", tcx_id,
+	     filter ? o.prog_id : 0);
+	return -EPROTO;
 }
 
 bool cfg_is_xdp(enum cfg c)
@@ -98,7 +191,8 @@ bool cfg_is_xdp(enum cfg c)
 bool cfg_is_tc(enum cfg c)
 {
 	return c == CFG_EMPTY_TC || c == CFG_VNET_TC || c == CFG_GUARD_TC ||
-	       c == CFG_SHARED_TC;
+	       c == CFG_SHARED_TC || c == CFG_EMPTY_CLSACT ||
+	       c == CFG_SHARED_CLSACT;
 }
 
 /*
@@ -127,6 +221,9 @@ static int guard_apply(struct bench *b, bool on)
 int switch_to(struct bench *b, enum cfg c)
 {
 	int fd = prog_fd_of(b, c), err = 0;
+	/* a tc program over one of the same kind (tcx or clsact) */
+	bool same_tc = cfg_is_tc(b->cur) && cfg_is_tc(c) &&
+		       tc_clsact(b, b->cur) == tc_clsact(b, c);
 
 	if (c == b->cur)
 		return 0;
@@ -137,7 +234,7 @@ int switch_to(struct bench *b, enum cfg c)
 			     strerror(-err));
 			return err;
 		}
-	} else if (cfg_is_tc(b->cur) && !cfg_is_tc(c)) {
+	} else if (cfg_is_tc(b->cur) && !same_tc) {
 		err = detach_tc(b);
 		if (err)
 			return err;
@@ -149,7 +246,9 @@ int switch_to(struct bench *b, enum cfg c)
 			info("bench_tap: native XDP attach of %s to %s: %s\n",
 			     cfg_name[c], b->ifname, strerror(-err));
 	} else if (cfg_is_tc(c)) {
-		err = attach_tc(b, fd, cfg_is_tc(b->cur));
+		err = attach_tc(b, c, fd, same_tc);
+		if (!err)
+			err = check_tc(b, c, fd);
 	}
 	if (!err && (c == CFG_GUARD_TC || b->cur == CFG_GUARD_TC)) {
 		err = guard_apply(b, c == CFG_GUARD_TC);
@@ -159,8 +258,7 @@ int switch_to(struct bench *b, enum cfg c)
 	/* on failure the hook state is unknown: detach both */
 	if (err) {
 		bpf_xdp_detach(b->ifindex, XDP_FLAGS_DRV_MODE, NULL);
-		if (cfg_is_tc(b->cur))
-			detach_tc(b);
+		detach_tc(b);
 		b->cur = CFG_NONE;
 		return err;
 	}
@@ -298,6 +396,8 @@ int one_rep(struct bench *b, enum size sz, int rep)
 	for (i = 0; i < n; i++) {
 		for (k = 0; k < CFG_MAX; k++) {
 			c = i % 2 ? CFG_MAX - 1 - k : k;
+			if (!b->o.cfg_on[c])
+				continue;
 			err = one_slice(b, sz, c, secs, &a[c]);
 			if (err) {
 				info("bench_tap: %s %s failed\n", sz_name[sz],
@@ -307,6 +407,8 @@ int one_rep(struct bench *b, enum size sz, int rep)
 		}
 	}
 	for (c = 0; c < CFG_MAX; c++) {
+		if (!b->o.cfg_on[c])
+			continue;
 		b->res[sz][c].pps[rep] = a[c].frames / (a[c].ns / 1e9);
 		b->res[sz][c].cpu[rep] = (double)a[c].cpu_ns / a[c].ns;
 		b->res[sz][c].cpu_pps[rep] = a[c].frames / (a[c].cpu_ns / 1e9);
