@@ -127,7 +127,7 @@ static int attach_tc(int prog, int ifindex, bool ingress, bool clsact,
 	if (!ret)
 		return 0;
 	if (!clsact && ret != -EINVAL && ret != -EOPNOTSUPP) {
-		*err = first;
+		vnet_err_set(err, "%s", first.msg);
 		return ret;
 	}
 	ret = clsact ? attach_tcx(prog, ifindex, ingress, ifname, &second) :
