@@ -24,6 +24,7 @@
 #include "datapath/rx.h"
 #include "base/util.h"
 #include "log.h"
+#include "port/device.h"
 #include "port/port.h"
 #include "record.h"
 #include "server.h"
@@ -457,13 +458,48 @@ static int take_rest(int fd, const struct take *tk, char *why, size_t wlen)
 	return ret;
 }
 
-/* Committed: the ports taken over are this vnetd's, serve them. */
+/*
+ * Committed: port P's device takes the frontend's connection over and
+ * its rings' starts are posted to their threads (vnetd_device_wait()
+ * waits for them); or, without one or when that fails, its import is
+ * undone and the port waits for a frontend.
+ */
+static void start_port(struct vnetd_port *p, struct vnetd_ho_taken *t)
+{
+	int ret;
+
+	if (t->conn < 0) {
+		if (t->importing)
+			vhost_dev_import_abort(&p->device.dev);
+		return;
+	}
+	p->device.post_starts = true;
+	ret = vhost_dev_import_end(&p->device.dev, t->conn);
+	p->device.post_starts = false;
+	if (ret) {
+		vhost_err("%s: taking the connection over: %s", p->name,
+			  strerror(-ret));
+		close(t->conn);
+		t->conn = -1;
+		vhost_dev_import_abort(&p->device.dev);
+	}
+}
+
+/*
+ * Committed: the ports taken over are this vnetd's, serve them.  Every
+ * port's rings are handed to their threads first, in the order the
+ * running vnetd froze them, and waited for after: the threads start them
+ * meanwhile.
+ */
 static void start_taken(struct vhost_server *srv, struct vnetd_port *ports,
 			unsigned int n, struct vnetd_ho_taken *t)
 {
 	unsigned int i;
 	int ret;
 
+	for (i = 0; i < n; i++)
+		if (!t[i].fresh && !t[i].added)
+			start_port(&ports[i], &t[i]);
 	for (i = 0; i < n; i++) {
 		struct vnetd_port *p = &ports[i];
 		const struct vhost_port_cfg pc = { .path = p->cfg.socket,
@@ -472,18 +508,7 @@ static void start_taken(struct vhost_server *srv, struct vnetd_port *ports,
 
 		if (t[i].fresh || t[i].added)
 			continue;
-		if (t[i].conn >= 0) {
-			ret = vhost_dev_import_end(&p->device.dev, t[i].conn);
-			if (ret) {
-				vhost_err("%s: taking the connection over: %s",
-					  p->name, strerror(-ret));
-				close(t[i].conn);
-				t[i].conn = -1;
-				vhost_dev_import_abort(&p->device.dev);
-			}
-		} else if (t[i].importing) {
-			vhost_dev_import_abort(&p->device.dev);
-		}
+		vnetd_device_wait(&p->device);
 		ret = vhost_server_adopt_port(srv, &p->device.dev, &pc,
 					      t[i].listen_fd, t[i].conn);
 		if (ret)
