@@ -15,7 +15,9 @@
  *  - the ports change (takeover_ports_*): a port kept, one released by the
  *    running vnetd, one added by the new; refused without
  *    --release-missing, for a mistyped socket path, a tap another vnetd
- *    holds, or failed at the worst moment: nothing changed.
+ *    holds, or failed at the worst moment: nothing changed;
+ *  - one port's connection cannot be taken over after the commit: that
+ *    port serves its socket anew, the others on (takeover_start_fails).
  * The frames are round trips, each waited for (ping_both): a lost frame
  * fails the test, a slow one only makes the largest round trip (printed)
  * longer.
@@ -1214,6 +1216,81 @@ out:
 	two_down(&w);
 }
 
+/*
+ * Ports A and B, a frontend on each, both handed over; the new vnetd
+ * (VNETD_TEST_TAKEOVER_FAIL=4) cannot take A's connection over after the
+ * commit: it says so, closes that connection and serves A's socket anew
+ * (a new frontend gets frames through), while B, started with it, is
+ * served on without a frame lost and keeps its frontend.
+ */
+static void takeover_start_fails(void)
+{
+	struct vufe *fea = NULL;
+	struct vufe_opts o;
+	struct two w;
+	int pfdb = -1, i;
+	char want[300];
+
+	if (!two_up(&w, "tks", "tksN"))
+		goto out;
+	vd_twin(&w.vd, &w.nv, "tksN");
+	pfdb = pkt_open(w.vd.ns, w.vd.port[1].tap);
+	if (!ASSERT_GE(pfdb, 0, "AF_PACKET on port B's tap"))
+		goto out;
+	vufe_post_rx(w.feb, 0, 0);
+	for (i = 0; i < 10; i++)
+		if (!ping_on(w.feb, &w.vd, 1, pfdb, &w.pg, "port B before"))
+			goto out;
+	putenv("VNETD_TEST_TAKEOVER_FAIL=4");
+	if (!vd_spawn(&w.nv))
+		goto out;
+	unsetenv("VNETD_TEST_TAKEOVER_FAIL");
+	if (!ping_through(w.feb, &w.vd, 1, &w.nv, pfdb, &w.pg))
+		goto out;
+	ASSERT_TRUE(WIFEXITED(w.vd.status) && WEXITSTATUS(w.vd.status) == 0,
+		    "the old vnetd exited 0 after the hand-over");
+	snprintf(want, sizeof(want), "%s: taken over: tap %s",
+		 w.vd.port[1].sock, w.vd.port[1].tap);
+	if (!ASSERT_TRUE(log_wait(&w.nv, want, START_MS), vd_log_tail(&w.nv)))
+		goto out;
+	snprintf(want, sizeof(want),
+		 "%s: taking the connection over: ", w.vd.port[0].sock);
+	ASSERT_TRUE(vd_log_has(&w.nv, want),
+		    "the new vnetd says port A's connection was not taken");
+	snprintf(want, sizeof(want),
+		 "%s: taken over: tap %s with 1 queue pair\n",
+		 w.vd.port[0].sock, w.vd.port[0].tap);
+	ASSERT_TRUE(vd_log_has(&w.nv, want),
+		    "port A taken over without its frontend");
+	ASSERT_TRUE(vufe_disconnected(w.fe, WAIT_MS),
+		    "port A's frontend saw its connection closed");
+	for (i = 0; i < 30; i++)
+		if (!ping_on(w.feb, &w.vd, 1, pfdb, &w.pg, "port B after"))
+			goto out;
+	ASSERT_TRUE(vufe_connected(w.feb),
+		    "port B's frontend kept its connection");
+	o = fe_opts(&w.vd.port[0]);
+	fea = fe_up(&o);
+	if (!ASSERT_TRUE(fea != NULL, "a new frontend on port A"))
+		goto out;
+	vufe_post_rx(fea, 0, 0);
+	for (i = 0; i < 10; i++)
+		if (!ping_on(fea, &w.vd, 0, w.pfd, &w.pg, "port A, anew"))
+			goto out;
+	printf("# takeover_start_fails: %u round trips, none lost, the longest %lld ms\n",
+	       w.pg.rounds, w.pg.worst_ms);
+	vufe_destroy(fea);
+	fea = NULL;
+	vd_stop(&w.nv);
+	w.vd.pid = -1;
+out:
+	unsetenv("VNETD_TEST_TAKEOVER_FAIL");
+	close_fd(&pfdb);
+	if (fea)
+		vufe_destroy(fea);
+	two_down(&w);
+}
+
 enum refusal {
 	REF_NO_FLAG,      /* B left out without --release-missing */
 	REF_MISTYPED,     /* C: B's tap under another socket path */
@@ -1364,6 +1441,7 @@ VNET_TEST("vnetd/takeover_any_order", takeover_any_order);
 VNET_TEST("vnetd/takeover_refused_says_who", takeover_refused_says_who);
 VNET_TEST("vnetd/takeover_concurrent", takeover_concurrent);
 VNET_TEST("vnetd/takeover_ports_change", takeover_ports_change);
+VNET_TEST("vnetd/takeover_start_fails", takeover_start_fails);
 VNET_TEST("vnetd/takeover_ports_no_flag", takeover_ports_no_flag);
 VNET_TEST("vnetd/takeover_ports_mistyped", takeover_ports_mistyped);
 VNET_TEST("vnetd/takeover_ports_tap_held", takeover_ports_tap_held);

@@ -464,9 +464,10 @@ static int take_rest(int fd, const struct take *tk, char *why, size_t wlen)
  * waits for them); or, without one or when that fails, its import is
  * undone and the port waits for a frontend.
  */
-static void start_port(struct vnetd_port *p, struct vnetd_ho_taken *t)
+static void start_port(struct vnetd_port *p, struct vnetd_ho_taken *t,
+		       bool fail)
 {
-	int ret;
+	int ret = -EBADF;
 
 	if (t->conn < 0) {
 		if (t->importing)
@@ -474,7 +475,8 @@ static void start_port(struct vnetd_port *p, struct vnetd_ho_taken *t)
 		return;
 	}
 	p->device.post_starts = true;
-	ret = vhost_dev_import_end(&p->device.dev, t->conn);
+	if (!fail)
+		ret = vhost_dev_import_end(&p->device.dev, t->conn);
 	p->device.post_starts = false;
 	if (ret) {
 		vhost_err("%s: taking the connection over: %s", p->name,
@@ -494,12 +496,14 @@ static void start_port(struct vnetd_port *p, struct vnetd_ho_taken *t)
 static void start_taken(struct vhost_server *srv, struct vnetd_port *ports,
 			unsigned int n, struct vnetd_ho_taken *t)
 {
+	/* a test build's failure: the first port's connection not taken */
+	bool fail = vnetd_switch(VNETD_SW_TAKEOVER_FAIL, 0) == 4;
 	unsigned int i;
 	int ret;
 
 	for (i = 0; i < n; i++)
 		if (!t[i].fresh && !t[i].added)
-			start_port(&ports[i], &t[i]);
+			start_port(&ports[i], &t[i], fail && !i);
 	for (i = 0; i < n; i++) {
 		struct vnetd_port *p = &ports[i];
 		const struct vhost_port_cfg pc = { .path = p->cfg.socket,
