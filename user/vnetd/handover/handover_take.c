@@ -560,11 +560,12 @@ int vnetd_handover_take(const char *path, const char *tap_dir, bool release_ok,
 			 why);
 		return ret;
 	}
-	close(fd);
 	/* the other vnetd's socket, named after another tap: nobody's now */
 	if (strcmp(used, path))
 		unlink(used);
 	start_taken(srv, ports, n, t);
+	/* the running vnetd lets go of everything once it sees this */
+	close(fd);
 	vnetd_ho_reopen_closed(srv, ports, n, t);
 	vnetd_ho_release_report();
 	return 0;
