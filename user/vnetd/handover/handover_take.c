@@ -415,6 +415,21 @@ static int hello(const char *path, const char *tap_dir, const struct take *tk,
 }
 
 /*
+ * Room in the fd table for the fds the STATEs of TK's ports bring (per
+ * port its connection, a memory region or two, the dirty log's and each
+ * ring's eventfds), made before the rings freeze.
+ */
+static void fd_room(int fd, const struct take *tk)
+{
+	unsigned int i, want = 0;
+
+	for (i = 0; i < tk->n; i++)
+		if (!tk->t[i].fresh && !tk->t[i].added)
+			want += 4 + 6 * tk->ports[i].nr_qp;
+	vnetd_ho_fd_room(fd, want);
+}
+
+/*
  * After the first PORT: the other ports, READY, each port's STATE,
  * PREPARED and the running vnetd's COMMIT.
  */
@@ -429,6 +444,8 @@ static int take_rest(int fd, const struct take *tk, char *why, size_t wlen)
 
 	for (i = 1; !ret && i < n; i++)
 		ret = take_port(fd, tk, i, PORT_MS, why, wlen);
+	if (!ret)
+		fd_room(fd, tk);
 	if (!ret)
 		ret = vnetd_ho_send(fd, VNETD_REC_READY, NULL, 0, NULL, 0, NULL, 0);
 	msgs = calloc(VHOST_HANDOVER_MAX_MSGS, sizeof(*msgs));
