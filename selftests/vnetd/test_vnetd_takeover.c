@@ -15,7 +15,9 @@
  *  - the ports change (takeover_ports_*): a port kept, one released by the
  *    running vnetd, one added by the new; refused without
  *    --release-missing, for a mistyped socket path, a tap another vnetd
- *    holds, or failed at the worst moment: nothing changed.
+ *    holds, or failed at the worst moment: nothing changed;
+ *  - one port's connection cannot be taken over after the commit: that
+ *    port serves its socket anew, the others on (takeover_start_fails).
  * The frames are round trips, each waited for (ping_both): a lost frame
  * fails the test, a slow one only makes the largest round trip (printed)
  * longer.
@@ -1140,6 +1142,54 @@ static void two_down(struct two *w)
 	vd_cleanup(&w->vd);
 }
 
+/* W went through: said, frontend *FE gone, the new vnetd stopped */
+static void two_passed(struct two *w, struct vufe **fe, const char *name)
+{
+	printf("# %s: %u round trips, none lost, the longest %lld ms\n", name,
+	       w->pg.rounds, w->pg.worst_ms);
+	vufe_destroy(*fe);
+	*fe = NULL;
+	vd_stop(&w->nv);
+	w->vd.pid = -1;
+}
+
+/* a new frontend *FE on VD's port K, 10 round trips through it */
+static bool fe_pings(struct vufe **fe, struct vd *vd, unsigned int k, int pfd,
+		     struct pinger *pg, const char *what)
+{
+	struct vufe_opts o = fe_opts(&vd->port[k]);
+	int i;
+
+	*fe = fe_up(&o);
+	if (!ASSERT_TRUE(*fe != NULL, what))
+		return false;
+	vufe_post_rx(*fe, 0, 0);
+	for (i = 0; i < 10; i++)
+		if (!ping_on(*fe, vd, k, pfd, pg, what))
+			return false;
+	return true;
+}
+
+/*
+ * W's new vnetd spawned, port K (its frontend FE, AF_PACKET on its tap
+ * PFD) pinged until the old one exited 0, and the new one says K is its
+ */
+static bool two_handed_over(struct two *w, struct vufe *fe, unsigned int k,
+			    int pfd)
+{
+	char want[300];
+
+	if (!vd_spawn(&w->nv) ||
+	    !ping_through(fe, &w->vd, k, &w->nv, pfd, &w->pg))
+		return false;
+	ASSERT_TRUE(WIFEXITED(w->vd.status) && WEXITSTATUS(w->vd.status) == 0,
+		    "the old vnetd exited 0 after the hand-over");
+	snprintf(want, sizeof(want), "%s: taken over: tap %s",
+		 w->vd.port[k].sock, w->vd.port[k].tap);
+	return ASSERT_TRUE(log_wait(&w->nv, want, START_MS),
+			   vd_log_tail(&w->nv));
+}
+
 /*
  * Ports A and B, a frontend on each; a --takeover --release-missing given
  * A and a new port C: A is handed over without a frame lost, B stopped by
@@ -1150,7 +1200,6 @@ static void two_down(struct two *w)
 static void takeover_ports_change(void)
 {
 	struct vufe *fec = NULL;
-	struct vufe_opts o;
 	struct two w;
 	int pfdc = -1, i;
 	char want[300];
@@ -1160,14 +1209,7 @@ static void takeover_ports_change(void)
 		goto out;
 	old = w.vd.pid;
 	w.nv.extra = "--release-missing";
-	if (!vd_spawn(&w.nv) ||
-	    !ping_through(w.fe, &w.vd, 0, &w.nv, w.pfd, &w.pg))
-		goto out;
-	ASSERT_TRUE(WIFEXITED(w.vd.status) && WEXITSTATUS(w.vd.status) == 0,
-		    "the old vnetd exited 0 after the hand-over");
-	snprintf(want, sizeof(want), "%s: taken over: tap %s",
-		 w.vd.port[0].sock, w.vd.port[0].tap);
-	if (!ASSERT_TRUE(log_wait(&w.nv, want, START_MS), vd_log_tail(&w.nv)))
+	if (!two_handed_over(&w, w.fe, 0, w.pfd))
 		goto out;
 	snprintf(want, sizeof(want),
 		 "%s: released: not among the ports of the new vnetd (pid %d",
@@ -1193,24 +1235,69 @@ static void takeover_ports_change(void)
 	ASSERT_TRUE(port_gone(&w.vd, &w.vd.port[1], true),
 		    "port B's socket, tap and pins are gone");
 	pfdc = pkt_open(w.vd.ns, w.nv.port[1].tap);
-	o = fe_opts(&w.nv.port[1]);
-	fec = pfdc >= 0 ? fe_up(&o) : NULL;
-	if (!ASSERT_TRUE(fec != NULL, "a frontend on the added port C"))
+	if (!ASSERT_GE(pfdc, 0, "AF_PACKET on port C's tap") ||
+	    !fe_pings(&fec, &w.nv, 1, pfdc, &w.pg, "port C, added"))
 		goto out;
-	vufe_post_rx(fec, 0, 0);
-	for (i = 0; i < 10; i++)
-		if (!ping_on(fec, &w.nv, 1, pfdc, &w.pg, "port C, added"))
-			goto out;
-	printf("# takeover_ports_change: %u round trips, none lost, the longest %lld ms\n",
-	       w.pg.rounds, w.pg.worst_ms);
-	vufe_destroy(fec);
-	fec = NULL;
-	vd_stop(&w.nv);
-	w.vd.pid = -1;
+	two_passed(&w, &fec, "takeover_ports_change");
 out:
 	close_fd(&pfdc);
 	if (fec)
 		vufe_destroy(fec);
+	two_down(&w);
+}
+
+/*
+ * Ports A and B, a frontend on each, both handed over; the new vnetd
+ * (VNETD_TEST_TAKEOVER_FAIL=4) cannot take A's connection over after the
+ * commit: it says so, closes that connection and serves A's socket anew
+ * (a new frontend gets frames through), while B, started with it, is
+ * served on without a frame lost and keeps its frontend.
+ */
+static void takeover_start_fails(void)
+{
+	struct vufe *fea = NULL;
+	struct two w;
+	int pfdb = -1, i;
+	char want[300];
+
+	if (!two_up(&w, "tks", "tksN"))
+		goto out;
+	vd_twin(&w.vd, &w.nv, "tksN");
+	pfdb = pkt_open(w.vd.ns, w.vd.port[1].tap);
+	if (!ASSERT_GE(pfdb, 0, "AF_PACKET on port B's tap"))
+		goto out;
+	vufe_post_rx(w.feb, 0, 0);
+	for (i = 0; i < 10; i++)
+		if (!ping_on(w.feb, &w.vd, 1, pfdb, &w.pg, "port B before"))
+			goto out;
+	putenv("VNETD_TEST_TAKEOVER_FAIL=4");
+	if (!two_handed_over(&w, w.feb, 1, pfdb))
+		goto out;
+	unsetenv("VNETD_TEST_TAKEOVER_FAIL");
+	snprintf(want, sizeof(want),
+		 "%s: taking the connection over: ", w.vd.port[0].sock);
+	ASSERT_TRUE(vd_log_has(&w.nv, want),
+		    "the new vnetd says port A's connection was not taken");
+	snprintf(want, sizeof(want),
+		 "%s: taken over: tap %s with 1 queue pair\n",
+		 w.vd.port[0].sock, w.vd.port[0].tap);
+	ASSERT_TRUE(vd_log_has(&w.nv, want),
+		    "port A taken over without its frontend");
+	ASSERT_TRUE(vufe_disconnected(w.fe, WAIT_MS),
+		    "port A's frontend saw its connection closed");
+	for (i = 0; i < 30; i++)
+		if (!ping_on(w.feb, &w.vd, 1, pfdb, &w.pg, "port B after"))
+			goto out;
+	ASSERT_TRUE(vufe_connected(w.feb),
+		    "port B's frontend kept its connection");
+	if (!fe_pings(&fea, &w.vd, 0, w.pfd, &w.pg, "port A, anew"))
+		goto out;
+	two_passed(&w, &fea, "takeover_start_fails");
+out:
+	unsetenv("VNETD_TEST_TAKEOVER_FAIL");
+	close_fd(&pfdb);
+	if (fea)
+		vufe_destroy(fea);
 	two_down(&w);
 }
 
@@ -1364,6 +1451,7 @@ VNET_TEST("vnetd/takeover_any_order", takeover_any_order);
 VNET_TEST("vnetd/takeover_refused_says_who", takeover_refused_says_who);
 VNET_TEST("vnetd/takeover_concurrent", takeover_concurrent);
 VNET_TEST("vnetd/takeover_ports_change", takeover_ports_change);
+VNET_TEST("vnetd/takeover_start_fails", takeover_start_fails);
 VNET_TEST("vnetd/takeover_ports_no_flag", takeover_ports_no_flag);
 VNET_TEST("vnetd/takeover_ports_mistyped", takeover_ports_mistyped);
 VNET_TEST("vnetd/takeover_ports_tap_held", takeover_ports_tap_held);

@@ -26,7 +26,9 @@ enum vnetd_switch {
 	VNETD_SW_TAKEOVER_FAIL,     /* a hand-over fails: 1 the new one gives
 					 * up before PREPARED, 2 it dies there,
 					 * 3 the running one gives up instead of
-					 * COMMIT */
+					 * COMMIT, 4 the new one cannot take
+					 * the first port's connection over
+					 * after it */
 	VNETD_SW_IDLE_MS,           /* a queue pair's quiet time before it
 					 * gives its buffers back (ms) */
 	VNETD_SW_STOP_KILL,         /* the stop kills vnetd (SIGKILL) once

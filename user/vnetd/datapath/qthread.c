@@ -7,9 +7,10 @@
  * only code that adds fds to it or removes them.
  *
  * The control thread hands a ring over (VNETD_CMD_START) and takes it
- * back (VNETD_CMD_STOP) through the mailbox with vnetd_qp_cmd() (in
- * mailbox.c, with the thread's start and stop), which waits until the
- * thread has applied the command between two bursts.
+ * back (VNETD_CMD_STOP) through the mailbox, a command per ring, with
+ * vnetd_qp_cmd() (in mailbox.c, with the thread's start and stop), which
+ * waits until the thread has applied the command between two bursts (or
+ * posts it and waits later: a hand-over's starts of every port).
  * When a STOP returns, the thread no longer touches the ring or guest
  * memory through it, every chain it popped was pushed or rewound, and
  * what it owed the guest was signalled: the library may then unmap
@@ -394,40 +395,50 @@ void vnetd_qp_run(struct vnetd_qp *qp)
 
 /* --- the mailbox -------------------------------------------------------- */
 
-/* Apply the command in the mailbox; true: the thread must exit. */
-static bool mailbox(struct vnetd_qp *qp)
+/* Apply CMD for VQ; true: the thread must exit. */
+static bool apply(struct vnetd_qp *qp, enum vnetd_cmd cmd, struct vhost_vq *vq)
 {
-	enum vnetd_cmd cmd;
-	uint64_t v;
-
-	if (read(qp->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
-		pr_err(qp, "queue pair %u: wake eventfd: %s", qp->index,
-		       strerror(errno));
-	pthread_mutex_lock(&qp->lock);
-	cmd = qp->cmd;
 	switch (cmd) {
 	case VNETD_CMD_START:
-		ring_start(qp, qp->cmd_vq);
+		ring_start(qp, vq);
 		break;
 	case VNETD_CMD_STOP:
-		ring_stop(qp, qp->cmd_vq);
+		ring_stop(qp, vq);
 		break;
 	case VNETD_CMD_QUIT:
 		if (qp->tx.r.vq)
 			ring_stop(qp, qp->tx.r.vq);
 		if (qp->rx.r.vq)
 			ring_stop(qp, qp->rx.r.vq);
-		break;
+		return true;
 	case VNETD_CMD_NONE:
 		break;
 	}
-	if (cmd != VNETD_CMD_NONE) {
-		qp->cmd = VNETD_CMD_NONE;
-		qp->cmd_done = true;
-		pthread_cond_broadcast(&qp->cond);
+	return false;
+}
+
+/* Apply the commands in the mailbox; true: the thread must exit. */
+static bool mailbox(struct vnetd_qp *qp)
+{
+	bool quit = false, done = false;
+	unsigned int k;
+	uint64_t v;
+
+	if (read(qp->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		pr_err(qp, "queue pair %u: wake eventfd: %s", qp->index,
+		       strerror(errno));
+	pthread_mutex_lock(&qp->lock);
+	for (k = 0; k < 2; k++) {
+		if (qp->cmd[k] == VNETD_CMD_NONE)
+			continue;
+		quit |= apply(qp, qp->cmd[k], qp->cmd_vq[k]);
+		qp->cmd[k] = VNETD_CMD_NONE;
+		done = true;
 	}
+	if (done)
+		pthread_cond_broadcast(&qp->cond);
 	pthread_mutex_unlock(&qp->lock);
-	return cmd == VNETD_CMD_QUIT;
+	return quit;
 }
 
 /* --- the thread ----------------------------------------------------------- */

@@ -66,12 +66,15 @@ struct vnetd_qp {
 	int epfd;
 	int wake_fd;		/* eventfd: a command is waiting */
 
-	/* the mailbox: control thread <-> queue thread */
+	/*
+	 * the mailbox: control thread <-> queue thread, a command per ring
+	 * (slot 0 the RX ring's and QUIT, 1 the TX ring's), NONE once the
+	 * thread applied it
+	 */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	enum vnetd_cmd cmd;
-	struct vhost_vq *cmd_vq;
-	bool cmd_done;
+	enum vnetd_cmd cmd[2];
+	struct vhost_vq *cmd_vq[2];
 	/*
 	 * The negotiated header: written by the control thread while every
 	 * ring is stopped, taken over by the engines at each START.

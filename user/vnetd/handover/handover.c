@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -97,6 +98,25 @@ void vnetd_ho_fail(int fd, const char *fmt, ...)
 	va_end(ap);
 	vnetd_ho_send(fd, VNETD_REC_FAIL, f.reason, strlen(f.reason), NULL, 0,
 		      NULL, 0);
+}
+
+void vnetd_ho_fd_room(int fd, unsigned int want)
+{
+	struct rlimit rl;
+	int lo, hi;
+
+	lo = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (lo < 0)
+		return;
+	close(lo);
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur <= (rlim_t)lo + 1)
+		return;
+	if ((rlim_t)lo + want >= rl.rlim_cur)
+		want = (unsigned int)(rl.rlim_cur - (rlim_t)lo - 1);
+	/* the lowest free fd from LO + WANT on: the table grows to hold it */
+	hi = fcntl(fd, F_DUPFD_CLOEXEC, lo + (int)want);
+	if (hi >= 0)
+		close(hi);
 }
 
 void vnetd_ho_close_fds(int *fds, unsigned int n)

@@ -58,6 +58,12 @@ void vnetd_ho_reopen_closed(struct vhost_server *srv, struct vnetd_port *ports,
 int vnetd_ho_send(int fd, uint32_t type, const void *body, size_t len,
 		  const void *extra, size_t elen, const int *fds,
 		  unsigned int nfds);
+/*
+ * Room for WANT more fds in the fd table (as far as RLIMIT_NOFILE goes),
+ * FD any open one: the kernel grows the table by waiting for an RCU grace
+ * period, 10 ms with every ring frozen when a STATE's fds made it grow.
+ */
+void vnetd_ho_fd_room(int fd, unsigned int want);
 /* close the N fds of FDS that are open (>= 0) */
 void vnetd_ho_close_fds(int *fds, unsigned int n);
 /* FAIL with the reason, best effort. */

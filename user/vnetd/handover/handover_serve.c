@@ -7,6 +7,8 @@
  * lacks stopped; else every port thawed and vnetd serves on.
  */
 #include <errno.h>
+#include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,7 @@
 #define HELLO_MS 5000
 #define READY_MS 60000	/* the new one sets up every port meanwhile */
 #define STEP_MS 30000
+#define STARTED_MS 5000 /* after COMMIT: the new one starts the rings */
 
 /* the peer may hand over: root, or vnetd's own user */
 static bool peer_ok(int fd, pid_t *pid)
@@ -384,6 +387,26 @@ static int commit(int fd, char *why, size_t wlen)
 }
 
 /*
+ * Committed: the new vnetd starts every ring, then closes the connection.
+ * Letting go of every port (180 ms of a CPU for 256) waits for that (at
+ * most STARTED_MS) and runs as SCHED_IDLE: on a CPU both share it holds
+ * up neither the starts nor the new vnetd's threads moving the frames
+ * that waited meanwhile.
+ */
+static void wait_started(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN | POLLRDHUP };
+	struct sched_param sp = { 0 };
+	int ret;
+
+	if (sched_setscheduler(0, SCHED_IDLE, &sp))
+		vhost_dbg("SCHED_IDLE: %s", strerror(errno));
+	do
+		ret = poll(&p, 1, STARTED_MS);
+	while (ret < 0 && errno == EINTR);
+}
+
+/*
  * The ports handed over (1), or every one thawed (FROZEN: none yet) and
  * serving on (0).
  */
@@ -408,6 +431,7 @@ static int hand_over(const struct peer *pr, struct vhost_server *srv,
 	if (!ret)
 		ret = commit(fd, why, sizeof(why));
 	if (!ret) {
+		wait_started(fd);
 		release_ports(pr, srv, ports, nports);
 		vhost_info("every port handed over to pid %d: exiting",
 			   (int)pr->pid);

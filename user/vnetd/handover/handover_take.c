@@ -24,6 +24,7 @@
 #include "datapath/rx.h"
 #include "base/util.h"
 #include "log.h"
+#include "port/device.h"
 #include "port/port.h"
 #include "record.h"
 #include "server.h"
@@ -414,6 +415,21 @@ static int hello(const char *path, const char *tap_dir, const struct take *tk,
 }
 
 /*
+ * Room in the fd table for the fds the STATEs of TK's ports bring (per
+ * port its connection, a memory region or two, the dirty log's and each
+ * ring's eventfds), made before the rings freeze.
+ */
+static void fd_room(int fd, const struct take *tk)
+{
+	unsigned int i, want = 0;
+
+	for (i = 0; i < tk->n; i++)
+		if (!tk->t[i].fresh && !tk->t[i].added)
+			want += 4 + 6 * tk->ports[i].nr_qp;
+	vnetd_ho_fd_room(fd, want);
+}
+
+/*
  * After the first PORT: the other ports, READY, each port's STATE,
  * PREPARED and the running vnetd's COMMIT.
  */
@@ -428,6 +444,8 @@ static int take_rest(int fd, const struct take *tk, char *why, size_t wlen)
 
 	for (i = 1; !ret && i < n; i++)
 		ret = take_port(fd, tk, i, PORT_MS, why, wlen);
+	if (!ret)
+		fd_room(fd, tk);
 	if (!ret)
 		ret = vnetd_ho_send(fd, VNETD_REC_READY, NULL, 0, NULL, 0, NULL, 0);
 	msgs = calloc(VHOST_HANDOVER_MAX_MSGS, sizeof(*msgs));
@@ -457,13 +475,52 @@ static int take_rest(int fd, const struct take *tk, char *why, size_t wlen)
 	return ret;
 }
 
-/* Committed: the ports taken over are this vnetd's, serve them. */
+/*
+ * Committed: port P's device takes the frontend's connection over and
+ * its rings' starts are posted to their threads (vnetd_device_wait()
+ * waits for them); or, without one or when that fails, its import is
+ * undone and the port waits for a frontend.
+ */
+static void start_port(struct vnetd_port *p, struct vnetd_ho_taken *t,
+		       bool fail)
+{
+	int ret = -EBADF;
+
+	if (t->conn < 0) {
+		if (t->importing)
+			vhost_dev_import_abort(&p->device.dev);
+		return;
+	}
+	p->device.post_starts = true;
+	if (!fail)
+		ret = vhost_dev_import_end(&p->device.dev, t->conn);
+	p->device.post_starts = false;
+	if (ret) {
+		vhost_err("%s: taking the connection over: %s", p->name,
+			  strerror(-ret));
+		close(t->conn);
+		t->conn = -1;
+		vhost_dev_import_abort(&p->device.dev);
+	}
+}
+
+/*
+ * Committed: the ports taken over are this vnetd's, serve them.  Every
+ * port's rings are handed to their threads first, in the order the
+ * running vnetd froze them, and waited for after: the threads start them
+ * meanwhile.
+ */
 static void start_taken(struct vhost_server *srv, struct vnetd_port *ports,
 			unsigned int n, struct vnetd_ho_taken *t)
 {
+	/* a test build's failure: the first port's connection not taken */
+	bool fail = vnetd_switch(VNETD_SW_TAKEOVER_FAIL, 0) == 4;
 	unsigned int i;
 	int ret;
 
+	for (i = 0; i < n; i++)
+		if (!t[i].fresh && !t[i].added)
+			start_port(&ports[i], &t[i], fail && !i);
 	for (i = 0; i < n; i++) {
 		struct vnetd_port *p = &ports[i];
 		const struct vhost_port_cfg pc = { .path = p->cfg.socket,
@@ -472,18 +529,7 @@ static void start_taken(struct vhost_server *srv, struct vnetd_port *ports,
 
 		if (t[i].fresh || t[i].added)
 			continue;
-		if (t[i].conn >= 0) {
-			ret = vhost_dev_import_end(&p->device.dev, t[i].conn);
-			if (ret) {
-				vhost_err("%s: taking the connection over: %s",
-					  p->name, strerror(-ret));
-				close(t[i].conn);
-				t[i].conn = -1;
-				vhost_dev_import_abort(&p->device.dev);
-			}
-		} else if (t[i].importing) {
-			vhost_dev_import_abort(&p->device.dev);
-		}
+		vnetd_device_wait(&p->device);
 		ret = vhost_server_adopt_port(srv, &p->device.dev, &pc,
 					      t[i].listen_fd, t[i].conn);
 		if (ret)
@@ -531,11 +577,12 @@ int vnetd_handover_take(const char *path, const char *tap_dir, bool release_ok,
 			 why);
 		return ret;
 	}
-	close(fd);
 	/* the other vnetd's socket, named after another tap: nobody's now */
 	if (strcmp(used, path))
 		unlink(used);
 	start_taken(srv, ports, n, t);
+	/* the running vnetd lets go of everything once it sees this */
+	close(fd);
 	vnetd_ho_reopen_closed(srv, ports, n, t);
 	vnetd_ho_release_report();
 	return 0;

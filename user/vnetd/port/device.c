@@ -107,10 +107,23 @@ static int net_queue_start(struct vhost_dev *dev, struct vhost_vq *vq)
 
 	if (!qp || !qp->thread_ok)
 		return -EINVAL;
+	if (d->post_starts) {
+		vnetd_qp_post(qp, VNETD_CMD_START, vq);
+		return 0;
+	}
 	vnetd_qp_cmd(qp, VNETD_CMD_START, vq);
 	pr_dbg(d, "queue pair %u: %s ring (vq %u) started", qp->index,
 	       vq_dir(vq), vq->index);
 	return 0;
+}
+
+void vnetd_device_wait(struct vnetd_device *d)
+{
+	unsigned int q;
+
+	for (q = 0; q < d->nr_qp; q++)
+		if (d->qp[q].thread_ok)
+			vnetd_qp_wait(&d->qp[q]);
 }
 
 static void net_queue_stop(struct vhost_dev *dev, struct vhost_vq *vq)

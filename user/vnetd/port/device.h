@@ -30,6 +30,11 @@ struct vnetd_device {
 	bool mrg;		/* VIRTIO_NET_F_MRG_RXBUF */
 	/* the packed rings' journal file ("": none) */
 	char journal[256];
+	/*
+	 * a ring's start is posted to its thread, not waited for: set around
+	 * a batch of starts, vnetd_device_wait() after it
+	 */
+	bool post_starts;
 };
 
 void vnetd_device_init(struct vnetd_device *d, const char *name, bool packed,
@@ -38,6 +43,8 @@ void vnetd_device_init(struct vnetd_device *d, const char *name, bool packed,
 
 /* The vhost-user device, before the socket; 0 or -errno (logged). */
 int vnetd_device_open(struct vnetd_device *d);
+/* Every ring command posted to D's queue threads applied. */
+void vnetd_device_wait(struct vnetd_device *d);
 /* After the server let go of it (every ring stopped). */
 void vnetd_device_close(struct vnetd_device *d);
 

@@ -117,28 +117,25 @@ void vnetd_watchdog(struct vnetd_qp *qp, unsigned int n)
 	}
 }
 
+static bool qp_idle(const struct vnetd_qp *qp, unsigned int slot)
+{
+	return slot < 2 ? qp->cmd[slot] == VNETD_CMD_NONE :
+			  qp->cmd[0] == VNETD_CMD_NONE &&
+				  qp->cmd[1] == VNETD_CMD_NONE;
+}
+
 /*
- * Control thread: post CMD for VQ and wait until the thread applied it.
- * The wait is in slices; after each, a thread held by a frontend fd is
- * interrupted (the only way it can fail to answer), so the wait ends.
+ * Control thread, QP's lock held: wait until SLOT of the mailbox is empty
+ * (2: both).  The wait is in slices; after each, a thread held by a
+ * frontend fd is interrupted (the only way it can fail to answer), so the
+ * wait ends.
  */
-void vnetd_qp_cmd(struct vnetd_qp *qp, enum vnetd_cmd cmd,
-		  struct vhost_vq *vq)
+static void qp_wait_locked(struct vnetd_qp *qp, unsigned int slot)
 {
 	long long waited = 0;
 	struct timespec ts;
-	uint64_t one = 1;
 
-	pthread_mutex_lock(&qp->lock);
-	qp->cmd = cmd;
-	qp->cmd_vq = vq;
-	qp->cmd_done = false;
-	pthread_mutex_unlock(&qp->lock);
-	if (write(qp->wake_fd, &one, sizeof(one)) < 0)
-		pr_err(qp, "queue pair %u: wake eventfd: %s", qp->index,
-		       strerror(errno));
-	pthread_mutex_lock(&qp->lock);
-	while (!qp->cmd_done) {
+	while (!qp_idle(qp, slot)) {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_nsec += VNETD_CMD_SLICE_MS * 1000000L;
 		ts.tv_sec += ts.tv_nsec / 1000000000L;
@@ -154,7 +151,41 @@ void vnetd_qp_cmd(struct vnetd_qp *qp, enum vnetd_cmd cmd,
 			       qp->index, waited);
 		pthread_mutex_lock(&qp->lock);
 	}
+}
+
+/*
+ * Control thread: CMD for VQ into its ring's slot of the mailbox (QUIT:
+ * the whole mailbox), once the thread applied what was there, and the
+ * thread woken.
+ */
+void vnetd_qp_post(struct vnetd_qp *qp, enum vnetd_cmd cmd, struct vhost_vq *vq)
+{
+	unsigned int slot = vq ? vq->index & 1 : 0;
+	uint64_t one = 1;
+
+	pthread_mutex_lock(&qp->lock);
+	qp_wait_locked(qp, cmd == VNETD_CMD_QUIT ? 2 : slot);
+	qp->cmd[slot] = cmd;
+	qp->cmd_vq[slot] = vq;
 	pthread_mutex_unlock(&qp->lock);
+	if (write(qp->wake_fd, &one, sizeof(one)) < 0)
+		pr_err(qp, "queue pair %u: wake eventfd: %s", qp->index,
+		       strerror(errno));
+}
+
+void vnetd_qp_wait(struct vnetd_qp *qp)
+{
+	pthread_mutex_lock(&qp->lock);
+	qp_wait_locked(qp, 2);
+	pthread_mutex_unlock(&qp->lock);
+}
+
+/* Control thread: the commands posted before, then CMD for VQ, applied. */
+void vnetd_qp_cmd(struct vnetd_qp *qp, enum vnetd_cmd cmd, struct vhost_vq *vq)
+{
+	vnetd_qp_wait(qp);
+	vnetd_qp_post(qp, cmd, vq);
+	vnetd_qp_wait(qp);
 }
 
 static void qp_quit(struct vnetd_qp *qp)

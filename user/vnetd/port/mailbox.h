@@ -14,7 +14,17 @@ int vnetd_qps_start(struct vnetd_qp *qp, unsigned int n);
 /* Every ring is stopped (or is stopped by its thread on the way out). */
 void vnetd_qps_stop(struct vnetd_qp *qp, unsigned int n);
 
-/* Post CMD for VQ and wait until QP's thread applied it. */
+/*
+ * The mailbox holds a command per ring.  vnetd_qp_post() puts CMD for VQ
+ * into its ring's (after the one there was applied) and wakes QP's
+ * thread; vnetd_qp_wait() waits until the thread applied every command
+ * posted.  vnetd_qp_cmd(): the commands posted, then CMD, applied.  So
+ * the control thread can hand many rings to their threads at once and
+ * wait once (a hand-over's start of every port).
+ */
+void vnetd_qp_post(struct vnetd_qp *qp, enum vnetd_cmd cmd,
+		   struct vhost_vq *vq);
+void vnetd_qp_wait(struct vnetd_qp *qp);
 void vnetd_qp_cmd(struct vnetd_qp *qp, enum vnetd_cmd cmd,
 		  struct vhost_vq *vq);
 

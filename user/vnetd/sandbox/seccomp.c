@@ -318,6 +318,15 @@ static int allow_control(scmp_filter_ctx ctx)
 		cmp = arg_cmp(0, SCMP_CMP_EQ, (scmp_datum_t)families[i], 0);
 		ret = allow(ctx, "socket", 1, &cmp);
 	}
+	/* a hand-over's old vnetd: this thread to SCHED_IDLE, nothing else */
+	if (!ret) {
+		struct scmp_arg_cmp idle[2] = {
+			arg_cmp(0, SCMP_CMP_EQ, 0, 0),
+			arg_cmp(1, SCMP_CMP_EQ, SCHED_IDLE, 0),
+		};
+
+		ret = allow(ctx, "sched_setscheduler", 2, idle);
+	}
 	/* back and forth between network namespaces, nothing else */
 	cmp = arg_cmp(1, SCMP_CMP_EQ, CLONE_NEWNET, 0);
 	if (!ret)
