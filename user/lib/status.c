@@ -49,16 +49,26 @@ static void hook_status(const char *ifname, const char *pin,
 	close(fd);
 }
 
-/* Legacy (pre-tcx) tc attachment: a pinned program, present iff pinned. */
+void vnet_legacy_tc_opts(int ifindex, bool ingress, struct bpf_tc_hook *hook,
+			 struct bpf_tc_opts *o)
+{
+	memset(hook, 0, sizeof(*hook));
+	hook->sz = sizeof(*hook);
+	hook->ifindex = ifindex;
+	hook->attach_point = ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS;
+	memset(o, 0, sizeof(*o));
+	o->sz = sizeof(*o);
+	o->handle = VNET_TC_LEGACY_HANDLE;
+	o->priority = VNET_TC_LEGACY_PRIO;
+}
+
 __u32 vnet_legacy_tc_prog(int ifindex, bool ingress)
 {
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
-			    .attach_point =
-				    ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS);
-	DECLARE_LIBBPF_OPTS(bpf_tc_opts, topts, .handle = VNET_TC_LEGACY_HANDLE,
-			    .priority = VNET_TC_LEGACY_PRIO);
+	struct bpf_tc_hook hook;
+	struct bpf_tc_opts o;
 
-	return bpf_tc_query(&hook, &topts) ? 0 : topts.prog_id;
+	vnet_legacy_tc_opts(ifindex, ingress, &hook, &o);
+	return bpf_tc_query(&hook, &o) ? 0 : o.prog_id;
 }
 
 /*

@@ -15,6 +15,11 @@ __u32 vnet_pinned_id(const char *ifname, const char *pin);
 /* vnet's clsact filters: the handle and priority, on ingress and egress */
 #define VNET_TC_LEGACY_HANDLE 0x766e /* "vn" */
 #define VNET_TC_LEGACY_PRIO 0x766e
+struct bpf_tc_hook;
+struct bpf_tc_opts;
+/* HOOK and O of vnet's clsact filter on IFINDEX's ingress or egress */
+void vnet_legacy_tc_opts(int ifindex, bool ingress, struct bpf_tc_hook *hook,
+			 struct bpf_tc_opts *o);
 /*
  * The program of vnet's clsact filter on IFINDEX's ingress or egress (in
  * this thread's network namespace), 0 when there is none

@@ -72,14 +72,14 @@ static int attach_tcx(int prog, int ifindex, bool ingress, const char *ifname,
 static int attach_clsact(int prog, int ifindex, bool ingress,
 			 const char *ifname, struct vnet_err *err)
 {
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
-			    .attach_point =
-				    ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS);
-	DECLARE_LIBBPF_OPTS(bpf_tc_opts, topts, .handle = VNET_TC_LEGACY_HANDLE,
-			    .priority = VNET_TC_LEGACY_PRIO, .prog_fd = prog,
-			    .flags = BPF_TC_F_REPLACE);
+	struct bpf_tc_hook hook;
+	struct bpf_tc_opts topts;
 	char kind[16];
 	int ret;
+
+	vnet_legacy_tc_opts(ifindex, ingress, &hook, &topts);
+	topts.prog_fd = prog;
+	topts.flags = BPF_TC_F_REPLACE;
 
 	/* an ingress qdisc takes both directions' filters into one block */
 	ret = vnet_tap_ingress_qdisc(ifindex, kind, sizeof(kind));
@@ -139,13 +139,11 @@ static int attach_tc(int prog, int ifindex, bool ingress, bool clsact,
 
 void vnet_hooks_detach_legacy_tc(int ifindex, bool ingress)
 {
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
-			    .attach_point =
-				    ingress ? BPF_TC_INGRESS : BPF_TC_EGRESS);
-	DECLARE_LIBBPF_OPTS(bpf_tc_opts, topts, .handle = VNET_TC_LEGACY_HANDLE,
-			    .priority = VNET_TC_LEGACY_PRIO);
+	struct bpf_tc_hook hook;
+	struct bpf_tc_opts o;
 
-	bpf_tc_detach(&hook, &topts);
+	vnet_legacy_tc_opts(ifindex, ingress, &hook, &o);
+	bpf_tc_detach(&hook, &o);
 }
 
 /*
