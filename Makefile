@@ -32,6 +32,7 @@ SKELS      := $(OUT)/vnet.skel.h $(OUT)/vnet_shared.skel.h $(OUT)/bench_empty.sk
 VNETCTL    := $(OUT)/vnetctl
 SELFTESTS  := $(OUT)/selftests/test_classify $(OUT)/selftests/tapwrite $(OUT)/selftests/test_policy
 SELFTESTS  += $(OUT)/selftests/unixsock $(OUT)/selftests/test_notify_rule
+SELFTESTS  += $(OUT)/selftests/ifmove
 SELFTESTS  += $(OUT)/selftests/test_handover_record
 BENCHES    := $(OUT)/bench/bench_tap $(OUT)/bench/bench_xmit_send
 

@@ -1,9 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 #
-# Integration tests of vnetctl (see test_attach.sh): `attach --tc-attach
-# clsact`, the tc programs as clsact direct-action filters instead of tcx
-# links.  Needs root, jq, bpftool, iproute2.
+# Integration tests of vnetctl (see test_attach.sh): how the shared
+# classifier reaches a tap: `attach --tc-attach clsact`, the tc programs as
+# clsact direct-action filters instead of tcx links; a tap whose ifindex
+# is past the `tap_index` array.  Needs root, jq, bpftool, iproute2.
 #  - clsact: both filters on the tap (handle 0x766e, vnet's programs, no
 #    link), frames counted, the tap's pins; the clsact qdisc removed by
 #    hand: status says the hooks are incomplete; detach leaves no filter;
@@ -11,14 +12,20 @@
 #  - clsact_fallback: an `ingress` qdisc on the tap (as libvirt's
 #    <bandwidth> makes; it has one block for both directions, so vnet's
 #    two filters cannot both go on it): both programs on tcx links, no
-#    filter of vnet's on that qdisc, frames counted, the qdisc left alone.
+#    filter of vnet's on that qdisc, frames counted, the qdisc left alone;
+#  - shared_hash: a tap moved into the case's namespace as ifindex 70000
+#    (build/selftests/ifmove: IFLA_NEW_IFINDEX, Linux 6.7) beside one of
+#    a small ifindex: both on the namespace's one program set, the large
+#    one found through the `taps` hash, each tap's frames counted on its
+#    own maps only.
 #
 #   selftests/cli/test_attach_clsact.sh [CASE...]    (default: every case)
 
 # shellcheck source=selftests/cli/attach_lib.sh
 source "$(dirname "$0")/attach_lib.sh"
 
-ALL_CASES="clsact clsact_fallback"
+ALL_CASES="clsact clsact_fallback shared_hash"
+IFMOVE=${IFMOVE:-$OUT/selftests/ifmove}
 
 # vnet's filter on $DEV's DIR (ingress, egress): its program id, or ""
 vnet_filter()
@@ -104,5 +111,47 @@ case_clsact_fallback()
 	report clsact_fallback "status: $st $(run_said)"
 }
 
+case_shared_hash()
+{
+	local src small st_b st_s sent set ino
+
+	tap_case hashsrc || { fail shared_hash_setup "cannot create netns/tap"; return; }
+	src=$NS
+	ns_create hash || { fail shared_hash_setup "ip netns add"; return; }
+	if ! ip netns exec "$src" "$IFMOVE" "$DEV" "/var/run/netns/$NS" 70000 2>"$VNET_TMP/ifmove.err"; then
+		skip shared_hash "the kernel cannot give a moved device an ifindex (IFLA_NEW_IFINDEX, Linux 6.7): $(cat "$VNET_TMP/ifmove.err")"
+		return
+	fi
+	_case_taps+=("$NS $DEV")
+	ip -n "$NS" link set "$DEV" up
+	small=$(rand_tap)
+	tap_create "$NS" "$small" || { fail shared_hash_setup "ip tuntap add"; return; }
+	run vnetctl -n "$NS" attach "$DEV"
+	expect "attach $DEV" 0 "$RUN_RC"
+	run vnetctl -n "$NS" attach "$small"
+	expect "attach $small" 0 "$RUN_RC"
+	st_b=$(status_json)
+	st_s=$(vnetctl -n "$NS" -j status "$small" 2>/dev/null)
+	expect "$DEV's ifindex" 70000 "$(json "$st_b" '.[0].ifindex')"
+	expect "one program for both" "$(json "$st_s" '.[0].tc_ingress.prog_id')" "$(json "$st_b" '.[0].tc_ingress.prog_id')"
+	ino=$(ip netns exec "$NS" stat -L -c %i /proc/self/ns/net)
+	set=$(find "$PIN_ROOT" -maxdepth 1 -name "classifier_ns${ino}_*" -printf '%f\n')
+	expect "70000 in the taps hash" yes "$(bpftool -j map dump pinned "$PIN_ROOT/$set/taps" 2>/dev/null |
+		jq -e 'map((.formatted.value // .value).ifindex) | index(70000) != null' >/dev/null && echo yes || echo no)"
+	report shared_hash_attach "$(run_said)"
+
+	sent=$("$TAPWRITE" -n "$NS" -d "$DEV" -q $NQ send 0 urgent 3 send 1 ack 2)
+	check_counts shared_hash_counts "$sent" "$(stats_json)" "$(map_dump "$DEV" 2>/dev/null)"
+	sent=$("$TAPWRITE" -n "$NS" -d "$small" -q $NQ send 1 push 2)
+	DEV=$small check_counts shared_hash_counts_apart "$sent" \
+		"$(vnetctl -n "$NS" -j stats "$small" 2>/dev/null)" \
+		"$(map_dump "$small" 2>/dev/null)"
+	run vnetctl -n "$NS" detach "$DEV"
+	expect "detach $DEV" 0 "$RUN_RC"
+	expect "70000 out of the taps hash" no "$(bpftool -j map dump pinned "$PIN_ROOT/$set/taps" 2>/dev/null |
+		jq -e 'map((.formatted.value // .value).ifindex) | index(70000) != null' >/dev/null && echo yes || echo no)"
+	report shared_hash_detach "$(run_said)"
+}
+
 ksft_args "$@"
-attach_main test_attach_clsact tc
+attach_main test_attach_clsact tc "$IFMOVE"
