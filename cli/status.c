@@ -152,9 +152,11 @@ static void print_complete(const struct vnet_status *st)
 
 	out_bool("hooks_complete", NULL, whole);
 	if (!whole)
-		out_text("  HOOKS       INCOMPLETE: the %s program is off the tap; 'vnetctl detach %s' and 'vnetctl attach %s' put it back\n",
-			 tx->prog_id ? "tc egress" : "guest-TX", st->ifname,
-			 st->ifname);
+		out_text("  HOOKS       INCOMPLETE: %s off the tap; 'vnetctl detach %s' and 'vnetctl attach %s' put them back\n",
+			 tx->prog_id           ? "the tc egress program is" :
+			 st->tc_egress.prog_id ? "the guest-TX program is" :
+						 "both programs are",
+			 st->ifname, st->ifname);
 }
 
 static void print_status(const struct vnet_status *st)

@@ -59,7 +59,10 @@ static int link_cb(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-/* Send NLH on a new rtnetlink socket, run CB on the answer (a dump's all) */
+/*
+ * Send NLH on a new rtnetlink socket, run CB on the answer (with
+ * NLM_F_ACK: every message up to the ack)
+ */
 static int rtnl_ask(struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 {
 	const struct timeval tmo = { .tv_sec = 5 };
@@ -95,8 +98,7 @@ static int rtnl_ask(struct nlmsghdr *nlh, mnl_cb_t cb, void *data)
 			goto out;
 		}
 		ret = mnl_cb_run(buf, (size_t)n, 1, portid, cb, data);
-	} while (ret > MNL_CB_STOP &&
-		 (nlh->nlmsg_flags & (NLM_F_DUMP | NLM_F_ACK)));
+	} while (ret > MNL_CB_STOP && (nlh->nlmsg_flags & NLM_F_ACK));
 	ret = ret < 0 ? -errno : 0;
 out:
 	mnl_socket_close(nl);
@@ -137,11 +139,11 @@ static int qdisc_cb(const struct nlmsghdr *nlh, void *data)
 	if (nlh->nlmsg_type != RTM_NEWQDISC || tcm->tcm_ifindex != q->ifindex ||
 	    tcm->tcm_parent != TC_H_INGRESS)
 		return MNL_CB_OK;
-	mnl_attr_for_each(a, nlh,
-			  sizeof(*tcm)) if (mnl_attr_get_type(a) == TCA_KIND &&
-					    !mnl_attr_validate(a,
-							       MNL_TYPE_STRING))
-		snprintf(q->kind, q->len, "%s", mnl_attr_get_str(a));
+	mnl_attr_for_each(a, nlh, sizeof(*tcm)) {
+		if (mnl_attr_get_type(a) == TCA_KIND &&
+		    !mnl_attr_validate(a, MNL_TYPE_STRING))
+			snprintf(q->kind, q->len, "%s", mnl_attr_get_str(a));
+	}
 	return MNL_CB_OK;
 }
 
